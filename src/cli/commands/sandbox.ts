@@ -1,0 +1,22 @@
+import type { Command } from "commander";
+import { createLogger } from "../../log/logger.js";
+import { startSandboxFromEnv } from "../../sandbox/main.js";
+import { CliError } from "../output.js";
+import { untilSignal } from "../signals.js";
+
+export function sandboxCommand(program: Command): void {
+  program
+    .command("sandbox")
+    .description("run the reseller API sandbox alone (HOST, SANDBOX_PORT, SANDBOX_TOKEN, ... from the environment)")
+    .action(async () => {
+      const logger = createLogger({ level: process.env.LOG_LEVEL || "info" });
+      let running;
+      try {
+        running = await startSandboxFromEnv(process.env, logger);
+      } catch (err) {
+        throw new CliError((err as Error).message, 78);
+      }
+      await untilSignal();
+      await running.close();
+    });
+}

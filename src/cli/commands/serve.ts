@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+import { describeConfig } from "../../config/describe.js";
+import { DatabaseNewerThanCodeError } from "../../store/migrations.js";
+import { startService } from "../../service.js";
+import { cliLogger, configOrExit } from "../context.js";
+import { CliError } from "../output.js";
+import { untilSignal } from "../signals.js";
+
+export function serveCommand(program: Command): void {
+  program
+    .command("serve", { isDefault: false })
+    .description("run the service: webhook intake, admin API, job runner and renewal sweep")
+    .action(async () => {
+      const config = configOrExit();
+      const logger = cliLogger(config);
+      if (config.sandbox) {
+        logger.warn(
+          "SANDBOX MODE: RESELLER_API_URL is not set, so licences are bought from an in-process reseller sandbox " +
+            `and customer mail is written to ${config.dataDir}/outbox/. Nothing here reaches a real reseller.`,
+        );
+        // Sandbox credentials are generated for this data directory only; printing them is the point.
+        process.stderr.write(
+          `\n  sandbox webhook secret: ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:    ${config.ADMIN_TOKEN}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
+        );
+      }
+      logger.info({ config: describeConfig(config) }, "configuration");
+      let service;
+      try {
+        service = await startService({ config, logger });
+      } catch (err) {
+        if (err instanceof DatabaseNewerThanCodeError) throw new CliError(err.message);
+        const e = err as NodeJS.ErrnoException;
+        if (e.code === "EADDRINUSE") throw new CliError(`cannot listen on ${config.HOST}:${config.PORT}: address in use (set PORT)`);
+        throw err;
+      }
+      logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
+      const signal = await untilSignal();
+      logger.info({ signal }, "shutting down: no new jobs are claimed; running ones may finish");
+      await service.close();
+      logger.info("stopped");
+    });
+}

@@ -1,0 +1,52 @@
+import { Command, CommanderError } from "commander";
+import { migrateCommand } from "./commands/migrate.js";
+import { resellerAccountCommands } from "./commands/reseller-account.js";
+import { sandboxCommand } from "./commands/sandbox.js";
+import { serveCommand } from "./commands/serve.js";
+import { triggerCommand } from "./commands/trigger.js";
+import { CliError, EXIT, stdio, type Output } from "./output.js";
+
+function outputOf(cmd: Command): Output {
+  return { json: Boolean(cmd.optsWithGlobals().json), ...stdio };
+}
+
+export function buildProgram(): Command {
+  const program = new Command("license-bridge")
+    .description("Billing-panel webhooks in, reseller licences out: registered, renewed and suspended exactly once.")
+    .version("0.1.0")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
+  serveCommand(program);
+  migrateCommand(program, outputOf);
+  sandboxCommand(program);
+  resellerAccountCommands(program, outputOf);
+  triggerCommand(program, outputOf);
+  // Every subcommand shares the override, so usage errors come back as exit code 2.
+  const override = (c: Command) => {
+    c.exitOverride();
+    c.commands.forEach(override);
+  };
+  override(program);
+  return program;
+}
+
+/** Runs the CLI and returns its exit code: 0 ok, 1 failed, 2 usage, 78 configuration. */
+export async function runCli(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`license-bridge: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`license-bridge: ${(err as Error).message ?? String(err)}\n`);
+    return EXIT.failed;
+  }
+}

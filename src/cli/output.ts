@@ -1,0 +1,44 @@
+/** Output for people (tables) and scripts (--json), and the exit codes every command shares. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+export interface Output {
+  json: boolean;
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const stdio: Omit<Output, "json"> = {
+  out: (t) => process.stdout.write(t.endsWith("\n") ? t : t + "\n"),
+  err: (t) => process.stderr.write(t.endsWith("\n") ? t : t + "\n"),
+};
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "-";
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+/** A plain aligned table; columns in the order given. */
+export function table(rows: Record<string, unknown>[], columns?: string[]): string {
+  if (rows.length === 0) return "(none)";
+  const cols = columns ?? Object.keys(rows[0]!);
+  const cells = rows.map((r) => cols.map((c) => cell(r[c])));
+  const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(cols.map((c) => c.toUpperCase())), ...cells.map(line)].join("\n");
+}
+
+/** Prints `data` as JSON, or as `human` text. */
+export function emit(o: Output, data: unknown, human: () => string): void {
+  o.out(o.json ? JSON.stringify(data, null, 2) : human());
+}

@@ -1,0 +1,33 @@
+import type { Config } from "./load.js";
+import { CONFIG_KEYS, SECRET_KEYS } from "./schema.js";
+
+/** Hides a secret but tells whether it is set; URLs keep their host so the operator can check it. */
+export function maskSecret(key: string, value: unknown): string {
+  if (value === undefined || value === null) return "(unset)";
+  if (key === "SMTP_URL" && typeof value === "string") {
+    try {
+      const u = new URL(value);
+      if (u.password) u.password = "****";
+      return u.toString();
+    } catch {
+      return "****";
+    }
+  }
+  if (Array.isArray(value)) return `**** (${value.length} set)`;
+  return "****";
+}
+
+/** The effective settings with every secret masked, for start-up lines and `config show`. */
+export function describeConfig(config: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of CONFIG_KEYS) {
+    const value = (config as unknown as Record<string, unknown>)[key];
+    out[key] = (SECRET_KEYS as readonly string[]).includes(key)
+      ? maskSecret(key, value)
+      : value === undefined
+        ? "(unset)"
+        : String(value);
+  }
+  out.mode = config.sandbox ? "sandbox" : "live";
+  return out;
+}

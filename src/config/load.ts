@@ -1,0 +1,176 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+import { loadCatalog, type Catalog } from "../catalog/catalog.js";
+import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, type RawConfig } from "./schema.js";
+
+export const EX_CONFIG = 78;
+export const DEFAULT_SETTINGS_FILE = "config/license-bridge.json";
+
+/** Where provisioning goes: the real reseller, or the in-process sandbox (no URL configured). */
+export type UpstreamConfig =
+  | { mode: "sandbox" }
+  | {
+      mode: "live";
+      apiUrl: string;
+      apiToken: string;
+      legacy: { url: string; token: string } | null;
+    };
+
+export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN"> {
+  sandbox: boolean;
+  upstream: UpstreamConfig;
+  /** Directory of the database; sandbox credentials and the mail outbox live here. */
+  dataDir: string;
+  WEBHOOK_SECRETS: string[];
+  ADMIN_TOKEN: string;
+  catalog: Catalog;
+}
+
+/** Every configuration problem at once; `lines` are one per problem, ready to print. */
+export class ConfigError extends Error {
+  readonly exitCode = EX_CONFIG;
+  constructor(readonly lines: string[]) {
+    super(`invalid configuration:\n${lines.join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/**
+ * Reads `config/license-bridge.json` (non-secret settings, optional), lays the environment
+ * over it, validates everything with one schema and reports every problem in one ConfigError.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const problems: string[] = [];
+
+  const settingsPath = resolve(cwd, nonEmpty(env.CONFIG_FILE) ?? DEFAULT_SETTINGS_FILE);
+  const fromFile = readSettingsFile(settingsPath, nonEmpty(env.CONFIG_FILE) !== undefined, problems);
+
+  const merged: Record<string, unknown> = { ...fromFile };
+  for (const key of CONFIG_KEYS) {
+    const v = nonEmpty(env[key]);
+    if (v !== undefined) merged[key] = v;
+  }
+
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    problems.push(...issuesToLines(parsed.error));
+    throw new ConfigError(problems);
+  }
+  const raw = parsed.data;
+  const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
+  const catalogPath = resolve(cwd, raw.PRODUCTS_FILE);
+  const catalogResult = loadCatalog(catalogPath);
+  if (!catalogResult.ok) {
+    for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
+  }
+  if (problems.length > 0 || !catalogResult.ok) throw new ConfigError(problems);
+
+  const sandbox = raw.RESELLER_API_URL === undefined;
+  let secrets = raw.WEBHOOK_SECRETS;
+  let adminToken = raw.ADMIN_TOKEN;
+  if (sandbox && (!secrets || !adminToken)) {
+    const creds = sandboxCredentials(dataDir);
+    secrets ??= [creds.webhook_secret];
+    adminToken ??= creds.admin_token;
+  }
+
+  const upstream: UpstreamConfig = sandbox
+    ? { mode: "sandbox" }
+    : {
+        mode: "live",
+        apiUrl: raw.RESELLER_API_URL!,
+        apiToken: raw.RESELLER_API_TOKEN!,
+        legacy: raw.RESELLER_LEGACY_URL ? { url: raw.RESELLER_LEGACY_URL, token: raw.RESELLER_LEGACY_TOKEN! } : null,
+      };
+
+  return {
+    ...raw,
+    DATABASE_PATH: resolve(cwd, raw.DATABASE_PATH),
+    PRODUCTS_FILE: catalogPath,
+    WEBHOOK_SECRETS: secrets!,
+    ADMIN_TOKEN: adminToken!,
+    sandbox,
+    upstream,
+    dataDir,
+    catalog: catalogResult.catalog,
+  };
+}
+
+function readSettingsFile(path: string, explicit: boolean, problems: string[]): Record<string, unknown> {
+  if (!existsSync(path)) {
+    if (explicit) problems.push(line("CONFIG_FILE", `${path} does not exist`, "the path of a JSON settings file"));
+    return {};
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    problems.push(line("CONFIG_FILE", `${path} is not valid JSON (${(err as Error).message})`, "a JSON object of settings"));
+    return {};
+  }
+  const shape = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).safeParse(json);
+  if (!shape.success) {
+    problems.push(line("CONFIG_FILE", `${path} must be a flat JSON object`, '{"PORT": 8080, ...}'));
+    return {};
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(shape.data)) {
+    if ((SECRET_KEYS as readonly string[]).includes(key)) {
+      problems.push(line(key, `is a secret and must not be in ${path}`, "set it in the environment instead"));
+    } else if (!(CONFIG_KEYS as string[]).includes(key)) {
+      problems.push(line(key, `is not a known setting (in ${path})`, `one of ${CONFIG_KEYS.filter((k) => !(SECRET_KEYS as readonly string[]).includes(k)).join(", ")}`));
+    } else {
+      out[key] = String(value);
+    }
+  }
+  return out;
+}
+
+function issuesToLines(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? "config");
+    const expected = EXPECTED[key as keyof RawConfig] ?? "a valid value";
+    const message = issue.code === "invalid_type" ? "has the wrong type" : issue.message;
+    return line(key, message, expected);
+  });
+}
+
+function line(variable: string, problem: string, expected: string): string {
+  return `${variable}: ${problem} (expected ${expected})`;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === "" ? undefined : v;
+}
+
+interface SandboxCredentials {
+  webhook_secret: string;
+  admin_token: string;
+}
+
+/** Generated once per data directory so `trigger` and the admin API work with no set-up. */
+export function sandboxCredentials(dataDir: string): SandboxCredentials {
+  const path = resolve(dataDir, "sandbox-credentials.json");
+  if (existsSync(path)) {
+    const parsed = z
+      .object({ webhook_secret: z.string(), admin_token: z.string() })
+      .safeParse(JSON.parse(readFileSync(path, "utf8")));
+    if (parsed.success) return parsed.data;
+  }
+  const creds: SandboxCredentials = {
+    webhook_secret: `whsec_${randomBytes(24).toString("base64")}`,
+    admin_token: `sbx_${randomBytes(24).toString("base64url")}`,
+  };
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(path, JSON.stringify(creds, null, 2) + "\n", { mode: 0o600 });
+  return creds;
+}

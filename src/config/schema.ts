@@ -1,0 +1,135 @@
+import { validate as isValidCron } from "node-cron";
+import { z } from "zod";
+
+/** Variables that hold secrets: only ever read from the environment, and masked when printed. */
+export const SECRET_KEYS = [
+  "RESELLER_API_TOKEN",
+  "RESELLER_LEGACY_TOKEN",
+  "RESELLER_ADMIN_TOKEN",
+  "WEBHOOK_SECRETS",
+  "ADMIN_TOKEN",
+  "SMTP_URL",
+] as const;
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const port = z.coerce
+  .number({ error: "must be a whole number" })
+  .int({ error: "must be a whole number" })
+  .min(0, { error: "must be between 0 and 65535" })
+  .max(65535, { error: "must be between 0 and 65535" });
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+  .transform((u) => u.replace(/\/+$/, ""));
+
+const whsecList = z
+  .string()
+  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(
+        z.string().refine(isWebhookSecret, {
+          error: 'each secret must be "whsec_" followed by base64 of at least 16 bytes',
+        }),
+      )
+      .min(1, { error: "must hold at least one secret" }),
+  );
+
+export function isWebhookSecret(s: string): boolean {
+  if (!s.startsWith("whsec_")) return false;
+  const b64 = s.slice("whsec_".length);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return false;
+  return Buffer.from(b64, "base64").length >= 16;
+}
+
+const email = z.email({ error: "must be an e-mail address" });
+
+/**
+ * The whole configuration, after env has been laid over the JSON settings file.
+ * Every value arrives as a string (env) or JSON scalar (file); the schema coerces.
+ */
+export const configSchema = z
+  .object({
+    HOST: z.string().min(1).default("127.0.0.1"),
+    PORT: port.default(8080),
+    DATABASE_PATH: z.string().min(1).default("./data/license-bridge.db"),
+    RESELLER_API_URL: httpUrl
+      .refine((u) => u.endsWith("/api/v1"), { error: "must end in /api/v1" })
+      .optional(),
+    RESELLER_API_TOKEN: z.string().min(1).optional(),
+    RESELLER_LEGACY_URL: httpUrl.optional(),
+    RESELLER_LEGACY_TOKEN: z.string().min(1).optional(),
+    RESELLER_ADMIN_TOKEN: z.string().min(1).optional(),
+    RESELLER_PROTOCOL: z.enum(["v1", "v2"], { error: 'must be "v1" or "v2"' }).default("v1"),
+    RESELLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+    WEBHOOK_SECRETS: whsecList.optional(),
+    ADMIN_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    SMTP_URL: z
+      .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
+      .optional(),
+    MAIL_FROM: z.string().min(3).default("licenses@localhost"),
+    OPERATOR_EMAIL: email.optional(),
+    PRODUCTS_FILE: z.string().min(1).default("config/products.json"),
+    RENEWAL_CRON: z
+      .string()
+      .refine((c) => isValidCron(c), { error: "is not a valid cron expression" })
+      .default("0 * * * *"),
+    RENEWAL_LEAD_DAYS: z.coerce.number().int().min(0).max(365).default(3),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+    JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
+    RETRY_MAX_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+    LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
+  })
+  .superRefine((c, ctx) => {
+    if (c.RESELLER_API_URL && !c.RESELLER_API_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["RESELLER_API_TOKEN"], message: "is required when RESELLER_API_URL is set" });
+    }
+    if (!c.RESELLER_API_URL && c.RESELLER_API_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["RESELLER_API_URL"], message: "is required when RESELLER_API_TOKEN is set" });
+    }
+    if (Boolean(c.RESELLER_LEGACY_URL) !== Boolean(c.RESELLER_LEGACY_TOKEN)) {
+      const missing = c.RESELLER_LEGACY_URL ? "RESELLER_LEGACY_TOKEN" : "RESELLER_LEGACY_URL";
+      ctx.addIssue({ code: "custom", path: [missing], message: "is required: set both RESELLER_LEGACY_URL and RESELLER_LEGACY_TOKEN, or neither" });
+    }
+    if (c.RESELLER_PROTOCOL === "v2" && c.RESELLER_API_URL && !c.RESELLER_LEGACY_URL) {
+      ctx.addIssue({ code: "custom", path: ["RESELLER_LEGACY_URL"], message: "is required when RESELLER_PROTOCOL is v2" });
+    }
+    const live = Boolean(c.RESELLER_API_URL);
+    if (live && !c.WEBHOOK_SECRETS) {
+      ctx.addIssue({ code: "custom", path: ["WEBHOOK_SECRETS"], message: "is required outside sandbox mode" });
+    }
+    if (live && !c.ADMIN_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["ADMIN_TOKEN"], message: "is required outside sandbox mode" });
+    }
+  });
+
+export type RawConfig = z.output<typeof configSchema>;
+
+/** What each variable expects, for the one-line problem reports. */
+export const EXPECTED: Record<keyof RawConfig, string> = {
+  HOST: "a host name or address, e.g. 127.0.0.1",
+  PORT: "a port number 0-65535, e.g. 8080",
+  DATABASE_PATH: "a file path, e.g. ./data/license-bridge.db",
+  RESELLER_API_URL: "the reseller's v1 base URL, e.g. https://reseller.example/api/v1",
+  RESELLER_API_TOKEN: "the v1 bearer token from the reseller panel's API Tokens page",
+  RESELLER_LEGACY_URL: "the v2.0 base URL, e.g. https://reseller.example",
+  RESELLER_LEGACY_TOKEN: "the v2.0 reseller token",
+  RESELLER_ADMIN_TOKEN: "a v1 token with the admin role, for the `reseller` CLI commands (default: RESELLER_API_TOKEN)",
+  RESELLER_PROTOCOL: "v1 or v2",
+  RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
+  WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
+  ADMIN_TOKEN: "a random string of 16 or more characters",
+  SMTP_URL: "smtp://user:pass@mail.example:587 or smtps://...",
+  MAIL_FROM: "an e-mail address, e.g. licenses@example.com",
+  OPERATOR_EMAIL: "an e-mail address",
+  PRODUCTS_FILE: "the path of a product catalogue JSON file",
+  RENEWAL_CRON: 'a node-cron expression of 5 fields (or 6 with seconds first), e.g. "0 * * * *"',
+  RENEWAL_LEAD_DAYS: "whole days 0-365, e.g. 3",
+  WORKER_CONCURRENCY: "a whole number 1-256, e.g. 8",
+  JOB_MAX_ATTEMPTS: "a whole number 1-1000, e.g. 20",
+  RETRY_MAX_DELAY_SECONDS: "seconds 1-86400, e.g. 300",
+  LOG_LEVEL: LOG_LEVELS.join(", "),
+};
+
+export const CONFIG_KEYS = Object.keys(EXPECTED) as (keyof RawConfig)[];

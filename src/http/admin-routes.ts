@@ -1,0 +1,59 @@
+import express, { type Router } from "express";
+import { z } from "zod";
+import type { JobQueue } from "../jobs/queue.js";
+import { JOB_STATES } from "../jobs/types.js";
+import { SERVICE_STATUSES, type ServiceStore } from "../store/services.js";
+import { fieldErrors } from "../webhooks/event-schema.js";
+import { requireBearer } from "./auth.js";
+import { sendError } from "./errors.js";
+import { historyView, jobView, licenceView } from "./views.js";
+
+export interface AdminRouteDeps {
+  adminToken: string;
+  services: ServiceStore;
+  queue: JobQueue;
+}
+
+export const licencesQuerySchema = z.strictObject({ status: z.enum(SERVICE_STATUSES).optional() });
+export const jobsQuerySchema = z.strictObject({
+  state: z.enum(JOB_STATES).optional(),
+  service_id: z.string().min(1).max(64).optional(),
+  kind: z.string().min(1).max(64).optional(),
+});
+export const jobIdSchema = z.coerce.number().int().positive();
+
+/** The operator's API: read licences and jobs, retry a stuck job. */
+export function adminRouter(deps: AdminRouteDeps): Router {
+  const router = express.Router();
+  router.use("/admin", requireBearer(deps.adminToken));
+
+  router.get("/admin/services/:id", (req, res) => {
+    const svc = deps.services.get(req.params.id);
+    if (!svc) return sendError(res, 404, "unknown service");
+    res.json({ ...licenceView(svc), history: deps.services.history(svc.service_id).map(historyView) });
+  });
+
+  router.get("/admin/licenses", (req, res) => {
+    const q = licencesQuerySchema.safeParse(req.query);
+    if (!q.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(q.error) });
+    res.json({ licenses: deps.services.list(q.data.status).map(licenceView) });
+  });
+
+  router.get("/admin/jobs", (req, res) => {
+    const q = jobsQuerySchema.safeParse(req.query);
+    if (!q.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(q.error) });
+    res.json({ jobs: deps.queue.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind }).map(jobView) });
+  });
+
+  router.post("/admin/jobs/:id/retry", (req, res) => {
+    const id = jobIdSchema.safeParse(req.params.id);
+    if (!id.success) return sendError(res, 422, "Validation error", { errors: { id: ["must be a positive whole number"] } });
+    const job = deps.queue.get(id.data);
+    if (!job) return sendError(res, 404, "unknown job");
+    const retried = deps.queue.retry(id.data);
+    if (!retried) return sendError(res, 409, `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
+    res.status(202).json({ job: jobView(retried) });
+  });
+
+  return router;
+}

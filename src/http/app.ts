@@ -1,0 +1,27 @@
+import express, { type Express, type Router } from "express";
+import type { Logger } from "../log/logger.js";
+import { errorHandler, sendError } from "./errors.js";
+import { requestLog } from "./request-log.js";
+
+export interface AppDeps {
+  logger: Logger;
+  /** Feature routers, mounted in order. */
+  routers: Router[];
+  /** Log one line per request. (Default: true) */
+  logRequests?: boolean;
+}
+
+/** The HTTP surface: one router per feature, mounted here and nowhere else. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+  if (deps.logRequests !== false) app.use(requestLog(deps.logger));
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  for (const r of deps.routers) app.use(r);
+  app.use((_req, res) => sendError(res, 404, "Not found"));
+  app.use(errorHandler(deps.logger));
+  return app;
+}

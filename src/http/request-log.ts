@@ -1,0 +1,29 @@
+import { randomUUID } from "node:crypto";
+import type { RequestHandler } from "express";
+import type { Logger } from "../log/logger.js";
+
+/** One log line per request, with a request id the client can quote (X-Request-Id). */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = req.header("x-request-id");
+    const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader("X-Request-Id", requestId);
+    res.on("finish", () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const webhookId = req.header("webhook-id");
+      logger.info(
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Math.round(durationMs * 100) / 100,
+          request_id: requestId,
+          ...(webhookId ? { webhook_id: webhookId.slice(0, 256) } : {}),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,47 @@
+import type { Job } from "../jobs/types.js";
+import type { HistoryRow, ServiceRow } from "../store/services.js";
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** A service's licence as the admin API and CLI show it. */
+export function licenceView(s: ServiceRow) {
+  return {
+    service_id: s.service_id,
+    product_id: s.product_id,
+    ip: s.ip,
+    type: s.type,
+    variant: s.variant,
+    bundle: s.bundle,
+    bundle_key: s.bundle_key,
+    status: s.status,
+    billing_cycle: s.billing_cycle,
+    expires_at: iso(s.expires_at),
+    paid_until: iso(s.paid_until),
+    companions: JSON.parse(s.companions) as string[],
+    ip_changes: s.ip_changes,
+    customer: { email: s.customer_email, name: s.customer_name },
+    last_error: s.last_error,
+    created_at: iso(s.created_at),
+    updated_at: iso(s.updated_at),
+  };
+}
+
+export function historyView(h: HistoryRow) {
+  return { at: iso(h.at), action: h.action, detail: h.detail, event_id: h.event_id, job_id: h.job_id };
+}
+
+export function jobView(j: Job) {
+  return {
+    id: j.id,
+    kind: j.kind,
+    service_id: j.serviceId,
+    event_id: j.eventId,
+    state: j.state,
+    attempts: j.attempts,
+    max_attempts: j.maxAttempts,
+    last_error: j.lastError,
+    run_at: iso(j.runAt),
+    created_at: iso(j.createdAt),
+    updated_at: iso(j.updatedAt),
+  };
+}

@@ -1,0 +1,197 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Logger } from "../log/logger.js";
+import { ResellerError } from "../reseller/errors.js";
+import { backoffDelay } from "./backoff.js";
+import type { Clock } from "./clock.js";
+import { JobBlockedError, JobFailedError } from "./errors.js";
+import type { JobQueue } from "./queue.js";
+import type { Job, JobState } from "./types.js";
+
+export interface JobContext {
+  logger: Logger;
+  /**
+   * Records, durably and before the call, that a call which may charge money is being made.
+   * A later attempt that finds `job.intent` set must check upstream before calling again.
+   */
+  recordIntent(intent: unknown): void;
+  /** Clears the intent once the call is known not to have taken effect. */
+  clearIntent(): void;
+}
+
+export type JobHandler = (job: Job, ctx: JobContext) => Promise<void>;
+
+export type AttemptOutcome = "succeeded" | "retry" | "failed" | "blocked";
+
+export interface RunnerObserver {
+  attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
+  /** A job ended failed or blocked: the place for service status, history and operator alerts. */
+  jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string): void;
+}
+
+export interface JobRunnerOptions {
+  queue: JobQueue;
+  handlers: Record<string, JobHandler>;
+  logger: Logger;
+  clock: Clock;
+  /** Jobs (and so upstream calls) in flight at once. (Default: 8) */
+  concurrency?: number;
+  /** How often to look for due jobs when nothing wakes the runner. (Default: 500 ms) */
+  pollMs?: number;
+  /** Cap of the retry delay. (Default: 300000 ms) */
+  maxDelayMs?: number;
+  /** First retry delay, at most. (Default: 2000 ms) */
+  baseDelayMs?: number;
+  observer?: RunnerObserver;
+  workerId?: string;
+}
+
+type Verdict = { action: "retry" | "block" | "fail"; message: string };
+
+/**
+ * One ordered list of rules deciding what a failed attempt means. First match wins.
+ */
+export function judgeFailure(err: unknown): Verdict {
+  const message = err instanceof Error ? err.message : String(err);
+  // The handler knows best.
+  if (err instanceof JobBlockedError) return { action: "block", message };
+  if (err instanceof JobFailedError) return { action: "fail", message };
+  if (err instanceof ResellerError) {
+    // No balance, a bad token, a forbidden call, or an upstream that rejects our data: retrying
+    // burns attempts without any chance; the operator must act (then retry, or it heals itself).
+    if (["insufficient_balance", "unauthorized", "forbidden", "validation"].includes(err.kind)) {
+      return { action: "block", message };
+    }
+    // Timeouts, 5xx and connection failures pass; so may an answer we could not read.
+    if (err.retryable || err.kind === "unexpected") return { action: "retry", message };
+    return { action: "fail", message };
+  }
+  // Anything else is most likely transient (SQLITE_BUSY, a bug fixed by the next release): retry with backoff.
+  return { action: "retry", message };
+}
+
+export class JobRunner {
+  readonly workerId: string;
+  private readonly inFlight = new Map<number, Promise<void>>();
+  private running = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private wakeScheduled = false;
+  private unsubscribe: (() => void) | undefined;
+  private readonly concurrency: number;
+
+  constructor(private readonly o: JobRunnerOptions) {
+    this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+    this.concurrency = o.concurrency ?? 8;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.o.queue.onEnqueue(() => this.wake());
+    this.pollTimer = setInterval(() => this.fill(), this.o.pollMs ?? 500);
+    this.heartbeatTimer = setInterval(() => {
+      if (this.inFlight.size > 0) this.o.queue.heartbeat(this.workerId);
+    }, Math.max(250, Math.floor(this.o.queue.leaseMs / 4)));
+    this.fill();
+  }
+
+  /** Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry. */
+  async stop(graceMs = 10_000): Promise<{ unfinished: number }> {
+    this.running = false;
+    clearInterval(this.pollTimer);
+    this.unsubscribe?.();
+    const all = Promise.allSettled([...this.inFlight.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    clearInterval(this.heartbeatTimer);
+    return { unfinished: this.inFlight.size };
+  }
+
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  private wake(): void {
+    if (this.wakeScheduled || !this.running) return;
+    this.wakeScheduled = true;
+    // After the current transaction has committed and the caller has returned.
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.fill();
+    });
+  }
+
+  private fill(): void {
+    if (!this.running) return;
+    const free = this.concurrency - this.inFlight.size;
+    if (free <= 0) return;
+    let jobs: Job[];
+    try {
+      jobs = this.o.queue.claim(this.workerId, free);
+    } catch (err) {
+      this.o.logger.error({ err }, "could not claim jobs");
+      return;
+    }
+    for (const job of jobs) {
+      const p = this.execute(job).finally(() => {
+        this.inFlight.delete(job.id);
+        this.wake();
+      });
+      this.inFlight.set(job.id, p);
+    }
+  }
+
+  private async execute(job: Job): Promise<void> {
+    const { queue, logger: baseLogger, clock } = this.o;
+    const logger = baseLogger.child({ job_id: job.id, kind: job.kind, service_id: job.serviceId, attempt: job.attempts });
+    const started = clock.now();
+    const handler = this.o.handlers[job.kind];
+    const ctx: JobContext = {
+      logger,
+      recordIntent: (intent) => queue.setIntent(job.id, this.workerId, intent),
+      clearIntent: () => queue.setIntent(job.id, this.workerId, null),
+    };
+    try {
+      if (!handler) throw new JobFailedError(`no handler for job kind "${job.kind}"`);
+      await handler(job, ctx);
+      queue.succeed(job.id, this.workerId);
+      const ms = clock.now() - started;
+      logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
+      this.o.observer?.attemptFinished?.(job, "succeeded", ms);
+    } catch (err) {
+      this.settleFailure(job, err, logger, clock.now() - started);
+    }
+  }
+
+  private settleFailure(job: Job, err: unknown, logger: Logger, ms: number): void {
+    const { queue } = this.o;
+    const verdict = judgeFailure(err);
+    let outcome: AttemptOutcome;
+    try {
+      if (verdict.action === "retry") {
+        const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
+        const state = queue.retryLater(job.id, this.workerId, verdict.message, delay, true);
+        outcome = state === "failed" ? "failed" : "retry";
+        logger[outcome === "failed" ? "error" : "warn"](
+          { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
+          "job attempt",
+        );
+      } else if (verdict.action === "block") {
+        queue.block(job.id, this.workerId, verdict.message, true);
+        outcome = "blocked";
+        logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
+      } else {
+        queue.fail(job.id, this.workerId, verdict.message, true);
+        outcome = "failed";
+        logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
+      }
+      this.o.observer?.attemptFinished?.(job, outcome, ms, err);
+      if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message);
+    } catch (dbErr) {
+      // The lease will run out and the job come back: nothing is lost, only delayed.
+      logger.error({ err: dbErr }, "could not record the job's outcome");
+    }
+  }
+}

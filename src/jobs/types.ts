@@ -1,0 +1,36 @@
+export const JOB_STATES = ["queued", "running", "succeeded", "failed", "blocked"] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export interface Job {
+  id: number;
+  kind: string;
+  queueKey: string | null;
+  serviceId: string | null;
+  eventId: string | null;
+  uniqueKey: string | null;
+  payload: unknown;
+  state: JobState;
+  attempts: number;
+  maxAttempts: number;
+  runAt: number;
+  leaseUntil: number | null;
+  leasedBy: string | null;
+  /** Set while a call that may charge money is (or was) under way; see JobContext.withIntent. */
+  intent: unknown;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EnqueueInput {
+  kind: string;
+  /** Jobs with the same queue key run one at a time, in the order they were enqueued. */
+  queueKey?: string | null;
+  serviceId?: string | null;
+  eventId?: string | null;
+  /** A second enqueue with the same key creates nothing and returns the first job. */
+  uniqueKey?: string | null;
+  payload?: unknown;
+  runAt?: number;
+  maxAttempts?: number;
+}

@@ -1,0 +1,169 @@
+import { JobFailedError } from "../jobs/errors.js";
+import type { JobHandler } from "../jobs/runner.js";
+import type { Job } from "../jobs/types.js";
+import { AlreadyExistsError } from "../reseller/errors.js";
+import type { UpstreamLicense } from "../reseller/answers.js";
+import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../reseller/vocabulary.js";
+import type { ServiceRow } from "../store/services.js";
+import type { LifecycleDeps } from "./deps.js";
+import { JOB_KINDS } from "./job-kinds.js";
+import { once } from "./once.js";
+import { addMonths, eventOutcome, isoToMs } from "./record.js";
+import { bundleComponents, companionsOf } from "./upstream.js";
+
+/**
+ * `service.created`: buy the licence (or bundle) exactly once, move a LiteSpeed licence to its
+ * variant, mark the service active and queue the install-command mail. Safe to run again at any
+ * point: each step looks at what is already recorded.
+ */
+export function registerHandler(deps: LifecycleDeps): JobHandler {
+  const { services, upstream, clock } = deps;
+
+  return async (job, ctx) => {
+    let svc = mustGet(deps, job);
+    if (svc.status === "terminated") {
+      eventOutcome(deps.db, job, "skipped", "service was terminated before its licence was registered");
+      return;
+    }
+
+    if (svc.status === "pending" || svc.status === "failed") {
+      const bought = await buy(deps, job, ctx, svc);
+      activate(deps, job, svc, bought);
+      svc = mustGet(deps, job);
+    }
+
+    if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
+      const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
+      const to = svc.variant as LitespeedVariant;
+      const result = await once(
+        job,
+        ctx,
+        { op: "change_core", ip: svc.ip, from, to },
+        async () => (await upstream.licencesAt(svc.ip)).some((l) => l.type === "litespeed" && l.variant === to),
+        () => upstream.changeCore(svc.ip, from, to),
+      );
+      deps.db.transaction(() => {
+        services.update(svc.service_id, { upstream_variant: to }, clock.now());
+        services.addHistory({
+          service_id: svc.service_id,
+          at: clock.now(),
+          event_id: job.eventId,
+          job_id: job.id,
+          action: "variant set",
+          detail: `change-core ${from} → ${to}${result.confirmedEarlier ? " (confirmed by the licence list)" : ""}`,
+        });
+      })();
+    }
+
+    deps.db.transaction(() => {
+      eventOutcome(deps.db, job, "applied", null);
+      if (svc.customer_email) {
+        deps.queue.enqueue({
+          kind: JOB_KINDS.installMail,
+          serviceId: svc.service_id,
+          eventId: job.eventId,
+          uniqueKey: `mail:install:${job.eventId ?? svc.service_id}`,
+          payload: {},
+        });
+      }
+    })();
+  };
+}
+
+interface Bought {
+  expiresAt?: number;
+  bundleKey?: string;
+  note: string;
+}
+
+async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1], svc: ServiceRow): Promise<Bought> {
+  const { upstream } = deps;
+  const months = svc.months as BillingCycleMonths;
+
+  if (svc.kind === "bundle") {
+    const bundle = svc.bundle!;
+    const components = bundleComponents(bundle);
+    const found = async (): Promise<UpstreamLicense[] | null> => {
+      const at = await upstream.licencesAt(svc.ip);
+      const withKey = at.filter((l) => l.bundle_key);
+      if (withKey.length > 0) return withKey;
+      const present = components.length > 0 && components.every((t) => at.some((l) => l.type === t));
+      return present ? at.filter((l) => components.includes(l.type as ProductType)) : null;
+    };
+    let earlier: UpstreamLicense[] | null = null;
+    const result = await once(
+      job,
+      ctx,
+      { op: "register_bundle", ip: svc.ip, bundle, months },
+      async () => (earlier = await found()) !== null,
+      () => upstream.registerBundle(svc.ip, bundle, months),
+    );
+    if (result.confirmedEarlier) {
+      const l = (earlier as UpstreamLicense[] | null)?.[0];
+      return { expiresAt: isoToMs(l?.expires_at), bundleKey: l?.bundle_key, note: "bundle found upstream after a lost answer; not bought again" };
+    }
+    return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, note: `bundle ${bundle} registered` };
+  }
+
+  const type = svc.type as ProductType;
+  let earlier: UpstreamLicense | undefined;
+  const lookup = async () => (earlier = (await upstream.licencesAt(svc.ip)).find((l) => l.type === type && !l.free));
+  try {
+    const result = await once(
+      job,
+      ctx,
+      { op: "register", ip: svc.ip, type, months },
+      async () => (await lookup()) !== undefined,
+      () => upstream.register(svc.ip, type, months),
+    );
+    if (result.confirmedEarlier) {
+      return { expiresAt: isoToMs(earlier?.expires_at), note: "licence found upstream after a lost answer; not bought again" };
+    }
+    return { expiresAt: isoToMs(result.value.expires_at), note: `${type} registered for ${months} month(s)` };
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw err;
+    // Ours from an earlier attempt, or bought outside the bridge: either way it is not bought twice.
+    const existing = await lookup();
+    if (existing?.status && /suspend/i.test(existing.status)) await upstream.unsuspend(svc.ip, type);
+    return {
+      expiresAt: isoToMs(existing?.expires_at),
+      note: `upstream already had a ${type} licence for ${svc.ip}; adopted it, nothing bought`,
+    };
+  }
+}
+
+function activate(deps: LifecycleDeps, job: Job, svc: ServiceRow, bought: Bought): void {
+  const { services, clock } = deps;
+  const now = clock.now();
+  const expiresAt = bought.expiresAt ?? addMonths(now, svc.months);
+  deps.db.transaction(() => {
+    services.update(
+      svc.service_id,
+      {
+        status: "active",
+        expires_at: expiresAt,
+        // The order itself paid the first cycle unless the panel told us its due date.
+        paid_until: svc.paid_until ?? expiresAt,
+        companions: JSON.stringify(companionsOf(svc.type, svc.bundle)),
+        upstream_variant: svc.type === "litespeed" ? (svc.upstream_variant ?? "litespeed") : null,
+        bundle_key: bought.bundleKey ?? svc.bundle_key,
+        last_error: null,
+      },
+      now,
+    );
+    services.addHistory({
+      service_id: svc.service_id,
+      at: now,
+      event_id: job.eventId,
+      job_id: job.id,
+      action: "registered",
+      detail: bought.note,
+    });
+  })();
+}
+
+export function mustGet(deps: LifecycleDeps, job: Job): ServiceRow {
+  const svc = job.serviceId ? deps.services.get(job.serviceId) : undefined;
+  if (!svc) throw new JobFailedError(`service ${job.serviceId ?? "(none)"} is not known to the bridge`);
+  return svc;
+}

@@ -1,0 +1,116 @@
+import { JobFailedError } from "../jobs/errors.js";
+import type { UpstreamLicense } from "../reseller/answers.js";
+import type { V1Client } from "../reseller/v1.js";
+import type { V2Client } from "../reseller/v2.js";
+import {
+  CORE_BY_VARIANT,
+  PRODUCT_TYPES,
+  type BillingCycleMonths,
+  type LitespeedVariant,
+  type ProductType,
+} from "../reseller/vocabulary.js";
+
+export type Protocol = "v1" | "v2";
+
+/**
+ * What the lifecycle asks of the reseller, whichever interface provisions. Reads (the licence
+ * list, install commands) always use v1: v2.0 has none, and exactly-once needs the list.
+ */
+export interface Upstream {
+  readonly protocol: Protocol;
+  register(ip: string, type: ProductType, months: BillingCycleMonths): Promise<{ expires_at?: string }>;
+  renew(ip: string, type: ProductType, months: BillingCycleMonths): Promise<{ expires_at?: string }>;
+  suspend(ip: string, type: ProductType): Promise<void>;
+  unsuspend(ip: string, type: ProductType): Promise<void>;
+  changeIp(ip: string, newip: string, type: ProductType): Promise<void>;
+  changeCore(ip: string, from: LitespeedVariant, to: LitespeedVariant): Promise<void>;
+  registerBundle(ip: string, bundle: string, months: BillingCycleMonths): Promise<{ bundle_key: string; expires_at?: string }>;
+  /** The upstream's licences at one IP. */
+  licencesAt(ip: string): Promise<UpstreamLicense[]>;
+  listLicences(): Promise<UpstreamLicense[]>;
+  installCommand(ip: string, type: ProductType): Promise<string>;
+}
+
+function notOnV2(operation: string): never {
+  throw new JobFailedError(
+    `RESELLER_PROTOCOL=v2: the reseller's v2.0 interface has no ${operation} operation. ` +
+      `Do it in the reseller's panel, or set RESELLER_PROTOCOL=v1 and retry this job.`,
+  );
+}
+
+export function createUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): Upstream {
+  if (protocol === "v2" && !v2) throw new Error("RESELLER_PROTOCOL=v2 needs the legacy interface configured");
+  const legacy = protocol === "v2" ? v2! : null;
+  return {
+    protocol,
+    async register(ip, type, billingcycle) {
+      if (legacy) {
+        await legacy.register({ ip, type, billingcycle });
+        return {};
+      }
+      const a = await v1.register({ ip, type, billingcycle });
+      return a.expires_at ? { expires_at: a.expires_at } : {};
+    },
+    async renew(ip, type, billingcycle) {
+      if (legacy) {
+        await legacy.renew({ ip, type, billingcycle });
+        return {};
+      }
+      const a = await v1.renew({ ip, type, billingcycle });
+      return a.expires_at ? { expires_at: a.expires_at } : {};
+    },
+    async suspend(ip, type) {
+      if (legacy) notOnV2("suspend");
+      await v1.suspend({ ip, type });
+    },
+    async unsuspend(ip, type) {
+      if (legacy) notOnV2("unsuspend");
+      await v1.unsuspend({ ip, type });
+    },
+    async changeIp(ip, newip, type) {
+      if (legacy) await legacy.changeIp({ ip, type, newip });
+      else await v1.changeIp({ ip, newip, type });
+    },
+    async changeCore(ip, from, to) {
+      if (legacy) await legacy.changeCore({ ip, core: CORE_BY_VARIANT[to] });
+      else await v1.changeCore({ ip, old_type: from, new_type: to });
+    },
+    async registerBundle(ip, bundle, billingcycle) {
+      if (legacy) notOnV2("bundle");
+      const a = await v1.registerBundle({ ip, bundle, billingcycle });
+      return a.expires_at ? { bundle_key: a.bundle_key, expires_at: a.expires_at } : { bundle_key: a.bundle_key };
+    },
+    async licencesAt(ip) {
+      return (await v1.listLicenses()).filter((l) => sameIp(l.ip, ip));
+    },
+    listLicences: () => v1.listLicenses(),
+    async installCommand(ip, type) {
+      return (await v1.installCommand({ ip, type })).command;
+    },
+  };
+}
+
+/** IPv6 addresses may come back in another spelling; compare them canonically. */
+export function sameIp(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (!a.includes(":") || !b.includes(":")) return false;
+  try {
+    return new URL(`http://[${a}]/`).hostname === new URL(`http://[${b}]/`).hostname;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The licence types a bundle is made of, read from its id ("cpanel-cloudlinux"): the
+ * upstream documents no bundle catalogue, and suspend, renew and change-ip address licences.
+ */
+export function bundleComponents(bundle: string): ProductType[] {
+  return bundle.split(/[-+_]/).filter((t): t is ProductType => (PRODUCT_TYPES as readonly string[]).includes(t));
+}
+
+/** Free licences that come with a licence of this type. */
+export function companionsOf(type: string | null, bundle: string | null): string[] {
+  const types = type ? [type] : bundle ? bundleComponents(bundle) : [];
+  return types.includes("cpanel") ? ["softaculous", "sitepad", "ssl"] : [];
+}

@@ -1,0 +1,165 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, rm } from "node:fs/promises";
+import type { ConnectionOptions } from "node:tls";
+import { join, resolve } from "node:path";
+import nodemailer from "nodemailer";
+import type { Logger } from "../log/logger.js";
+
+/** One message, fully rendered. */
+export interface OutgoingMail {
+  from: string;
+  to: { name?: string; address: string };
+  subject: string;
+  text: string;
+  html: string;
+  /** The Message-ID header, angle brackets included; the same on every attempt of one mail. */
+  messageId: string;
+  /** A short, file-name-safe tag of the mail (its event id); names the outbox file. */
+  tag: string;
+}
+
+export interface SentMail {
+  messageId: string;
+  /** The SMTP server's final answer, or the outbox file written. */
+  response: string;
+}
+
+/** Where customer mail goes: an SMTP server or the `.eml` file outbox. */
+export interface Mailer {
+  /** For logs and status: "smtp mail.example:587", never the credentials. */
+  readonly description: string;
+  send(mail: OutgoingMail): Promise<SentMail>;
+  close(): void;
+}
+
+export interface MailTransportConfig {
+  /** `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://...` (implicit TLS); unset: the outbox. */
+  SMTP_URL?: string;
+  /** Directory of the database; the outbox is `<dataDir>/outbox/`. */
+  dataDir: string;
+}
+
+export interface CreateMailerOptions {
+  logger?: Logger;
+  /**
+   * TLS options for STARTTLS and smtps (e.g. `ca` for a private CA). Certificates are verified
+   * unless this says otherwise. (Default: Node's defaults)
+   */
+  tls?: ConnectionOptions;
+  /** Directory of `.eml` files when there is no SMTP_URL. (Default: `<dataDir>/outbox`) */
+  outboxDir?: string;
+}
+
+/** Builds the mailer the configuration asks for and logs which one, without secrets. */
+export function createMailer(config: MailTransportConfig, options: CreateMailerOptions = {}): Mailer {
+  const mailer = config.SMTP_URL
+    ? smtpMailer(config.SMTP_URL, options.tls)
+    : outboxMailer(options.outboxDir ?? resolve(config.dataDir, "outbox"));
+  options.logger?.info({ transport: mailer.description }, "customer mail transport");
+  return mailer;
+}
+
+export interface SmtpTarget {
+  host: string;
+  port: number;
+  /** Implicit TLS (smtps://); otherwise STARTTLS when the server offers it. */
+  secure: boolean;
+  auth: { user: string; pass: string } | undefined;
+}
+
+/** Reads an `smtp://` or `smtps://` URL; the port defaults to 587 and 465. */
+export function parseSmtpUrl(url: string): SmtpTarget {
+  const u = new URL(url);
+  if (u.protocol !== "smtp:" && u.protocol !== "smtps:") throw new Error("SMTP_URL must be an smtp:// or smtps:// URL");
+  const secure = u.protocol === "smtps:";
+  const host = u.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = u.port ? Number(u.port) : secure ? 465 : 587;
+  const user = decodeURIComponent(u.username);
+  const auth = user ? { user, pass: decodeURIComponent(u.password) } : undefined;
+  return { host, port, secure, auth };
+}
+
+/** "host:port", IPv6 in brackets: what logs may say about the SMTP server. */
+export function smtpAddress(target: Pick<SmtpTarget, "host" | "port">): string {
+  return `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
+}
+
+function smtpMailer(url: string, tls: ConnectionOptions | undefined): Mailer {
+  const target = parseSmtpUrl(url);
+  const transporter = nodemailer.createTransport({
+    host: target.host,
+    port: target.port,
+    secure: target.secure,
+    // Opportunistic STARTTLS: upgrade whenever the server offers it, plain otherwise.
+    requireTLS: false,
+    ignoreTLS: false,
+    auth: target.auth,
+    tls,
+    // A dead server should fail the attempt quickly and leave the waiting to the job's backoff.
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+    logger: false,
+  });
+  return {
+    description: `${target.secure ? "smtps" : "smtp"} ${smtpAddress(target)}${target.auth ? " (with auth)" : ""}`,
+    async send(mail) {
+      const info = await transporter.sendMail(toNodemailer(mail));
+      return { messageId: info.messageId || mail.messageId, response: info.response };
+    },
+    close: () => transporter.close(),
+  };
+}
+
+function outboxMailer(dir: string): Mailer {
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+  return {
+    description: `outbox ${dir}`,
+    async send(mail) {
+      const info = await transporter.sendMail(toNodemailer(mail));
+      const file = join(dir, `${fileStamp(new Date())}-${safeTag(mail.tag)}.eml`);
+      await writeAtomically(file, info.message as Buffer);
+      return { messageId: info.messageId || mail.messageId, response: `written to ${file}` };
+    },
+    close: () => transporter.close(),
+  };
+}
+
+function toNodemailer(mail: OutgoingMail): nodemailer.SendMailOptions {
+  return {
+    from: mail.from,
+    to: mail.to.name ? { name: mail.to.name, address: mail.to.address } : mail.to.address,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    messageId: mail.messageId,
+  };
+}
+
+/** "20250131T120000123Z": sorts by time, valid on every file system. */
+function fileStamp(d: Date): string {
+  return d.toISOString().replace(/[-:.]/g, "");
+}
+
+export function safeTag(tag: string): string {
+  return tag.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100) || "mail";
+}
+
+/** Written to a temporary name, flushed, then renamed: a reader never sees half a message. */
+async function writeAtomically(file: string, data: Buffer): Promise<void> {
+  await mkdir(resolve(file, ".."), { recursive: true });
+  const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+  const handle = await open(tmp, "wx", 0o640);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,251 @@
+import { z } from "zod";
+import { errorFromV1Answer, errorFromV2Message, UnexpectedAnswerError, upstreamMessageOf } from "./errors.js";
+import { redactSecrets } from "./redact.js";
+import type { Answer } from "./transport.js";
+
+/**
+ * Reads upstream answers. The contract leaves v1 success bodies "not shown", so we read
+ * liberally (service-contract.md section 7): a shape we cannot use is an
+ * UnexpectedAnswerError carrying the body, never a crash.
+ */
+
+type Json = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The body itself, then its `data`: where v1 puts what it answers. */
+function layers(body: unknown): Json[] {
+  if (!isRecord(body)) return [];
+  return isRecord(body.data) ? [body, body.data] : [body];
+}
+
+/** The first value under one of `keys` at the top level or under `data`. */
+export function pick(body: unknown, keys: readonly string[]): unknown {
+  for (const layer of layers(body)) {
+    for (const key of keys) {
+      if (layer[key] !== undefined && layer[key] !== null) return layer[key];
+    }
+  }
+  return undefined;
+}
+
+/** Like `pick`, and also one level down inside objects under `data` (e.g. data.reseller.balance). */
+function pickDeep(body: unknown, keys: readonly string[]): unknown {
+  const found = pick(body, keys);
+  if (found !== undefined || !isRecord(body) || !isRecord(body.data)) return found;
+  for (const inner of Object.values(body.data)) {
+    if (isRecord(inner)) {
+      for (const key of keys) if (inner[key] !== undefined && inner[key] !== null) return inner[key];
+    }
+  }
+  return undefined;
+}
+
+const text = z.union([z.string(), z.number()]).transform(String);
+const numeric = z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/).transform(Number)]);
+const flag = z.union([
+  z.boolean(),
+  z.literal(1).transform(() => true),
+  z.literal(0).transform(() => false),
+  z.string().regex(/^(true|false|1|0|yes|no)$/i).transform((s) => /^(true|1|yes)$/i.test(s)),
+]);
+/** ISO strings pass through; Unix seconds or milliseconds become ISO strings. */
+const timestamp = z.union([
+  z.string().min(1),
+  z.number().finite().transform((n) => new Date(n < 1e12 ? n * 1000 : n).toISOString()),
+]);
+
+/** Reads an optional field: a value of the wrong shape counts as absent, never as an error. */
+function optional<T>(schema: z.ZodType<T>, value: unknown): T | undefined {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+export function readText(body: unknown, keys: readonly string[]): string | undefined {
+  return optional(text, pickDeep(body, keys));
+}
+
+export function readNumber(body: unknown, keys: readonly string[]): number | undefined {
+  return optional(numeric, pickDeep(body, keys));
+}
+
+/** `expires_at` of a register/renew/bundle answer, if the upstream tells it. */
+export function readExpiresAt(body: unknown): string | undefined {
+  return optional(timestamp, pick(body, ["expires_at", "expiry_date", "expires"]));
+}
+
+const unusable = (operation: string, answer: Answer, what: string): UnexpectedAnswerError =>
+  new UnexpectedAnswerError({
+    operation,
+    status: answer.status,
+    message: `${operation}: unexpected answer (${what})`,
+    upstreamMessage: upstreamMessageOf(answer.body),
+    raw: redactSecrets(answer.body),
+  });
+
+/**
+ * A v1 answer's body if it is a success, else the error it stands for: any 2xx is success
+ * unless the body says `success: false`.
+ */
+export function v1Success(operation: string, answer: Answer): unknown {
+  const ok = answer.status >= 200 && answer.status < 300;
+  const saysFailure = isRecord(answer.body) && (answer.body.success === false || answer.body.success === "false");
+  if (ok && !saysFailure) return answer.body;
+  throw errorFromV1Answer({ operation, status: answer.status, body: answer.body });
+}
+
+const looksLikeHtml = (s: string): boolean => /^\s*<(!doctype|html|head|body|\?xml)/i.test(s);
+
+/** A string under `command` or `install_command` (top level or `data`), or a plain-text body. */
+export function readInstallCommand(operation: string, answer: Answer): string {
+  const { body } = answer;
+  if (typeof body === "string") {
+    const command = body.trim();
+    if (command !== "" && !looksLikeHtml(command)) return command;
+    throw unusable(operation, answer, "no install command");
+  }
+  const command = pick(body, ["command", "install_command"]);
+  if (typeof command === "string" && command.trim() !== "") return command.trim();
+  throw unusable(operation, answer, "no install command");
+}
+
+export interface UpstreamLicense {
+  ip: string;
+  type: string;
+  status?: string;
+  expires_at?: string;
+  billingcycle?: number;
+  variant?: string;
+  free?: boolean;
+  /** The licence this free companion belongs to, as the upstream names it. */
+  parent?: string;
+  bundle_key?: string;
+  /** The item as received (secrets redacted), unknown keys included. */
+  raw: Record<string, unknown>;
+}
+
+const licenseItem = z.looseObject({ ip: z.string().min(1), type: z.string().min(1) });
+
+/** The array under the first of these places that holds one. */
+function findArray(body: unknown, keys: readonly string[]): unknown[] | undefined {
+  if (Array.isArray(body)) return body;
+  for (const layer of layers(body)) {
+    if (Array.isArray(layer.data)) return layer.data;
+    for (const key of keys) if (Array.isArray(layer[key])) return layer[key] as unknown[];
+  }
+  return undefined;
+}
+
+/** The licence list: an array at the top level or under `data` or `licenses`; bad items skipped. */
+export function readLicenseList(operation: string, answer: Answer): UpstreamLicense[] {
+  const items = findArray(answer.body, ["licenses", "licences"]);
+  if (!items) throw unusable(operation, answer, "no licence list");
+  const licenses: UpstreamLicense[] = [];
+  for (const item of items) {
+    const parsed = licenseItem.safeParse(item);
+    if (!parsed.success) continue;
+    const raw = redactSecrets(parsed.data) as Record<string, unknown>;
+    const license: UpstreamLicense = { ip: parsed.data.ip, type: parsed.data.type, raw };
+    const status = optional(text, raw.status);
+    const expiresAt = optional(timestamp, raw.expires_at);
+    const billingcycle = optional(numeric, raw.billingcycle);
+    const variant = optional(text, raw.variant);
+    const free = optional(flag, raw.free);
+    const parent = optional(text, raw.parent);
+    const bundleKey = optional(text, raw.bundle_key);
+    if (status !== undefined) license.status = status;
+    if (expiresAt !== undefined) license.expires_at = expiresAt;
+    if (billingcycle !== undefined) license.billingcycle = billingcycle;
+    if (variant !== undefined) license.variant = variant;
+    if (free !== undefined) license.free = free;
+    if (parent !== undefined) license.parent = parent;
+    if (bundleKey !== undefined) license.bundle_key = bundleKey;
+    licenses.push(license);
+  }
+  return licenses;
+}
+
+/** The key of a registered bundle, at the top level or under `data`. Its absence is fatal. */
+export function readBundleKey(operation: string, answer: Answer): string {
+  const key = optional(text, pick(answer.body, ["bundle_key"]));
+  if (key !== undefined && key !== "") return key;
+  throw unusable(operation, answer, "no bundle_key");
+}
+
+export interface SubReseller {
+  id?: string;
+  name?: string;
+  email?: string;
+  role?: string;
+  commission_rate?: number;
+  balance?: number;
+  raw: Record<string, unknown>;
+}
+
+/** Sub-resellers: an array at the top level, under `data`, or under `sub_resellers`. */
+export function readSubResellerList(operation: string, answer: Answer): SubReseller[] {
+  const items = findArray(answer.body, ["sub_resellers", "subResellers", "resellers"]);
+  if (!items) throw unusable(operation, answer, "no sub-reseller list");
+  return items.filter(isRecord).map((item) => {
+    const raw = redactSecrets(item) as Record<string, unknown>;
+    const out: SubReseller = { raw };
+    const id = optional(text, raw.id);
+    const name = optional(text, raw.name);
+    const email = optional(text, raw.email);
+    const role = optional(text, raw.role);
+    const commissionRate = optional(numeric, raw.commission_rate);
+    const balance = optional(numeric, raw.balance);
+    if (id !== undefined) out.id = id;
+    if (name !== undefined) out.name = name;
+    if (email !== undefined) out.email = email;
+    if (role !== undefined) out.role = role;
+    if (commissionRate !== undefined) out.commission_rate = commissionRate;
+    if (balance !== undefined) out.balance = balance;
+    return out;
+  });
+}
+
+const v2Body = z.object({
+  ok: z.union([z.boolean(), z.string()]),
+  message: z.union([z.string(), z.number()]).transform(String).optional(),
+});
+
+/**
+ * A v2 answer: `{"ok":"True"|"False","message"}` at HTTP 200 (`ok` read case-insensitively).
+ * A plain-text or HTML body is an error message; other statuses are classified as v1's.
+ */
+export function readV2Answer(operation: string, answer: Answer): { message: string } {
+  const { status, body } = answer;
+  const raw = redactSecrets(body);
+  if (status < 200 || status >= 300) {
+    const message = upstreamMessageOf(body);
+    // A v2 refusal with a non-200 status still says what it is; an outage is an outage.
+    if (message !== undefined && status < 500 && status !== 429) {
+      const byMessage = errorFromV2Message({ operation, message, status, raw, refused: true });
+      if (byMessage.kind !== "unexpected") throw byMessage;
+    }
+    throw errorFromV1Answer({ operation, status, body });
+  }
+  if (typeof body === "string") {
+    const message = upstreamMessageOf(body);
+    if (message === undefined) throw unusable(operation, answer, "empty body");
+    throw errorFromV2Message({ operation, message, status, raw, refused: false });
+  }
+  const parsed = v2Body.safeParse(body);
+  if (!parsed.success) throw unusable(operation, answer, "no ok field");
+  const message = parsed.data.message ?? "";
+  const ok = parsed.data.ok;
+  if (ok === true || (typeof ok === "string" && ok.trim().toLowerCase() === "true")) return { message };
+  if (ok === false || (typeof ok === "string" && ok.trim().toLowerCase() === "false")) {
+    throw errorFromV2Message({ operation, message, status, raw, refused: true });
+  }
+  throw unusable(operation, answer, "ok is neither True nor False");
+}
+
+/** A bundle's state: `data.status` before a top-level `status`, which may just mean "success". */
+export function readBundleStatus(body: unknown): string | undefined {
+  const inData = isRecord(body) && isRecord(body.data) ? optional(text, body.data.status ?? body.data.bundle_status) : undefined;
+  if (inData !== undefined) return inData;
+  const top = isRecord(body) ? optional(text, body.bundle_status ?? body.status) : undefined;
+  return top !== undefined && !/^(success|ok|error|true|false)$/i.test(top) ? top : undefined;
+}

@@ -1,0 +1,108 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Request, RequestHandler, Response } from "express";
+import { z } from "zod";
+import type { Via } from "./state.js";
+
+export interface Faults {
+  /** Added before every API request (v1 and v2, not /_sandbox). */
+  latencyMs: number;
+  /** 0..1: share of API requests answered 503 before doing anything. */
+  errorRate: number;
+  /** 0..1: share of mutating requests whose change is committed, then the socket is destroyed with no answer. */
+  dropAfterCommitRate: number;
+  /** The next N API requests get the 503. */
+  failNext: number;
+  /** The next N mutating requests are committed, then dropped. */
+  dropNext: number;
+}
+
+export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 0, dropNext: 0 };
+
+const rate = z.number().min(0).max(1);
+const count = z.number().int().min(0);
+export const faultsPatchSchema = z.strictObject({
+  latencyMs: z.number().min(0).optional(),
+  errorRate: rate.optional(),
+  dropAfterCommitRate: rate.optional(),
+  failNext: count.optional(),
+  dropNext: count.optional(),
+});
+
+export class FaultController {
+  private faults: Faults;
+
+  constructor(
+    initial: Partial<Faults> | undefined,
+    private readonly random: () => number,
+  ) {
+    this.faults = { ...NO_FAULTS, ...definedOnly(initial) };
+  }
+
+  current(): Faults {
+    return { ...this.faults };
+  }
+
+  set(patch: Partial<Faults>): Faults {
+    this.faults = { ...this.faults, ...definedOnly(patch) };
+    return this.current();
+  }
+
+  clear(): void {
+    this.faults = { ...NO_FAULTS };
+  }
+
+  /** Consumes one forced failure, or rolls the error rate. */
+  takeFailure(): boolean {
+    if (this.faults.failNext > 0) {
+      this.faults.failNext -= 1;
+      return true;
+    }
+    // Only roll when a rate is set, so an injected `random` sees a predictable sequence of calls.
+    return this.faults.errorRate > 0 && this.random() < this.faults.errorRate;
+  }
+
+  /** Consumes one forced drop, or rolls the drop rate. */
+  takeDrop(): boolean {
+    if (this.faults.dropNext > 0) {
+      this.faults.dropNext -= 1;
+      return true;
+    }
+    return this.faults.dropAfterCommitRate > 0 && this.random() < this.faults.dropAfterCommitRate;
+  }
+
+  /**
+   * Middleware for one API route: latency, then maybe a 503 before anything happens, then
+   * (mutating routes) maybe let the handler commit and destroy the socket instead of answering,
+   * which is the case a client must survive without double-charging on retry.
+   */
+  middleware(options: { via: Via; mutating: boolean; onDrop: (req: Request) => void }): RequestHandler {
+    return async (req, res, next) => {
+      if (this.faults.latencyMs > 0) await sleep(this.faults.latencyMs);
+      if (this.takeFailure()) {
+        serviceUnavailable(res, options.via);
+        return;
+      }
+      if (options.mutating && this.takeDrop()) hangUpInsteadOfAnswering(req, res, options.onDrop);
+      next();
+    };
+  }
+}
+
+function serviceUnavailable(res: Response, via: Via): void {
+  if (via === "v1") res.status(503).json({ success: false, error: "Service unavailable" });
+  else res.status(503).type("text/plain").send("Service Unavailable");
+}
+
+function hangUpInsteadOfAnswering(req: Request, res: Response, onDrop: (req: Request) => void): void {
+  const hangUp = (): Response => {
+    onDrop(req);
+    req.socket.destroy();
+    return res;
+  };
+  res.json = hangUp;
+  res.send = hangUp;
+}
+
+function definedOnly(patch: Partial<Faults> | undefined): Partial<Faults> {
+  return Object.fromEntries(Object.entries(patch ?? {}).filter(([, v]) => v !== undefined)) as Partial<Faults>;
+}

@@ -1,0 +1,73 @@
+import type { Request, RequestHandler } from "express";
+import type { Via } from "./state.js";
+
+export interface RecordedRequest {
+  seq: number;
+  at: string;
+  via: Via;
+  op: string;
+  /** Body and query (and path ids) as the sandbox understood them, without the token. */
+  params: Record<string, unknown>;
+  /** 0 while the request is still being answered. */
+  status: number | "dropped";
+}
+
+/**
+ * Every API request in arrival order, so tests can assert which calls reached the upstream
+ * and in which order, including the ones that failed or got no answer.
+ */
+export class RequestLog {
+  private entries: RecordedRequest[] = [];
+  private seq = 0;
+  private readonly live = new WeakMap<Request, RecordedRequest>();
+
+  constructor(private readonly now: () => Date) {}
+
+  all(): RecordedRequest[] {
+    return this.entries.map((e) => ({ ...e, params: { ...e.params } }));
+  }
+
+  clear(): void {
+    this.entries = [];
+    this.seq = 0;
+  }
+
+  /** Middleware: records the request on arrival and its status once answered. */
+  recorder(via: Via, op: string): RequestHandler {
+    return (req, res, next) => {
+      const entry: RecordedRequest = {
+        seq: ++this.seq,
+        at: this.now().toISOString(),
+        via,
+        op,
+        params: paramsOf(req, via),
+        status: 0,
+      };
+      this.entries.push(entry);
+      this.live.set(req, entry);
+      res.on("finish", () => {
+        if (entry.status !== "dropped") entry.status = res.statusCode;
+      });
+      next();
+    };
+  }
+
+  markDropped(req: Request): void {
+    const entry = this.live.get(req);
+    if (entry) entry.status = "dropped";
+  }
+}
+
+function paramsOf(req: Request, via: Via): Record<string, unknown> {
+  const body = isPlainObject(req.body) ? req.body : {};
+  const query = req.query as Record<string, unknown>;
+  // v2 reads the query string first (it is where the interface puts parameters); v1 reads the body.
+  const merged: Record<string, unknown> =
+    via === "v2" ? { ...body, ...query } : { ...query, ...req.params, ...body };
+  delete merged.token;
+  return merged;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

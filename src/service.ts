@@ -1,0 +1,165 @@
+import { writeFileSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import { resolve } from "node:path";
+import type { Config } from "./config/load.js";
+import { adminRouter } from "./http/admin-routes.js";
+import { createApp } from "./http/app.js";
+import { systemClock, type Clock } from "./jobs/clock.js";
+import { JobQueue } from "./jobs/queue.js";
+import { JobRunner, type JobHandler, type RunnerObserver } from "./jobs/runner.js";
+import type { LifecycleDeps } from "./lifecycle/deps.js";
+import { lifecycleHandlers, recordStoppedJobs } from "./lifecycle/handlers.js";
+import { createUpstream, type Upstream } from "./lifecycle/upstream.js";
+import type { Logger } from "./log/logger.js";
+import { createV1Client, type V1Client } from "./reseller/v1.js";
+import { createV2Client, type V2Client } from "./reseller/v2.js";
+import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox } from "./sandbox/app.js";
+import { scheduleRenewals } from "./renewals/schedule.js";
+import { createSweep, type Sweep } from "./renewals/sweep.js";
+import { openDatabase, type Db } from "./store/database.js";
+import { migrate } from "./store/migrations.js";
+import { ServiceStore } from "./store/services.js";
+import { billingWebhookRouter } from "./webhooks/billing-route.js";
+import { createIntake } from "./webhooks/intake.js";
+import { secretKey } from "./webhooks/signature.js";
+
+export interface ResellerClients {
+  v1: V1Client;
+  v2: V2Client | null;
+  /** The in-process sandbox in sandbox mode. */
+  sandbox: RunningSandbox | null;
+  close(): Promise<void>;
+}
+
+/** Where the v1 and v2 clients point: the configured reseller, or a sandbox started here. */
+export async function connectReseller(config: Config, logger: Logger): Promise<ResellerClients> {
+  const timeoutMs = config.RESELLER_TIMEOUT_MS;
+  const log = logger.child({ component: "reseller" });
+  if (config.upstream.mode === "live") {
+    const { apiUrl, apiToken, legacy } = config.upstream;
+    return {
+      v1: createV1Client({ baseUrl: apiUrl, token: apiToken, timeoutMs, logger: log }),
+      v2: legacy ? createV2Client({ baseUrl: legacy.url, token: legacy.token, timeoutMs, logger: log }) : null,
+      sandbox: null,
+      close: async () => {},
+    };
+  }
+  const sandbox = await createSandbox({
+    statePath: resolve(config.dataDir, "sandbox-state.json"),
+    logger: logger.child({ component: "sandbox" }),
+  }).listen(0, "127.0.0.1");
+  // Lets the CLI's reseller commands find the embedded sandbox of a running service.
+  const pointer = resolve(config.dataDir, "sandbox-upstream.json");
+  writeFileSync(pointer, JSON.stringify({ apiUrl: sandbox.apiUrl, legacyUrl: sandbox.legacyUrl, pid: process.pid }) + "\n");
+  return {
+    v1: createV1Client({ baseUrl: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller, timeoutMs, logger: log }),
+    v2: createV2Client({ baseUrl: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy, timeoutMs, logger: log }),
+    sandbox,
+    close: async () => {
+      rmSync(pointer, { force: true });
+      await sandbox.close();
+    },
+  };
+}
+
+export interface ServiceOptions {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  /** Reseller clients to use instead of connecting from config (tests point them at their sandbox). */
+  reseller?: ResellerClients;
+  /** Extra job handlers (e.g. mail) by kind. */
+  handlers?: Record<string, JobHandler>;
+  observer?: RunnerObserver;
+  /** Poll interval of the job runner. (Default: 500 ms) */
+  pollMs?: number;
+  /** First retry delay. (Default: 2000 ms) */
+  baseDelayMs?: number;
+  /** Run the renewal sweep on RENEWAL_CRON. (Default: true) */
+  renewalSchedule?: boolean;
+  /** Grace for running jobs at shutdown. (Default: 10000 ms) */
+  shutdownGraceMs?: number;
+}
+
+export interface RunningService {
+  url: string;
+  db: Db;
+  queue: JobQueue;
+  services: ServiceStore;
+  runner: JobRunner;
+  upstream: Upstream;
+  reseller: ResellerClients;
+  sweep: Sweep;
+  close(): Promise<void>;
+}
+
+/** The composition root: database, queue, runner, HTTP server. */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const db = openDatabase(config.DATABASE_PATH);
+  const applied = migrate(db);
+  if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+
+  const reseller = options.reseller ?? (await connectReseller(config, logger));
+  const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2);
+  const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS });
+  const services = new ServiceStore(db);
+  const deps: LifecycleDeps = { db, services, queue, upstream, catalog: config.catalog, clock };
+
+  const sweep = createSweep(db, queue, clock, config.RENEWAL_LEAD_DAYS);
+  const stopped = recordStoppedJobs(deps);
+  const runner = new JobRunner({
+    queue,
+    clock,
+    logger: logger.child({ component: "jobs" }),
+    concurrency: config.WORKER_CONCURRENCY,
+    maxDelayMs: config.RETRY_MAX_DELAY_SECONDS * 1000,
+    baseDelayMs: options.baseDelayMs,
+    pollMs: options.pollMs,
+    handlers: { ...lifecycleHandlers(deps, { afterPayment: (id) => sweep.sweepService(id) }), ...options.handlers },
+    observer: {
+      attemptFinished: options.observer?.attemptFinished,
+      jobStopped: (job, state, message) => {
+        stopped(job, state, message);
+        options.observer?.jobStopped?.(job, state, message);
+      },
+    },
+  });
+
+  const accept = createIntake({ db, queue, services, catalog: config.catalog, clock });
+  const app = createApp({
+    logger: logger.child({ component: "http" }),
+    routers: [
+      billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock }),
+      adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
+    ],
+  });
+
+  const server = await new Promise<Server>((ok, fail) => {
+    const s = app.listen(config.PORT, config.HOST, () => ok(s));
+    s.once("error", fail);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+  const url = `http://${host}:${port}`;
+  runner.start();
+  const renewals = options.renewalSchedule === false ? null : scheduleRenewals(config.RENEWAL_CRON, sweep, logger.child({ component: "renewals" }));
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      renewals?.stop();
+      const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);
+      if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      if (!options.reseller) await reseller.close();
+      db.close();
+    })());
+
+  return { url, db, queue, services, runner, upstream, reseller, sweep, close };
+}

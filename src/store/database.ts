@@ -1,0 +1,27 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+
+export type Db = Database.Database;
+
+export interface OpenDatabaseOptions {
+  readonly?: boolean;
+}
+
+/**
+ * Opens the SQLite file with every pragma the service relies on, in one place.
+ * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
+ * - synchronous=FULL: a 202 promises the event survives a power cut, not only a crash.
+ * - busy_timeout: the CLI and the service may briefly contend for the write lock.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Db {
+  if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { readonly: options.readonly ?? false });
+  db.pragma("busy_timeout = 5000");
+  if (!options.readonly) {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+  }
+  db.pragma("foreign_keys = ON");
+  return db;
+}

@@ -1,0 +1,102 @@
+import type { Db } from "./database.js";
+
+export const SERVICE_STATUSES = ["pending", "active", "suspended", "terminated", "failed"] as const;
+export type ServiceStatus = (typeof SERVICE_STATUSES)[number];
+
+export interface ServiceRow {
+  service_id: string;
+  product_id: string;
+  kind: "licence" | "bundle";
+  type: string | null;
+  bundle: string | null;
+  bundle_key: string | null;
+  variant: string | null;
+  upstream_variant: string | null;
+  ip: string;
+  billing_cycle: string;
+  months: number;
+  status: ServiceStatus;
+  customer_email: string | null;
+  customer_name: string | null;
+  expires_at: number | null;
+  paid_until: number | null;
+  ip_changes: number;
+  companions: string;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type NewService = Omit<ServiceRow, "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at"> & {
+  expires_at?: number | null;
+};
+
+export interface HistoryRow {
+  id: number;
+  service_id: string;
+  at: number;
+  event_id: string | null;
+  job_id: number | null;
+  action: string;
+  detail: string | null;
+}
+
+type Patch = Partial<Omit<ServiceRow, "service_id" | "created_at" | "updated_at">>;
+
+/** The licence rows and their history. Synchronous: callers wrap several calls in one transaction. */
+export class ServiceStore {
+  private readonly s;
+  private readonly updates = new Map<string, ReturnType<Db["prepare"]>>();
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
+      insert: db.prepare(
+        `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
+           customer_email, customer_name, expires_at, paid_until, created_at, updated_at)
+         VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
+           @customer_email, @customer_name, @expires_at, @paid_until, @now, @now)`,
+      ),
+      history: db.prepare(
+        "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
+      ),
+      historyOf: db.prepare("SELECT * FROM history WHERE service_id = ? ORDER BY id"),
+      byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
+      all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
+    };
+  }
+
+  get(serviceId: string): ServiceRow | undefined {
+    return this.s.get.get(serviceId) as ServiceRow | undefined;
+  }
+
+  insert(row: NewService, now: number): void {
+    this.s.insert.run({ ...row, expires_at: row.expires_at ?? null, now });
+  }
+
+  /** Updates the named columns only. */
+  update(serviceId: string, patch: Patch, now: number): void {
+    const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    if (keys.length === 0) return;
+    const cacheKey = keys.join(",");
+    let stmt = this.updates.get(cacheKey);
+    if (!stmt) {
+      const sql = `UPDATE services SET ${keys.map((k) => `${k} = @${k}`).join(", ")}, updated_at = @updated_at WHERE service_id = @service_id`;
+      stmt = this.db.prepare(sql);
+      this.updates.set(cacheKey, stmt);
+    }
+    stmt.run({ ...Object.fromEntries(keys.map((k) => [k, (patch as Record<string, unknown>)[k]])), service_id: serviceId, updated_at: now });
+  }
+
+  addHistory(entry: Omit<HistoryRow, "id" | "event_id" | "job_id" | "detail"> & Partial<Pick<HistoryRow, "event_id" | "job_id" | "detail">>): void {
+    this.s.history.run({ event_id: null, job_id: null, detail: null, ...entry });
+  }
+
+  history(serviceId: string): HistoryRow[] {
+    return this.s.historyOf.all(serviceId) as HistoryRow[];
+  }
+
+  list(status?: ServiceStatus, limit = 10_000): ServiceRow[] {
+    return (status ? this.s.byStatus.all(status, limit) : this.s.all.all(limit)) as ServiceRow[];
+  }
+}

@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { billingCycleSchema } from "../catalog/catalog.js";
+import { ipSchema } from "../reseller/vocabulary.js";
+
+export const EVENT_TYPES = [
+  "service.created",
+  "service.renewed",
+  "service.suspended",
+  "service.unsuspended",
+  "service.terminated",
+  "service.ip_changed",
+  "service.product_changed",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Panels send ids as strings or numbers; we keep them as strings. */
+const idSchema = z
+  .union([z.string().trim().min(1).max(64), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
+  .transform(String)
+  .pipe(z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" }));
+
+const dateSchema = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, { error: "must be an ISO 8601 date, e.g. 2026-12-31" })
+  .refine((s) => !Number.isNaN(Date.parse(s)), { error: "is not a real date" });
+
+const customerSchema = z.object({
+  email: z.email({ error: "must be an e-mail address" }).max(254),
+  name: z.string().trim().max(200).optional(),
+});
+
+const serviceSchema = z.object({
+  id: idSchema,
+  product_id: idSchema.optional(),
+  billing_cycle: billingCycleSchema.optional(),
+  ip: ipSchema.optional(),
+  customer: customerSchema.optional(),
+  next_due_date: dateSchema.optional(),
+});
+
+const changesSchema = z.object({
+  ip: ipSchema.optional(),
+  product_id: idSchema.optional(),
+});
+
+/** Fields each event type cannot do without, as [path, message]. */
+const REQUIRED: Record<EventType, [string[], string][]> = {
+  "service.created": [
+    [["service", "product_id"], "is required"],
+    [["service", "billing_cycle"], "is required"],
+    [["service", "ip"], "is required"],
+    [["service", "customer", "email"], "is required: the install command is mailed there"],
+  ],
+  "service.renewed": [],
+  "service.suspended": [],
+  "service.unsuspended": [],
+  "service.terminated": [],
+  "service.ip_changed": [[["changes", "ip"], "is required for service.ip_changed"]],
+  "service.product_changed": [[["changes", "product_id"], "is required for service.product_changed"]],
+};
+
+export const billingEventSchema = z
+  .object({
+    type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }),
+    service: serviceSchema,
+    changes: changesSchema.optional(),
+  })
+  .superRefine((event, ctx) => {
+    for (const [path, message] of REQUIRED[event.type]) {
+      let v: unknown = event;
+      for (const p of path) v = v === undefined || v === null ? undefined : (v as Record<string, unknown>)[p];
+      if (v === undefined) ctx.addIssue({ code: "custom", path, message });
+    }
+  });
+
+export type BillingEvent = z.output<typeof billingEventSchema>;
+
+/** Field path → messages, the body of a 422. */
+export type FieldErrors = Record<string, string[]>;
+
+export function fieldErrors(error: z.ZodError): FieldErrors {
+  const out: FieldErrors = {};
+  for (const issue of error.issues) {
+    const key = issue.path.length ? issue.path.join(".") : "(body)";
+    const message = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+    (out[key] ??= []).push(message);
+  }
+  return out;
+}

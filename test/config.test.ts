@@ -1,0 +1,118 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { describeConfig } from "../src/config/describe.js";
+import { ConfigError, EX_CONFIG, loadConfig } from "../src/config/load.js";
+
+const SECRET = "whsec_" + Buffer.from("0123456789abcdef0123").toString("base64");
+const live = {
+  RESELLER_API_URL: "https://reseller.example/api/v1",
+  RESELLER_API_TOKEN: "tok_live_123",
+  WEBHOOK_SECRETS: SECRET,
+  ADMIN_TOKEN: "admin-token-0123456789",
+};
+
+function tempDir() {
+  return mkdtempSync(join(tmpdir(), "lb-config-"));
+}
+
+function problems(env: Record<string, string>): string[] {
+  const dir = tempDir();
+  try {
+    loadConfig({ env: { DATABASE_PATH: join(dir, "db.sqlite"), ...env }, cwd: process.cwd() });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.lines;
+    throw err;
+  }
+  return [];
+}
+
+describe("configuration", () => {
+  it("no configuration at all is sandbox mode with generated, persistent credentials", () => {
+    const dir = tempDir();
+    const env = { DATABASE_PATH: join(dir, "db.sqlite") };
+    const a = loadConfig({ env, cwd: process.cwd() });
+    const b = loadConfig({ env, cwd: process.cwd() });
+    expect(a.sandbox).toBe(true);
+    expect(a.upstream.mode).toBe("sandbox");
+    expect(a.WEBHOOK_SECRETS[0]).toMatch(/^whsec_/);
+    expect(b.WEBHOOK_SECRETS).toEqual(a.WEBHOOK_SECRETS);
+    expect(b.ADMIN_TOKEN).toBe(a.ADMIN_TOKEN);
+  });
+
+  it("a complete live configuration loads with its defaults", () => {
+    const c = loadConfig({ env: { ...live, DATABASE_PATH: join(tempDir(), "x.db") }, cwd: process.cwd() });
+    expect(c.sandbox).toBe(false);
+    expect(c.PORT).toBe(8080);
+    expect(c.RENEWAL_LEAD_DAYS).toBe(3);
+    expect(c.WORKER_CONCURRENCY).toBe(8);
+    expect(c.catalog.product("13")).toMatchObject({ type: "litespeed", variant: "litespeed4", maxIpChanges: 3 });
+  });
+
+  it("a missing token names RESELLER_API_TOKEN", () => {
+    const { RESELLER_API_TOKEN: _drop, ...env } = live;
+    expect(problems(env)).toEqual([expect.stringMatching(/^RESELLER_API_TOKEN: is required when RESELLER_API_URL is set/)]);
+  });
+
+  it("a malformed URL names RESELLER_API_URL", () => {
+    expect(problems({ ...live, RESELLER_API_URL: "not a url" })).toEqual([expect.stringMatching(/^RESELLER_API_URL: /)]);
+  });
+
+  it("a bad cron expression names RENEWAL_CRON and says what is expected", () => {
+    const lines = problems({ ...live, RENEWAL_CRON: "every hour" });
+    expect(lines).toEqual([expect.stringMatching(/^RENEWAL_CRON: is not a valid cron expression \(expected .*cron/)]);
+  });
+
+  it("reports every problem at once, one line each", () => {
+    const lines = problems({ ...live, PORT: "http", WORKER_CONCURRENCY: "0", WEBHOOK_SECRETS: "nope", LOG_LEVEL: "loud" });
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["LOG_LEVEL", "PORT", "WEBHOOK_SECRETS", "WORKER_CONCURRENCY"]);
+  });
+
+  it("refuses a secret in the settings file", () => {
+    const dir = tempDir();
+    const file = join(dir, "settings.json");
+    writeFileSync(file, JSON.stringify({ PORT: 9000, ADMIN_TOKEN: "x".repeat(20) }));
+    expect(problems({ ...live, CONFIG_FILE: file })).toEqual([expect.stringMatching(/^ADMIN_TOKEN: is a secret/)]);
+  });
+
+  it("lets the environment override the settings file", () => {
+    const dir = tempDir();
+    const file = join(dir, "settings.json");
+    writeFileSync(file, JSON.stringify({ PORT: 9000, RENEWAL_LEAD_DAYS: 5 }));
+    const c = loadConfig({ env: { ...live, CONFIG_FILE: file, PORT: "9100", DATABASE_PATH: join(dir, "d.db") }, cwd: process.cwd() });
+    expect(c.PORT).toBe(9100);
+    expect(c.RENEWAL_LEAD_DAYS).toBe(5);
+  });
+
+  it("reports a broken product catalogue under PRODUCTS_FILE with the field path", () => {
+    const dir = tempDir();
+    const file = join(dir, "products.json");
+    writeFileSync(file, JSON.stringify({ products: { "1": { type: "cpanel", variant: "litespeed4" }, "2": { type: "nope" } } }));
+    const lines = problems({ ...live, PRODUCTS_FILE: file });
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.every((l) => l.startsWith("PRODUCTS_FILE: products."))).toBe(true);
+  });
+
+  it("masks every secret when the configuration is described", () => {
+    const c = loadConfig({
+      env: { ...live, SMTP_URL: "smtp://mailer:hunter2pass@mail.example:587", DATABASE_PATH: join(tempDir(), "x.db") },
+      cwd: process.cwd(),
+    });
+    const text = JSON.stringify(describeConfig(c));
+    for (const secret of ["tok_live_123", SECRET, "admin-token-0123456789", "hunter2pass"]) expect(text).not.toContain(secret);
+    expect(text).toContain("mail.example");
+  });
+
+  it("the CLI exits 78 with one line naming the variable", () => {
+    const res = spawnSync(process.execPath, ["bin/license-bridge.mjs", "migrate"], {
+      env: { ...process.env, ...live, RESELLER_API_TOKEN: "", RENEWAL_CRON: "bad", DATABASE_PATH: join(tempDir(), "x.db") },
+      encoding: "utf8",
+    });
+    expect(res.status).toBe(EX_CONFIG);
+    expect(res.stderr).toMatch(/RESELLER_API_TOKEN: is required/);
+    expect(res.stderr).toMatch(/RENEWAL_CRON: is not a valid cron expression/);
+    expect(res.stderr).not.toContain("at ");
+  });
+});

@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../../src/config/load.js";
+import type { Clock } from "../../src/jobs/clock.js";
+import type { JobHandler } from "../../src/jobs/runner.js";
+import { silentLogger, type Logger } from "../../src/log/logger.js";
+import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
+import { startService, type RunningService } from "../../src/service.js";
+import { signWebhook } from "../../src/webhooks/signature.js";
+
+export const TEST_SECRET = "whsec_" + Buffer.from("test-secret-0123456789abcdef").toString("base64");
+export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
+
+export interface TestSandbox {
+  sandbox: Sandbox;
+  running: RunningSandbox;
+  close(): Promise<void>;
+}
+
+export async function startTestSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
+  const sandbox = createSandbox(options);
+  const running = await sandbox.listen(0, "127.0.0.1");
+  return { sandbox, running, close: () => running.close() };
+}
+
+/** Environment of a bridge that buys from `sandbox`, with a temp database. */
+export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    DATABASE_PATH: join(dir, "bridge.db"),
+    RESELLER_API_URL: running.apiUrl,
+    RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
+    RESELLER_LEGACY_URL: running.legacyUrl,
+    RESELLER_LEGACY_TOKEN: DEFAULT_SANDBOX_TOKENS.legacy,
+    WEBHOOK_SECRETS: TEST_SECRET,
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    RESELLER_TIMEOUT_MS: "2000",
+    LOG_LEVEL: "silent",
+    ...extra,
+  };
+}
+
+export interface TestBridge {
+  service: RunningService;
+  config: Config;
+  url: string;
+  dir: string;
+  /** Signs and posts an event; returns status and JSON body. */
+  send(event: unknown, options?: SendOptions): Promise<{ status: number; body: Record<string, unknown> }>;
+  admin(path: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export interface SendOptions {
+  id?: string;
+  secret?: string;
+  nowMs?: number;
+  headers?: Record<string, string>;
+  rawBody?: string;
+}
+
+let seq = 0;
+export function uniqueId(prefix = "msg"): string {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
+}
+
+export async function startTestBridge(
+  sb: TestSandbox,
+  options: { env?: Record<string, string>; clock?: Clock; handlers?: Record<string, JobHandler>; logger?: Logger; dir?: string } = {},
+): Promise<TestBridge> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
+  const config = loadConfig({ env: bridgeEnv(sb.running, dir, options.env), cwd: process.cwd() });
+  const service = await startService({
+    config,
+    logger: options.logger ?? silentLogger(),
+    clock: options.clock,
+    pollMs: 50,
+    baseDelayMs: 40,
+    shutdownGraceMs: 2000,
+    handlers: options.handlers,
+  });
+  const url = service.url;
+  return {
+    service,
+    config,
+    url,
+    dir,
+    async send(event, o = {}) {
+      const body = o.rawBody ?? JSON.stringify(event);
+      const headers = signWebhook(o.secret ?? TEST_SECRET, o.id ?? uniqueId(), body, o.nowMs ?? Date.now());
+      const res = await fetch(`${url}/webhooks/billing`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers, ...o.headers },
+        body,
+      });
+      return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+    },
+    async admin(path, init = {}) {
+      const res = await fetch(`${url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json", ...(init.headers as Record<string, string>) },
+      });
+      return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+    },
+    async close() {
+      await service.close();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A `service.created` body; override any part. */
+export function createdEvent(over: { id?: string; product_id?: string; ip?: string; cycle?: string; email?: string; next_due_date?: string } = {}) {
+  return {
+    type: "service.created",
+    service: {
+      id: over.id ?? uniqueId("svc"),
+      product_id: over.product_id ?? "12",
+      billing_cycle: over.cycle ?? "monthly",
+      ip: over.ip ?? "203.0.113.10",
+      customer: { email: over.email ?? "ann@example.com", name: "Ann Example" },
+      ...(over.next_due_date ? { next_due_date: over.next_due_date } : {}),
+    },
+  };
+}
+
+export function serviceEvent(type: string, serviceId: string, extra: Record<string, unknown> = {}) {
+  return { type, service: { id: serviceId, ...((extra.service as object) ?? {}) }, ...(extra.changes ? { changes: extra.changes } : {}) };
+}
+
+/** Resolves when the queue has nothing queued or running. */
+export function idle(service: RunningService): boolean {
+  const c = service.queue.counts();
+  return c.queued === 0 && c.running === 0;
+}
