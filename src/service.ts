@@ -1,9 +1,13 @@
 import { writeFileSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
+import type { Express } from "express";
 import { resolve } from "node:path";
 import type { Config } from "./config/load.js";
 import { adminRouter } from "./http/admin-routes.js";
 import { createApp } from "./http/app.js";
+import { healthRouter } from "./http/health-routes.js";
+import { openApiRouter } from "./http/openapi.js";
+import { reconcileRouter } from "./http/reconcile-routes.js";
 import { systemClock, type Clock } from "./jobs/clock.js";
 import { JobQueue } from "./jobs/queue.js";
 import { JobRunner, type JobHandler, type RunnerObserver } from "./jobs/runner.js";
@@ -11,15 +15,22 @@ import type { LifecycleDeps } from "./lifecycle/deps.js";
 import { lifecycleHandlers, recordStoppedJobs } from "./lifecycle/handlers.js";
 import { createUpstream, type Upstream } from "./lifecycle/upstream.js";
 import type { Logger } from "./log/logger.js";
+import { createMetrics, type Metrics } from "./observability/metrics.js";
+import type { UpstreamObserver } from "./reseller/transport.js";
 import { createV1Client, type V1Client } from "./reseller/v1.js";
 import { createV2Client, type V2Client } from "./reseller/v2.js";
 import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox } from "./sandbox/app.js";
+import { alertMailHandler, ALERT_JOB_KIND, createAlerts, type Alerts } from "./alerts/alerts.js";
+import { alertForStoppedJob, resolveOnSuccess } from "./alerts/job-alerts.js";
+import { createMailer, mailHandlers, type Mailer } from "./mail/index.js";
+import { checkRenewalsAtRisk, createRenewalHealing } from "./renewals/healing.js";
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
 import { openDatabase, type Db } from "./store/database.js";
 import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
 import { billingWebhookRouter } from "./webhooks/billing-route.js";
+import { groupCommit } from "./webhooks/group-commit.js";
 import { createIntake } from "./webhooks/intake.js";
 import { secretKey } from "./webhooks/signature.js";
 
@@ -31,15 +42,32 @@ export interface ResellerClients {
   close(): Promise<void>;
 }
 
+/**
+ * Counts every reseller call in `metrics` and logs it as one info line: operation, method,
+ * status, outcome, duration; never a body or URL. Pass it as the clients' `observer` (tests that
+ * build their own clients do so too, with the `metrics` they give `startService`).
+ */
+export function observeUpstream(logger: Logger, metrics?: Metrics): UpstreamObserver {
+  return {
+    callFinished(r) {
+      metrics?.upstream.callFinished(r);
+      logger.info(
+        { operation: r.operation, method: r.method, status: r.status, outcome: r.outcome, duration_ms: Math.round(r.durationMs * 100) / 100 },
+        "upstream call",
+      );
+    },
+  };
+}
+
 /** Where the v1 and v2 clients point: the configured reseller, or a sandbox started here. */
-export async function connectReseller(config: Config, logger: Logger): Promise<ResellerClients> {
+export async function connectReseller(config: Config, logger: Logger, observer?: UpstreamObserver): Promise<ResellerClients> {
   const timeoutMs = config.RESELLER_TIMEOUT_MS;
   const log = logger.child({ component: "reseller" });
   if (config.upstream.mode === "live") {
     const { apiUrl, apiToken, legacy } = config.upstream;
     return {
-      v1: createV1Client({ baseUrl: apiUrl, token: apiToken, timeoutMs, logger: log }),
-      v2: legacy ? createV2Client({ baseUrl: legacy.url, token: legacy.token, timeoutMs, logger: log }) : null,
+      v1: createV1Client({ baseUrl: apiUrl, token: apiToken, timeoutMs, logger: log, observer }),
+      v2: legacy ? createV2Client({ baseUrl: legacy.url, token: legacy.token, timeoutMs, logger: log, observer }) : null,
       sandbox: null,
       close: async () => {},
     };
@@ -52,8 +80,8 @@ export async function connectReseller(config: Config, logger: Logger): Promise<R
   const pointer = resolve(config.dataDir, "sandbox-upstream.json");
   writeFileSync(pointer, JSON.stringify({ apiUrl: sandbox.apiUrl, legacyUrl: sandbox.legacyUrl, pid: process.pid }) + "\n");
   return {
-    v1: createV1Client({ baseUrl: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller, timeoutMs, logger: log }),
-    v2: createV2Client({ baseUrl: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy, timeoutMs, logger: log }),
+    v1: createV1Client({ baseUrl: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller, timeoutMs, logger: log, observer }),
+    v2: createV2Client({ baseUrl: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy, timeoutMs, logger: log, observer }),
     sandbox,
     close: async () => {
       rmSync(pointer, { force: true });
@@ -62,12 +90,26 @@ export async function connectReseller(config: Config, logger: Logger): Promise<R
   };
 }
 
+/** What /readyz must reach: the v1 API, and the legacy one when it provisions. */
+function upstreamUrls(config: Config, reseller: ResellerClients): string[] {
+  if (reseller.sandbox) return [reseller.sandbox.apiUrl];
+  if (config.upstream.mode !== "live") return [];
+  const { apiUrl, legacy } = config.upstream;
+  return config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl];
+}
+
 export interface ServiceOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Reseller clients to use instead of connecting from config (tests point them at their sandbox). */
+  /**
+   * Reseller clients to use instead of connecting from config (tests point them at their sandbox).
+   * Build them with `observer: observeUpstream(logger, metrics)` and pass the same `metrics` to
+   * have their calls counted and logged.
+   */
   reseller?: ResellerClients;
+  /** The metrics to record into. (Default: a fresh registry) */
+  metrics?: Metrics;
   /** Extra job handlers (e.g. mail) by kind. */
   handlers?: Record<string, JobHandler>;
   observer?: RunnerObserver;
@@ -75,6 +117,10 @@ export interface ServiceOptions {
   pollMs?: number;
   /** First retry delay. (Default: 2000 ms) */
   baseDelayMs?: number;
+  /** A mailer instead of one built from SMTP_URL (tests). */
+  mailer?: Mailer;
+  /** Mail templates directory. (Default: config/mail) */
+  templatesDir?: string;
   /** Run the renewal sweep on RENEWAL_CRON. (Default: true) */
   renewalSchedule?: boolean;
   /** Grace for running jobs at shutdown. (Default: 10000 ms) */
@@ -90,6 +136,14 @@ export interface RunningService {
   upstream: Upstream;
   reseller: ResellerClients;
   sweep: Sweep;
+  alerts: Alerts;
+  mailer: Mailer;
+  /** Prometheus metrics, as served at /metrics. */
+  metrics: Metrics;
+  /** The Express app behind `url`. */
+  app: Express;
+  /** One maintenance pass (renewals at risk, blocked renewals back in the queue), as the cron tick runs it. */
+  maintenance(): void;
   close(): Promise<void>;
 }
 
@@ -101,7 +155,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const applied = migrate(db);
   if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
 
-  const reseller = options.reseller ?? (await connectReseller(config, logger));
+  const metrics = options.metrics ?? createMetrics();
+  const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
   const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2);
   const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS });
   const services = new ServiceStore(db);
@@ -109,6 +164,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const sweep = createSweep(db, queue, clock, config.RENEWAL_LEAD_DAYS);
   const stopped = recordStoppedJobs(deps);
+  const alerts = createAlerts({ db, queue, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
+  const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
+  const handlers: Record<string, JobHandler> = {
+    ...lifecycleHandlers(deps, { afterPayment: (id) => sweep.sweepService(id) }),
+    ...mailHandlers(config, deps, logger, { mailer, templatesDir: options.templatesDir }),
+    ...(config.OPERATOR_EMAIL ? { [ALERT_JOB_KIND]: alertMailHandler(mailer, config.MAIL_FROM, config.OPERATOR_EMAIL) } : {}),
+    ...options.handlers,
+  };
   const runner = new JobRunner({
     queue,
     clock,
@@ -117,22 +180,32 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     maxDelayMs: config.RETRY_MAX_DELAY_SECONDS * 1000,
     baseDelayMs: options.baseDelayMs,
     pollMs: options.pollMs,
-    handlers: { ...lifecycleHandlers(deps, { afterPayment: (id) => sweep.sweepService(id) }), ...options.handlers },
+    handlers,
     observer: {
-      attemptFinished: options.observer?.attemptFinished,
-      jobStopped: (job, state, message) => {
-        stopped(job, state, message);
-        options.observer?.jobStopped?.(job, state, message);
+      attemptFinished: (job, outcome, ms, error) => {
+        metrics.jobs.attemptFinished(job, outcome, ms);
+        if (outcome === "succeeded") resolveOnSuccess(alerts, job);
+        options.observer?.attemptFinished?.(job, outcome, ms, error);
+      },
+      jobStopped: (job, state, message, error) => {
+        stopped(job, state, message, error);
+        alertForStoppedJob(alerts, job, state, message, error);
+        options.observer?.jobStopped?.(job, state, message, error);
       },
     },
   });
 
-  const accept = createIntake({ db, queue, services, catalog: config.catalog, clock });
+  metrics.track({ jobCounts: () => queue.counts(), openAlerts: () => alerts.open().length });
+
+  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }));
   const app = createApp({
     logger: logger.child({ component: "http" }),
     routers: [
-      billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock }),
+      healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller) }),
+      openApiRouter(),
+      billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
+      reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, logger: logger.child({ component: "reconcile" }) }),
     ],
   });
 
@@ -145,12 +218,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host}:${port}`;
   runner.start();
-  const renewals = options.renewalSchedule === false ? null : scheduleRenewals(config.RENEWAL_CRON, sweep, logger.child({ component: "renewals" }));
+  const heal = createRenewalHealing(db, clock, () => runner.wake());
+  const maintenance = () => {
+    checkRenewalsAtRisk(db, clock, alerts);
+    heal(config.BLOCKED_RETRY_MINUTES * 60_000);
+  };
+  const renewals =
+    options.renewalSchedule === false
+      ? null
+      : scheduleRenewals(config.RENEWAL_CRON, sweep, logger.child({ component: "renewals" }), maintenance);
+  const healTimer = setInterval(() => heal(config.BLOCKED_RETRY_MINUTES * 60_000), Math.min(60_000, config.BLOCKED_RETRY_MINUTES * 60_000));
+  healTimer.unref();
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       renewals?.stop();
+      clearInterval(healTimer);
       const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);
       if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
       await new Promise<void>((r) => {
@@ -158,8 +242,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         server.closeAllConnections();
       });
       if (!options.reseller) await reseller.close();
+      if (!options.mailer) mailer.close();
       db.close();
     })());
 
-  return { url, db, queue, services, runner, upstream, reseller, sweep, close };
+  return { url, db, queue, services, runner, upstream, reseller, sweep, alerts, mailer, metrics, app, maintenance, close };
 }

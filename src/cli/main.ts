@@ -1,5 +1,9 @@
 import { Command, CommanderError } from "commander";
+import { jobsCommands } from "./commands/jobs.js";
+import { licensesCommands } from "./commands/licenses.js";
 import { migrateCommand } from "./commands/migrate.js";
+import { reconcileCommand } from "./commands/reconcile.js";
+import { renewCommand } from "./commands/renew.js";
 import { resellerAccountCommands } from "./commands/reseller-account.js";
 import { sandboxCommand } from "./commands/sandbox.js";
 import { serveCommand } from "./commands/serve.js";
@@ -22,6 +26,10 @@ export function buildProgram(): Command {
   sandboxCommand(program);
   resellerAccountCommands(program, outputOf);
   triggerCommand(program, outputOf);
+  renewCommand(program, outputOf);
+  licensesCommands(program, outputOf);
+  jobsCommands(program, outputOf);
+  reconcileCommand(program, outputOf);
   // Every subcommand shares the override, so usage errors come back as exit code 2.
   const override = (c: Command) => {
     c.exitOverride();

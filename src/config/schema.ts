@@ -9,6 +9,9 @@ export const SECRET_KEYS = [
   "WEBHOOK_SECRETS",
   "ADMIN_TOKEN",
   "SMTP_URL",
+  "HOSTBILL_WEBHOOK_SECRET",
+  "UPMIND_WEBHOOK_SECRET",
+  "BLESTA_WEBHOOK_TOKEN",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -78,7 +81,17 @@ export const configSchema = z
     RENEWAL_LEAD_DAYS: z.coerce.number().int().min(0).max(365).default(3),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
     JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(20),
+    BLOCKED_RETRY_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
     RETRY_MAX_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+    HOSTBILL_WEBHOOK_SECRET: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    UPMIND_WEBHOOK_SECRET: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    BLESTA_WEBHOOK_TOKEN: z.string().min(32, { error: "must be at least 32 characters (it is the only credential)" }).optional(),
+    BLESTA_ALLOWED_IPS: z
+      .string()
+      .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+      .pipe(z.array(z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], { error: "each entry must be an IP address or CIDR range" })))
+      .optional(),
+    ADAPTER_FIELD_MAPS_FILE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
   })
   .superRefine((c, ctx) => {
@@ -129,6 +142,12 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   WORKER_CONCURRENCY: "a whole number 1-256, e.g. 8",
   JOB_MAX_ATTEMPTS: "a whole number 1-1000, e.g. 20",
   RETRY_MAX_DELAY_SECONDS: "seconds 1-86400, e.g. 300",
+  BLOCKED_RETRY_MINUTES: "minutes 1-1440, e.g. 15",
+  HOSTBILL_WEBHOOK_SECRET: "the secret of the HostBill WebHooks plugin's webhook (16+ characters)",
+  UPMIND_WEBHOOK_SECRET: "the signing secret of the Upmind webhook (16+ characters)",
+  BLESTA_WEBHOOK_TOKEN: "a long random token (32+ characters) that ends the Blesta webhook URL",
+  BLESTA_ALLOWED_IPS: "comma-separated IPs or CIDR ranges Blesta sends from, e.g. 192.0.2.10,2001:db8::/32",
+  ADAPTER_FIELD_MAPS_FILE: "a JSON file overriding the panel adapters' field mappings",
   LOG_LEVEL: LOG_LEVELS.join(", "),
 };
 

@@ -5,7 +5,7 @@ import { requestLog } from "./request-log.js";
 
 export interface AppDeps {
   logger: Logger;
-  /** Feature routers, mounted in order. */
+  /** Feature routers, mounted in order: health, metrics and the API document first, then webhooks and admin. */
   routers: Router[];
   /** Log one line per request. (Default: true) */
   logRequests?: boolean;
@@ -17,9 +17,6 @@ export function createApp(deps: AppDeps): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   if (deps.logRequests !== false) app.use(requestLog(deps.logger));
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
   for (const r of deps.routers) app.use(r);
   app.use((_req, res) => sendError(res, 404, "Not found"));
   app.use(errorHandler(deps.logger));

@@ -15,7 +15,8 @@ export function requestLog(logger: Logger): RequestHandler {
       logger.info(
         {
           method: req.method,
-          path: req.path,
+          // originalUrl: a router mounted under a prefix (e.g. the admin auth) rewrites req.url.
+          path: req.originalUrl.split("?", 1)[0],
           status: res.statusCode,
           duration_ms: Math.round(durationMs * 100) / 100,
           request_id: requestId,

@@ -1,4 +1,5 @@
 import type { Db } from "../store/database.js";
+import { withFullSync } from "../store/durable.js";
 import type { Clock } from "./clock.js";
 import type { EnqueueInput, Job, JobState } from "./types.js";
 
@@ -84,7 +85,9 @@ export class JobQueue {
       byUnique: db.prepare("SELECT id FROM jobs WHERE unique_key = ?"),
       get: db.prepare("SELECT * FROM jobs WHERE id = ?"),
       reclaim: db.prepare(
-        "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now",
+        // Never from the claiming worker itself: it knows its jobs still run (a clock jump or a
+        // long pause must not start a second copy of a job beside the first).
+        "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now AND leased_by <> @worker",
       ),
       // A job is runnable when it is due and no earlier job of its queue is unfinished.
       // Blocked counts as unfinished: later events of a service wait for the operator too.
@@ -150,7 +153,7 @@ export class JobQueue {
     return this.db
       .transaction(() => {
         const now = this.clock.now();
-        this.s.reclaim.run({ now });
+        this.s.reclaim.run({ now, worker });
         const ids = this.s.runnable.all({ now, limit }) as { id: number }[];
         const jobs: Job[] = [];
         for (const { id } of ids) {
@@ -162,6 +165,25 @@ export class JobQueue {
       .immediate();
   }
 
+  /**
+   * Puts back the running jobs of workers that `isDead` says are gone (e.g. a process on this host
+   * that no longer exists), without waiting for their leases to run out. Returns how many.
+   */
+  reclaimFrom(isDead: (worker: string) => boolean): number {
+    return this.db
+      .transaction(() => {
+        const holders = this.db.prepare("SELECT DISTINCT leased_by AS w FROM jobs WHERE state = 'running'").all() as { w: string }[];
+        let n = 0;
+        const put = this.db.prepare(
+          "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND leased_by = @worker",
+        );
+        for (const { w } of holders) if (isDead(w)) n += put.run({ worker: w, now: this.clock.now() }).changes;
+        if (n) this.notify();
+        return n;
+      })
+      .immediate();
+  }
+
   /** Extends the leases of every job `worker` holds; the runner calls it while jobs run. */
   heartbeat(worker: string): void {
     this.s.heartbeat.run({ worker, until: this.clock.now() + this.leaseMs });
@@ -169,7 +191,10 @@ export class JobQueue {
 
   /** Records that a call which may charge money is about to be made (or clears it with null). */
   setIntent(id: number, worker: string, intent: unknown): void {
-    this.s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: this.clock.now() });
+    const run = () => this.s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: this.clock.now() });
+    // The intent guards money: it must be on disk before the call it announces is sent.
+    if (intent === null) run();
+    else withFullSync(this.db, run);
   }
 
   succeed(id: number, worker: string): boolean {

@@ -26,7 +26,7 @@ export type AttemptOutcome = "succeeded" | "retry" | "failed" | "blocked";
 export interface RunnerObserver {
   attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
   /** A job ended failed or blocked: the place for service status, history and operator alerts. */
-  jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string): void;
+  jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string, error: unknown): void;
 }
 
 export interface JobRunnerOptions {
@@ -44,6 +44,24 @@ export interface JobRunnerOptions {
   baseDelayMs?: number;
   observer?: RunnerObserver;
   workerId?: string;
+}
+
+/**
+ * Worker ids are "host:pid:random". A worker of this host whose process no longer exists is
+ * dead for sure; anything else (another host, a live pid) is left to its lease.
+ */
+export function deadOnThisHost(worker: string, self: string): boolean {
+  const [host, pidText] = worker.split(":");
+  if (worker === self || host !== hostname()) return false;
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
 }
 
 type Verdict = { action: "retry" | "block" | "fail"; message: string };
@@ -88,6 +106,8 @@ export class JobRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
+    const reclaimed = this.o.queue.reclaimFrom((w) => deadOnThisHost(w, this.workerId));
+    if (reclaimed) this.o.logger.warn({ reclaimed }, "took back jobs of a process on this host that died while running them");
     this.unsubscribe = this.o.queue.onEnqueue(() => this.wake());
     this.pollTimer = setInterval(() => this.fill(), this.o.pollMs ?? 500);
     this.heartbeatTimer = setInterval(() => {
@@ -113,7 +133,8 @@ export class JobRunner {
     return this.inFlight.size;
   }
 
-  private wake(): void {
+  /** Look for runnable jobs now (after jobs were put back in the queue outside `enqueue`). */
+  wake(): void {
     if (this.wakeScheduled || !this.running) return;
     this.wakeScheduled = true;
     // After the current transaction has committed and the caller has returned.
@@ -188,7 +209,7 @@ export class JobRunner {
         logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
       }
       this.o.observer?.attemptFinished?.(job, outcome, ms, err);
-      if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message);
+      if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
     } catch (dbErr) {
       // The lease will run out and the job come back: nothing is lost, only delayed.
       logger.error({ err: dbErr }, "could not record the job's outcome");

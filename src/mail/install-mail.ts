@@ -1,3 +1,4 @@
+import { NotFoundError } from "../reseller/errors.js";
 import { JobBlockedError, JobFailedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
@@ -16,6 +17,7 @@ export interface InstallMailDeps extends LifecycleDeps {
   from: string;
   /** Directory of `install.txt`, `install.html` and their per-type overrides. */
   templatesDir: string;
+  /** Unused by attempts, which log through the job's own logger (it carries job and service ids). */
   logger?: Logger;
 }
 
@@ -81,7 +83,7 @@ export function installMessageId(job: Pick<Job, "id" | "eventId">): string {
  * backoff; rejected SMTP credentials or a broken template block the job for the operator.
  */
 export function installMailHandler(deps: InstallMailDeps): JobHandler {
-  const { db, services, upstream, clock, mailer } = deps;
+  const { db, services, clock, mailer } = deps;
   const mails = new MailStore(db);
   const templates: MailTemplates = createTemplates(deps.templatesDir);
 
@@ -188,7 +190,17 @@ async function installCommands(deps: LifecycleDeps, svc: ServiceRow): Promise<In
   if (types.length === 0) throw new JobFailedError(`bundle "${svc.bundle}" names no licence type the bridge knows`);
   const out: InstallCommand[] = [];
   for (const type of types) {
-    const command = (await deps.upstream.installCommand(svc.ip, type)).trim();
+    let command: string;
+    try {
+      command = (await deps.upstream.installCommand(svc.ip, type)).trim();
+    } catch (err) {
+      // The mail runs beside the service's own queue: an IP change may have moved the licence
+      // since this job read the row. Then it is no failure; the next attempt reads the new IP.
+      if (err instanceof NotFoundError && deps.services.get(svc.service_id)?.ip !== svc.ip) {
+        throw new Error(`the licence moved from ${svc.ip} while the install mail was prepared; retrying with its new IP`);
+      }
+      throw err;
+    }
     if (!command) throw new Error(`the reseller returned an empty install command for ${type} at ${svc.ip}`);
     out.push({ label: productName(type, svc.kind === "licence" ? svc.variant : null), command });
   }

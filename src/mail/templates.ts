@@ -61,8 +61,10 @@ type Placeholder = (typeof PLACEHOLDERS)[number];
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 const DEFAULT_SUBJECT = "Your {{product}} licence for {{ip}}: install command";
 
+const HTML_ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return s.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);
 }
 
 interface Cached {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
 import type { ConnectionOptions } from "node:tls";
 import { join, resolve } from "node:path";
 import nodemailer from "nodemailer";
@@ -116,8 +116,13 @@ function outboxMailer(dir: string): Mailer {
   return {
     description: `outbox ${dir}`,
     async send(mail) {
+      // Unlike an SMTP server, the outbox can tell whether it already holds this mail, so a
+      // resend after a crash (same tag) is a no-op here: one file per mail, exactly.
+      const suffix = `-${safeTag(mail.tag)}.eml`;
+      const existing = (await readdir(dir).catch(() => [] as string[])).find((f) => f.endsWith(suffix));
+      if (existing) return { messageId: mail.messageId, response: `already in ${join(dir, existing)}` };
       const info = await transporter.sendMail(toNodemailer(mail));
-      const file = join(dir, `${fileStamp(new Date())}-${safeTag(mail.tag)}.eml`);
+      const file = join(dir, `${fileStamp(new Date())}${suffix}`);
       await writeAtomically(file, info.message as Buffer);
       return { messageId: info.messageId || mail.messageId, response: `written to ${file}` };
     },

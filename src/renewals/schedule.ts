@@ -7,7 +7,7 @@ export interface RenewalSchedule {
 }
 
 /** Runs the sweep on `expression`; a tick only enqueues, so a slow or repeated tick is harmless. */
-export function scheduleRenewals(expression: string, sweep: Sweep, logger: Logger): RenewalSchedule {
+export function scheduleRenewals(expression: string, sweep: Sweep, logger: Logger, afterSweep?: () => void): RenewalSchedule {
   const task = cron.schedule(
     expression,
     () => {
@@ -15,6 +15,7 @@ export function scheduleRenewals(expression: string, sweep: Sweep, logger: Logge
         const r = sweep.sweep();
         if (r.queued.length) logger.info({ queued: r.queued.length, already_queued: r.alreadyQueued }, "renewal sweep");
         else logger.debug({ already_queued: r.alreadyQueued }, "renewal sweep: nothing new due");
+        afterSweep?.();
       } catch (err) {
         logger.error({ err }, "renewal sweep failed; the next tick tries again");
       }

@@ -61,7 +61,7 @@ export function createSweep(db: Db, queue: JobQueue, clock: Clock, leadDays: num
     /** One service, right after its payment was recorded ("at once if it is already due"). */
     sweepService: (serviceId: string): SweepResult => one.immediate(serviceId),
     /** The SQL of the due query, for the index test. */
-    dueSql: due.source,
+    dueSql: due.source as string,
   };
 }
 

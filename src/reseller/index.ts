@@ -18,5 +18,5 @@ export {
   type UnavailableReason,
 } from "./errors.js";
 export type { UpstreamLicense, SubReseller } from "./answers.js";
-export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryOptions } from "./transport.js";
+export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryOptions, type UpstreamCallReport, type UpstreamObserver } from "./transport.js";
 export * from "./vocabulary.js";

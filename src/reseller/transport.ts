@@ -1,5 +1,5 @@
 import { silentLogger, type Logger } from "../log/logger.js";
-import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError } from "./errors.js";
+import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
 import { redactSecrets, scrubSecrets, scrubText, scrubUrl } from "./redact.js";
 
 /** The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries. */
@@ -48,6 +48,52 @@ export interface Answer {
 export interface Transport {
   /** Resolves with any HTTP answer (the caller classifies statuses); rejects with a ResellerError. */
   send(call: Call): Promise<Answer>;
+}
+
+/** How one upstream call (its retries included) ended, for metrics and a one-line log; never a body. */
+export interface UpstreamCallReport {
+  /** e.g. "v1.register". */
+  operation: string;
+  method: "GET" | "POST";
+  /** HTTP status of the last answer, when one came. */
+  status?: number;
+  /** "ok", the ResellerError kind, or "error" for anything else. */
+  outcome: "ok" | ResellerErrorKind | "error";
+  durationMs: number;
+}
+
+export interface UpstreamObserver {
+  callFinished?(report: UpstreamCallReport): void;
+}
+
+/**
+ * Runs one upstream call (send and the check of its answer) and reports how it ended to
+ * `observer`. An observer that throws is ignored: watching must never break a call.
+ */
+export async function observeCall(
+  observer: UpstreamObserver | undefined,
+  operation: string,
+  method: "GET" | "POST",
+  run: () => Promise<Answer>,
+): Promise<Answer> {
+  if (!observer?.callFinished) return run();
+  const started = performance.now();
+  const report = (outcome: UpstreamCallReport["outcome"], status: number | undefined) => {
+    try {
+      observer.callFinished?.({ operation, method, outcome, durationMs: performance.now() - started, ...(status === undefined ? {} : { status }) });
+    } catch {
+      // A broken observer is not a failed call.
+    }
+  };
+  try {
+    const answer = await run();
+    report("ok", answer.status);
+    return answer;
+  } catch (error) {
+    if (error instanceof ResellerError) report(error.kind, error.status);
+    else report("error", undefined);
+    throw error;
+  }
 }
 
 /** Failures that certainly happened before a byte of the request left this host. */

@@ -15,7 +15,7 @@ import {
 } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
-import { createTransport, type Answer, type RetryOptions } from "./transport.js";
+import { createTransport, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
   bundleIdSchema,
@@ -38,6 +38,8 @@ export interface V1ClientOptions {
   logger?: Logger;
   /** Retries of reads and of requests that never left. (Default: 2 retries from 250 ms) */
   retry?: Partial<RetryOptions>;
+  /** Told how every call ended (operation, status, outcome, duration), e.g. for metrics. (Default: none) */
+  observer?: UpstreamObserver;
 }
 
 const licenseRef = z.object({ ip: ipSchema, type: productTypeSchema });
@@ -124,16 +126,20 @@ export function createV1Client(options: V1ClientOptions): V1Client {
   async function get(operation: string, path: string, query: Record<string, string> = {}): Promise<Answer> {
     const url = new URL(base + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
-    const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true });
-    v1Success(operation, answer);
-    return answer;
+    return observeCall(options.observer, operation, "GET", async () => {
+      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true });
+      v1Success(operation, answer);
+      return answer;
+    });
   }
 
   /** `readOnly` only for POSTs that merely look something up (bundle status). */
   async function post(operation: string, path: string, json: unknown, readOnly = false): Promise<Answer> {
-    const answer = await transport.send({ operation, method: "POST", url: new URL(base + path), headers, json, readOnly });
-    v1Success(operation, answer);
-    return answer;
+    return observeCall(options.observer, operation, "POST", async () => {
+      const answer = await transport.send({ operation, method: "POST", url: new URL(base + path), headers, json, readOnly });
+      v1Success(operation, answer);
+      return answer;
+    });
   }
 
   const raw = (answer: Answer): unknown => redactSecrets(answer.body);

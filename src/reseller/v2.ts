@@ -3,7 +3,7 @@ import type { Logger } from "../log/logger.js";
 import { readV2Answer } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
-import { createTransport, type RetryOptions } from "./transport.js";
+import { createTransport, observeCall, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import { billingCycleMonthsSchema, coreSchema, ipSchema, productTypeSchema } from "./vocabulary.js";
 
 /**
@@ -24,6 +24,8 @@ export interface V2ClientOptions {
   logger?: Logger;
   /** Only requests that never left are retried: every v2 call charges or changes. */
   retry?: Partial<RetryOptions>;
+  /** Told how every call ended (operation, status, outcome, duration), e.g. for metrics. (Default: none) */
+  observer?: UpstreamObserver;
 }
 
 const termInput = z.object({
@@ -64,8 +66,12 @@ export function createV2Client(options: V2ClientOptions): V2Client {
     const url = new URL(base + path);
     url.searchParams.set("token", options.token);
     for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, String(value));
-    const answer = await transport.send({ operation, method, url, readOnly: false });
-    const { message } = readV2Answer(operation, answer);
+    let message = "";
+    const answer = await observeCall(options.observer, operation, method, async () => {
+      const a = await transport.send({ operation, method, url, readOnly: false });
+      ({ message } = readV2Answer(operation, a));
+      return a;
+    });
     return { message, raw: redactSecrets(answer.body) };
   }
 

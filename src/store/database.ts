@@ -11,7 +11,8 @@ export interface OpenDatabaseOptions {
 /**
  * Opens the SQLite file with every pragma the service relies on, in one place.
  * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
- * - synchronous=FULL: a 202 promises the event survives a power cut, not only a crash.
+ * - synchronous=NORMAL: commits survive a process crash; the writes that must also survive a
+ *   power cut (accepted webhooks, charging intents) are fsynced through `withFullSync`.
  * - busy_timeout: the CLI and the service may briefly contend for the write lock.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Db {
@@ -20,7 +21,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   db.pragma("busy_timeout = 5000");
   if (!options.readonly) {
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
+    db.pragma("synchronous = NORMAL");
   }
   db.pragma("foreign_keys = ON");
   return db;

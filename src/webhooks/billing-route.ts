@@ -12,7 +12,7 @@ export interface WebhookObserver {
 }
 
 export interface BillingRouteDeps {
-  accept: (source: string, webhookId: string, event: BillingEvent) => IntakeResult;
+  accept: (source: string, webhookId: string, event: BillingEvent) => Promise<IntakeResult> | IntakeResult;
   keys: readonly Buffer[];
   clock: Clock;
   observer?: WebhookObserver;
@@ -42,7 +42,7 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
       next();
     },
     express.raw({ type: () => true, limit: MAX_WEBHOOK_BYTES }),
-    (req: Request, res: Response) => {
+    async (req: Request, res: Response) => {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const webhookId = req.header("webhook-id");
       try {
@@ -78,7 +78,7 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
         return sendError(res, 422, "Validation error", { errors: fieldErrors(parsed.error) });
       }
 
-      const result = deps.accept("billing", webhookId!, parsed.data);
+      const result = await deps.accept("billing", webhookId!, parsed.data);
       res.locals.webhookId = webhookId;
       note(parsed.data.type, result.status);
       switch (result.status) {

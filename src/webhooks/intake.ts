@@ -64,32 +64,28 @@ export function createIntake(deps: IntakeDeps): (source: string, webhookId: stri
       detail: plan.ignored ?? null,
     });
 
-    if (event.type === "service.created" && !existing) {
+    if (event.type === "service.created" && (!existing || existing.status === "failed")) {
       const product = catalog.product(event.service.product_id!)!;
-      services.insert(
-        {
-          service_id: serviceId,
-          product_id: product.productId,
-          kind: product.kind,
-          type: product.kind === "licence" ? product.type : null,
-          bundle: product.kind === "bundle" ? product.bundle : null,
-          variant: product.kind === "licence" ? product.variant : null,
-          ip: event.service.ip!,
-          billing_cycle: event.service.billing_cycle!,
-          months: catalog.months(event.service.billing_cycle!),
-          status: "pending",
-          customer_email: event.service.customer?.email ?? null,
-          customer_name: event.service.customer?.name ?? null,
-          paid_until: event.service.next_due_date ? Date.parse(event.service.next_due_date) : null,
-        },
-        now,
-      );
+      const row = {
+        product_id: product.productId,
+        kind: product.kind,
+        type: product.kind === "licence" ? product.type : null,
+        bundle: product.kind === "bundle" ? product.bundle : null,
+        variant: product.kind === "licence" ? product.variant : null,
+        ip: event.service.ip!,
+        billing_cycle: event.service.billing_cycle!,
+        months: catalog.months(event.service.billing_cycle!),
+        status: "pending" as const,
+        customer_email: event.service.customer?.email ?? null,
+        customer_name: event.service.customer?.name ?? null,
+        paid_until: event.service.next_due_date ? Date.parse(event.service.next_due_date) : null,
+      };
+      // A panel re-sending the order of a service whose registration failed for good: try again with what it says now.
+      if (existing) services.update(serviceId, { ...row, last_error: null }, now);
+      else services.insert({ service_id: serviceId, ...row }, now);
     }
     if (event.type === "service.ip_changed") {
       services.update(serviceId, { ip_changes: existing!.ip_changes + 1 }, now);
-    }
-    if (existing && event.type === "service.created" && existing.status === "failed") {
-      services.update(serviceId, { status: "pending", last_error: null }, now);
     }
     services.addHistory({
       service_id: serviceId,

@@ -1,11 +1,13 @@
 /** Polls until `check` returns a truthy value (which it returns), or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
+export type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
+
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await check();
-      if (v) return v as NonNullable<T>;
+      if (v) return v as Truthy<T>;
     } catch (err) {
       last = err;
     }

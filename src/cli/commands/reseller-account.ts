@@ -1,43 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { Command } from "commander";
-import { z } from "zod";
-import type { Config } from "../../config/load.js";
-import { ResellerError } from "../../reseller/errors.js";
-import { createV1Client, type V1Client } from "../../reseller/v1.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../sandbox/app.js";
-import { cliLogger, configOrExit } from "../context.js";
+import { configOrExit } from "../context.js";
 import { CliError, emit, table, type Output } from "../output.js";
-
-/** A v1 client with the reseller token, or the admin one for `reseller ...` commands. */
-function clientFor(config: Config, role: "reseller" | "admin"): V1Client {
-  const logger = cliLogger(config, config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
-  if (config.upstream.mode === "live") {
-    const token = role === "admin" ? (config.RESELLER_ADMIN_TOKEN ?? config.upstream.apiToken) : config.upstream.apiToken;
-    return createV1Client({ baseUrl: config.upstream.apiUrl, token, timeoutMs: config.RESELLER_TIMEOUT_MS, logger });
-  }
-  const pointer = resolve(config.dataDir, "sandbox-upstream.json");
-  if (!existsSync(pointer)) {
-    throw new CliError(
-      "sandbox mode and no running service: start it (npm start), or set RESELLER_API_URL to a reseller (or to `npm run sandbox`)",
-    );
-  }
-  const { apiUrl } = z.object({ apiUrl: z.string() }).parse(JSON.parse(readFileSync(pointer, "utf8")));
-  const token = role === "admin" ? DEFAULT_SANDBOX_TOKENS.admin : DEFAULT_SANDBOX_TOKENS.reseller;
-  return createV1Client({ baseUrl: apiUrl, token, timeoutMs: config.RESELLER_TIMEOUT_MS, logger });
-}
-
-async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ResellerError) {
-      const fields = "errors" in err && err.errors ? ` ${JSON.stringify(err.errors)}` : "";
-      throw new CliError(`${err.message}${err.upstreamMessage ? `: ${err.upstreamMessage}` : ""}${fields}`);
-    }
-    throw err;
-  }
-}
+import { upstreamCall as call, v1ClientFromConfig as clientFor } from "../upstream-from-config.js";
 
 const amount = (v: string) => {
   const n = Number(v);

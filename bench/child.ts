@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { dirname, resolve } from "node:path";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Starts `bench/<script>` under tsx in its own process and waits for its "READY <json>" line. */
+export async function startChild<T>(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "bench", script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const info = await new Promise<T>((ok, fail) => {
+    let buf = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const m = /^READY (.*)$/m.exec(buf);
+      if (m) ok(JSON.parse(m[1]!) as T);
+    });
+    child.once("exit", (code) => fail(new Error(`${script} exited with ${code} before it was ready`)));
+  });
+  return {
+    info,
+    child,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
+  };
+}

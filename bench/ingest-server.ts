@@ -1,0 +1,48 @@
+// One server per process, so the load generator never shares its event loop: `bare` is Express 5
+// parsing the same JSON body and answering 202; `bridge` is the real webhook route (raw body,
+// signature, schema, catalogue, group-committed SQLite transaction).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import express from "express";
+import { loadConfig } from "../src/config/load.js";
+import { createApp } from "../src/http/app.js";
+import { systemClock } from "../src/jobs/clock.js";
+import { JobQueue } from "../src/jobs/queue.js";
+import { createLogger } from "../src/log/logger.js";
+import { openDatabase } from "../src/store/database.js";
+import { migrate } from "../src/store/migrations.js";
+import { ServiceStore } from "../src/store/services.js";
+import { billingWebhookRouter } from "../src/webhooks/billing-route.js";
+import { groupCommit } from "../src/webhooks/group-commit.js";
+import { createIntake } from "../src/webhooks/intake.js";
+import { secretKey } from "../src/webhooks/signature.js";
+
+const mode = process.argv[2];
+const secret = process.env.BENCH_SECRET!;
+
+function bare() {
+  const app = express();
+  app.post("/webhooks/billing", express.json({ limit: "64kb" }), (req, res) => {
+    res.status(202).json({ event_id: "evt", status: "accepted", type: (req.body as { type?: string }).type });
+  });
+  return app;
+}
+
+function bridge() {
+  const dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
+  const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000" } });
+  const db = openDatabase(config.DATABASE_PATH);
+  migrate(db);
+  const queue = new JobQueue(db, systemClock);
+  const accept = groupCommit(db, createIntake({ db, queue, services: new ServiceStore(db), catalog: config.catalog, clock: systemClock }));
+  const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
+  return createApp({ logger, routers: [billingWebhookRouter({ accept, keys: [secretKey(secret)], clock: systemClock })] });
+}
+
+const app = mode === "bare" ? bare() : bridge();
+const server = app.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  console.log(`READY ${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}`);
+});
+process.on("SIGTERM", () => server.close(() => process.exit(0)));

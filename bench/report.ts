@@ -1,0 +1,25 @@
+/** Prints a result table for people, then one `name: value` line per figure for scripts. */
+export interface Figure {
+  name: string;
+  value: number;
+  unit?: string;
+  target?: string;
+  met?: boolean;
+}
+
+export function report(title: string, figures: Figure[]): void {
+  const rows = figures.map((f) => [f.name, `${round(f.value)}${f.unit ? ` ${f.unit}` : ""}`, f.target ?? "", f.met === undefined ? "" : f.met ? "met" : "NOT met"]);
+  const head = ["figure", "value", "target", ""];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  console.log(`\n## ${title}\n`);
+  console.log(line(head));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of rows) console.log(line(r));
+  console.log("");
+  for (const f of figures) console.log(`${f.name}: ${round(f.value)}`);
+}
+
+function round(v: number): string {
+  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3);
+}

@@ -1,0 +1,63 @@
+import { Option, type Command } from "commander";
+import { jobIdSchema } from "../../http/admin-routes.js";
+import { jobView } from "../../http/views.js";
+import { systemClock } from "../../jobs/clock.js";
+import { JobQueue } from "../../jobs/queue.js";
+import { JOB_STATES, type JobState } from "../../jobs/types.js";
+import { configOrExit } from "../context.js";
+import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import { withBridgeDatabase } from "./licenses.js";
+
+type JobRow = ReturnType<typeof jobView>;
+
+function jobRows(list: JobRow[]) {
+  return list.map((j) => ({
+    id: j.id,
+    kind: j.kind,
+    service_id: j.service_id,
+    state: j.state,
+    attempts: `${j.attempts}/${j.max_attempts}`,
+    run_at: j.run_at,
+    last_error: j.last_error,
+  }));
+}
+
+export function jobsCommands(program: Command, output: (cmd: Command) => Output): void {
+  const jobs = program.command("jobs").description("the durable job queue: what the bridge is doing, and what waits for you");
+
+  jobs
+    .command("list")
+    .description("list jobs, newest first (at most 500), as GET /admin/jobs does")
+    .addOption(new Option("--state <state>", "only jobs in this state").choices(JOB_STATES))
+    .option("--service-id <id>", "only this billing-panel service's jobs")
+    .option("--kind <kind>", "only jobs of this kind (e.g. register, renew)")
+    .option("--json", "machine-readable output: {\"jobs\": [...]}")
+    .action(async (opts: { state?: JobState; serviceId?: string; kind?: string }, cmd: Command) => {
+      const config = configOrExit();
+      const list = await withBridgeDatabase(config, (db) =>
+        new JobQueue(db, systemClock).list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind }).map(jobView),
+      );
+      emit(output(cmd), { jobs: list }, () => [table(jobRows(list)), `${list.length} job(s)`].join("\n"));
+    });
+
+  jobs
+    .command("retry <id>")
+    .description("queue a failed or blocked job again with fresh attempts; a running service picks it up within a second")
+    .option("--json", "machine-readable output: {\"job\": {...}}")
+    .action(async (rawId: string, _opts: unknown, cmd: Command) => {
+      const id = jobIdSchema.safeParse(rawId);
+      if (!id.success) throw new CliError(`job id must be a positive whole number, got "${rawId}"`, EXIT.usage);
+      const config = configOrExit();
+      const retried = await withBridgeDatabase(config, (db) => {
+        const queue = new JobQueue(db, systemClock);
+        const job = queue.get(id.data);
+        if (!job) throw new CliError(`unknown job ${id.data} (see \`license-bridge jobs list\`)`);
+        const again = queue.retry(id.data);
+        if (!again) throw new CliError(`job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
+        return jobView(again);
+      });
+      emit(output(cmd), { job: retried }, () =>
+        `job ${retried.id} (${retried.kind}${retried.service_id ? `, service ${retried.service_id}` : ""}) queued again; a running service picks it up`,
+      );
+    });
+}

@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs";
+import { Option, type Command } from "commander";
+import type { Config } from "../../config/load.js";
+import { historyView, licenceView } from "../../http/views.js";
+import { openDatabase, type Db } from "../../store/database.js";
+import { migrationStatus } from "../../store/migrations.js";
+import { SERVICE_STATUSES, ServiceStore, type ServiceStatus } from "../../store/services.js";
+import { configOrExit } from "../context.js";
+import { CliError, emit, table, type Output } from "../output.js";
+
+/**
+ * Opens the service's SQLite file next to a running service (WAL: both see each other's
+ * commits), refusing a missing database or one at another migration than the code.
+ */
+export async function withBridgeDatabase<T>(config: Config, fn: (db: Db) => T | Promise<T>): Promise<T> {
+  const path = config.DATABASE_PATH;
+  if (path !== ":memory:" && !existsSync(path)) {
+    throw new CliError(`no database at ${path}: start the service (npm start) or run \`license-bridge migrate\``);
+  }
+  const db = openDatabase(path);
+  try {
+    const status = migrationStatus(db);
+    if (status.databaseVersion !== status.codeVersion) {
+      throw new CliError(`the database is at migration ${status.databaseVersion}, the code at ${status.codeVersion}: run \`license-bridge migrate\` first`);
+    }
+    return await fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+type Licence = ReturnType<typeof licenceView>;
+
+function licenceRows(list: Licence[]) {
+  return list.map((l) => ({
+    service_id: l.service_id,
+    type: l.type ?? `bundle ${l.bundle ?? "?"}`,
+    variant: l.variant,
+    ip: l.ip,
+    status: l.status,
+    expires_at: l.expires_at,
+    paid_until: l.paid_until,
+    last_error: l.last_error,
+  }));
+}
+
+export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
+  const licenses = program.command("licenses").description("the licences the bridge keeps (one per billing-panel service)");
+
+  licenses
+    .command("list")
+    .description("list licences, as GET /admin/licenses does")
+    .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
+    .option("--json", "machine-readable output: {\"licenses\": [...]}")
+    .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
+      const config = configOrExit();
+      const list = await withBridgeDatabase(config, (db) => new ServiceStore(db).list(opts.status).map(licenceView));
+      emit(output(cmd), { licenses: list }, () =>
+        [table(licenceRows(list)), `${list.length} licence(s)${opts.status ? ` ${opts.status}` : ""}`].join("\n"),
+      );
+    });
+
+  licenses
+    .command("show <service-id>")
+    .description("one licence with its history, as GET /admin/services/:id does")
+    .option("--json", "machine-readable output")
+    .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
+      const config = configOrExit();
+      const view = await withBridgeDatabase(config, (db) => {
+        const services = new ServiceStore(db);
+        const svc = services.get(serviceId);
+        if (!svc) throw new CliError(`unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`);
+        return { ...licenceView(svc), history: services.history(svc.service_id).map(historyView) };
+      });
+      emit(output(cmd), view, () => {
+        const { history, customer, companions, ...fields } = view;
+        const facts: Record<string, unknown> = {
+          ...fields,
+          companions: companions.length ? companions.join(", ") : null,
+          customer: [customer.name, customer.email && `<${customer.email}>`].filter(Boolean).join(" ") || null,
+        };
+        const width = Math.max(...Object.keys(facts).map((k) => k.length));
+        const lines = Object.entries(facts).map(([k, v]) => `${k.padEnd(width)}  ${v === null || v === undefined ? "-" : String(v)}`);
+        return [...lines, "", "history:", table(history, ["at", "action", "detail", "job_id"])].join("\n");
+      });
+    });
+}

@@ -1,0 +1,87 @@
+import { Presets, SingleBar } from "cli-progress";
+import type { Command } from "commander";
+import { systemClock } from "../../jobs/clock.js";
+import { reconcile, type DriftItem, type ReconcileProgress } from "../../reconcile/reconcile.js";
+import { ServiceStore } from "../../store/services.js";
+import { configOrExit } from "../context.js";
+import { CliError, emit, table, type Output } from "../output.js";
+import { upstreamCall, upstreamFromConfig } from "../upstream-from-config.js";
+import { withBridgeDatabase } from "./licenses.js";
+
+/** Below this many services a run is over before a bar would be worth drawing. */
+const PROGRESS_MIN = 25;
+
+/** A progress bar on stderr when a person is watching (stderr is a terminal) and there is a lot to do. */
+function progressBar(): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
+  if (process.stderr.isTTY !== true) return { onProgress: () => {}, stop: () => {} };
+  let bar: SingleBar | undefined;
+  let phase: ReconcileProgress["phase"] | undefined;
+  const stop = () => {
+    bar?.stop();
+    bar = undefined;
+  };
+  return {
+    onProgress: (p) => {
+      if (p.total < PROGRESS_MIN) return;
+      if (phase !== p.phase) {
+        stop();
+        phase = p.phase;
+        bar = new SingleBar(
+          { stream: process.stderr, format: `${p.phase === "compare" ? "comparing" : "repairing"} [{bar}] {value}/{total} services`, hideCursor: true },
+          Presets.shades_classic,
+        );
+        bar.start(p.total, 0);
+      }
+      bar?.update(p.done);
+    },
+    stop,
+  };
+}
+
+const columns = ["kind", "service_id", "ip", "type", "expected", "actual", "fix"];
+const rows = (items: DriftItem[]) => items as unknown as Record<string, unknown>[];
+
+export function reconcileCommand(program: Command, output: (cmd: Command) => Output): void {
+  program
+    .command("reconcile")
+    .description("compare the bridge's licences with the reseller's licence list; --fix repairs what needs no purchase")
+    .option("--fix", "suspend at the reseller what the bridge has suspended or terminated, and record what the reseller has (status, IP, variant); never buys")
+    .option("--json", "machine-readable output: {\"drift\": [...], \"fixed\": [...], \"manual\": [...]}, as POST /admin/reconcile")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 when no drift remains; 1 when drift remains for a person (a purchase, a licence no service\n" +
+        "accounts for, a repair that failed, or fixable drift without --fix); 2 usage; 78 configuration.",
+    )
+    .action(async (opts: { fix?: boolean }, cmd: Command) => {
+      const o = output(cmd);
+      const config = configOrExit();
+      const upstream = upstreamFromConfig(config);
+      const progress = progressBar();
+      const result = await withBridgeDatabase(config, (db) =>
+        upstreamCall(() =>
+          reconcile(
+            { db, services: new ServiceStore(db), upstream, clock: systemClock },
+            { fix: opts.fix === true, onProgress: progress.onProgress },
+          ),
+        ).finally(progress.stop),
+      );
+      const remaining = result.drift.length - result.fixed.length;
+      emit(o, result, () => {
+        if (result.drift.length === 0) return "no drift: the bridge and the reseller agree";
+        const parts: string[] = [];
+        if (!opts.fix) {
+          parts.push(table(rows(result.drift), [...columns.slice(0, -1), "fixable", "fix"]));
+          const fixable = result.drift.filter((d) => d.fixable).length;
+          parts.push("", `${result.drift.length} drift item(s)${fixable ? `; ${fixable} can be repaired without a purchase: run again with --fix` : ""}`);
+          return parts.join("\n");
+        }
+        if (result.fixed.length) parts.push(`fixed (${result.fixed.length}):`, table(rows(result.fixed), columns), "");
+        if (result.manual.length) parts.push(`for a person (${result.manual.length}):`, table(rows(result.manual), [...columns, "error"]), "");
+        parts.push(`${result.drift.length} drift item(s): ${result.fixed.length} fixed, ${result.manual.length} for a person`);
+        return parts.join("\n");
+      });
+      if (remaining > 0) {
+        throw new CliError(`${remaining} drift item(s) remain${result.manual.length ? `, ${result.manual.length} need a person` : ""}`);
+      }
+    });
+}

@@ -1,0 +1,154 @@
+import express, { type Response, type Router } from "express";
+import type { Metrics } from "../observability/metrics.js";
+import type { Db } from "../store/database.js";
+import { migrationStatus, readMigrations, type Migration } from "../store/migrations.js";
+
+export interface HealthRouteDeps {
+  db: Db;
+  metrics: Metrics;
+  /**
+   * Base URLs /readyz must reach (the v1 API, and the legacy one when it provisions). Any HTTP
+   * answer, even 401 or 404, counts as reachable; no token is sent, so nothing is spent or logged.
+   */
+  upstreamUrls: readonly string[];
+  /** How long /readyz waits for the upstream. (Default: 2000 ms) */
+  upstreamTimeoutMs?: number;
+  /** The migrations the code knows. (Default: the `migrations/` directory) */
+  migrations?: Migration[];
+}
+
+export interface CheckResult {
+  status: "ok" | "failed";
+  /** Why it failed, or what was checked. */
+  detail?: string;
+  [extra: string]: unknown;
+}
+
+export type ReadinessChecks = Record<"database" | "migrations" | "upstream", CheckResult>;
+
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 2_000;
+
+/** The database accepts a write: take the write lock and change a row, then roll back. */
+export function checkDatabase(db: Db): CheckResult {
+  if (!db.open) return { status: "failed", detail: "the database is closed" };
+  // Fail fast rather than stall the event loop for the connection's whole busy timeout.
+  const busyTimeout = db.pragma("busy_timeout", { simple: true }) as number;
+  db.pragma("busy_timeout = 250");
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.prepare("UPDATE migrations SET name = name WHERE id = (SELECT MAX(id) FROM migrations)").run();
+    } finally {
+      db.exec("ROLLBACK");
+    }
+    return { status: "ok" };
+  } catch (err) {
+    return { status: "failed", detail: `not writable: ${(err as Error).message}` };
+  } finally {
+    db.pragma(`busy_timeout = ${Number(busyTimeout) || 5000}`);
+  }
+}
+
+/** The database is at the code's migration: neither behind (pending) nor ahead (a newer release ran). */
+export function checkMigrations(db: Db, migrations: Migration[]): CheckResult {
+  try {
+    const s = migrationStatus(db, migrations);
+    const versions = { database_version: s.databaseVersion, code_version: s.codeVersion };
+    if (s.databaseVersion > s.codeVersion) {
+      return { status: "failed", detail: `the database is at migration ${s.databaseVersion}, newer than this code (${s.codeVersion})`, ...versions };
+    }
+    if (s.pending.length) {
+      const names = s.pending.map((m) => `${m.id}_${m.name}`).join(", ");
+      return { status: "failed", detail: `pending migrations: ${names}; run \`license-bridge migrate\``, ...versions };
+    }
+    return { status: "ok", ...versions };
+  } catch (err) {
+    return { status: "failed", detail: `cannot read the migration table: ${(err as Error).message}` };
+  }
+}
+
+/** Where an URL points, without credentials, query or fragment: safe to show. */
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+function networkCode(err: unknown): string {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
+    const { code, name } = current as { code?: unknown; name?: unknown };
+    if (name === "TimeoutError") return "timed out";
+    if (typeof code === "string") return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Each URL answers something within the timeout; only a network error or a timeout fails. */
+export async function checkUpstream(urls: readonly string[], timeoutMs: number): Promise<CheckResult> {
+  if (urls.length === 0) return { status: "ok", detail: "no upstream URL configured" };
+  const failures: string[] = [];
+  await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const res = await fetch(url, { method: "GET", redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+        await res.body?.cancel().catch(() => {});
+      } catch (err) {
+        failures.push(`${describeUrl(url)} unreachable (${networkCode(err)})`);
+      }
+    }),
+  );
+  const checked = urls.map(describeUrl);
+  return failures.length ? { status: "failed", detail: failures.join("; "), urls: checked } : { status: "ok", urls: checked };
+}
+
+function noStore(res: Response): Response {
+  return res.setHeader("Cache-Control", "no-store");
+}
+
+/**
+ * `GET /healthz` (the process answers), `GET /readyz` (database writable, migrations current,
+ * upstream reachable; 503 with reasons otherwise) and `GET /metrics` (Prometheus text).
+ * No authentication: mount them before anything that requires it.
+ */
+export function healthRouter(deps: HealthRouteDeps): Router {
+  const router = express.Router();
+  const migrations = deps.migrations ?? readMigrations();
+  const timeoutMs = deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  // Probes arriving together share one upstream check instead of each opening a connection.
+  let upstreamInFlight: Promise<CheckResult> | undefined;
+  const upstream = () =>
+    (upstreamInFlight ??= checkUpstream(deps.upstreamUrls, timeoutMs).finally(() => {
+      upstreamInFlight = undefined;
+    }));
+
+  router.get("/healthz", (_req, res) => {
+    noStore(res).json({ status: "ok" });
+  });
+
+  router.get("/readyz", async (_req, res) => {
+    const pendingUpstream = upstream();
+    const checks: ReadinessChecks = {
+      database: checkDatabase(deps.db),
+      migrations: checkMigrations(deps.db, migrations),
+      upstream: await pendingUpstream,
+    };
+    const reasons = Object.entries(checks)
+      .filter(([, c]) => c.status !== "ok")
+      .map(([name, c]) => `${name}: ${c.detail ?? "failed"}`);
+    if (reasons.length) return noStore(res).status(503).json({ status: "not ready", reasons, checks });
+    noStore(res).json({ status: "ready", checks });
+  });
+
+  router.get("/metrics", async (_req, res) => {
+    const text = await deps.metrics.scrape();
+    noStore(res).setHeader("Content-Type", deps.metrics.contentType);
+    res.send(text);
+  });
+
+  return router;
+}

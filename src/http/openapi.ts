@@ -1,0 +1,383 @@
+import { readFileSync } from "node:fs";
+import express, { type Router } from "express";
+import { z } from "zod";
+import { JOB_STATES } from "../jobs/types.js";
+import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
+import { SERVICE_STATUSES } from "../store/services.js";
+import { billingEventSchema, EVENT_TYPES } from "../webhooks/event-schema.js";
+import { MAX_WEBHOOK_BYTES } from "../webhooks/billing-route.js";
+import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
+import { jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
+import { reconcileBodySchema } from "./reconcile-routes.js";
+import type { historyView, jobView, licenceView } from "./views.js";
+
+/**
+ * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
+ * requests (so the document cannot drift from the checks) and from response schemas below,
+ * which the compiler holds to the views the routes actually send.
+ */
+
+type JsonSchema = Record<string, unknown>;
+
+/** A zod schema as a JSON Schema 2020-12 object (OpenAPI 3.1's dialect), without its `$schema`. */
+export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+// ---- Response shapes -----------------------------------------------------------------------
+
+const isoDateTime = z.string().describe("ISO 8601 date and time");
+const nullableIso = isoDateTime.nullable();
+
+export const errorSchema = z
+  .looseObject({ error: z.string().describe("What went wrong, for people") })
+  .describe("Every error answer: the real status code and this body, sometimes with details");
+export const validationErrorSchema = errorSchema
+  .extend({
+    error: z.literal("Validation error"),
+    errors: z.record(z.string(), z.array(z.string())).describe('Field path (e.g. "service.ip") → messages'),
+  })
+  .describe("A schema or business-rule violation");
+
+export const webhookAnswerSchema = z.object({
+  event_id: z.string().describe("The bridge's id of the stored event"),
+  status: z.enum(["accepted", "duplicate"]),
+});
+
+export const licenceSchema = z.object({
+  service_id: z.string(),
+  product_id: z.string(),
+  ip: z.string(),
+  type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
+  variant: z.string().nullable().describe("LiteSpeed variant, e.g. litespeed4"),
+  bundle: z.string().nullable(),
+  bundle_key: z.string().nullable(),
+  status: z.enum(SERVICE_STATUSES),
+  billing_cycle: z.string(),
+  expires_at: nullableIso.describe("When the upstream term ends"),
+  paid_until: nullableIso.describe("Up to when the customer has paid"),
+  companions: z.array(z.string()).describe("Free licences that come with a cpanel licence"),
+  ip_changes: z.number().int(),
+  customer: z.object({ email: z.string().nullable(), name: z.string().nullable() }),
+  last_error: z.string().nullable(),
+  created_at: nullableIso,
+  updated_at: nullableIso,
+});
+
+export const historyItemSchema = z.object({
+  at: nullableIso,
+  action: z.string(),
+  detail: z.string().nullable(),
+  event_id: z.string().nullable(),
+  job_id: z.number().int().nullable(),
+});
+
+export const serviceDetailSchema = licenceSchema.extend({
+  history: z.array(historyItemSchema).describe("The service's events and what came of them, oldest first"),
+});
+
+export const jobSchema = z.object({
+  id: z.number().int(),
+  kind: z.string(),
+  service_id: z.string().nullable(),
+  event_id: z.string().nullable(),
+  state: z.enum(JOB_STATES),
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  last_error: z.string().nullable(),
+  run_at: nullableIso,
+  created_at: nullableIso,
+  updated_at: nullableIso,
+});
+
+export const driftItemSchema = z.object({
+  kind: z.enum(DRIFT_KINDS),
+  service_id: z.string().nullable(),
+  ip: z.string(),
+  type: z.string(),
+  expected: z.string(),
+  actual: z.string(),
+  fixable: z.boolean(),
+  fix: z.string().optional(),
+});
+export const settledItemSchema = driftItemSchema.extend({ error: z.string().optional() });
+export const reconcileResultSchema = z.object({
+  drift: z.array(driftItemSchema).describe("Every difference found, before any repair"),
+  fixed: z.array(settledItemSchema).describe("Repaired by this run (empty without fix)"),
+  manual: z.array(settledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
+});
+
+const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
+const checksSchema = z.object({ database: checkSchema, migrations: checkSchema, upstream: checkSchema });
+export const readySchema = z.object({ status: z.literal("ready"), checks: checksSchema });
+export const notReadySchema = z.object({
+  status: z.literal("not ready"),
+  reasons: z.array(z.string()).describe('One per failed check, e.g. "upstream: ... unreachable (ECONNREFUSED)"'),
+  checks: checksSchema,
+});
+
+// The compiler checks that the documented responses are what the views produce.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const responseShapesMatch: [
+  Same<z.output<typeof licenceSchema>, ReturnType<typeof licenceView>>,
+  Same<z.output<typeof historyItemSchema>, ReturnType<typeof historyView>>,
+  Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
+  Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
+] = [true, true, true, true];
+void responseShapesMatch;
+
+// ---- Building blocks -----------------------------------------------------------------------
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ content: { "application/json": { schema } } });
+const answer = (description: string, schemaName = "Error") => ({ description, ...json(ref(schemaName)) });
+/** `{"<key>": [<schema>, ...]}`. */
+const listOf = (key: string, schemaName: string) => ({
+  type: "object",
+  properties: { [key]: { type: "array", items: ref(schemaName) } },
+  required: [key],
+  additionalProperties: false,
+});
+
+const ADMIN_SECURITY = [{ adminToken: [] }];
+const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN>`");
+const INVALID = answer("Validation error", "ValidationError");
+
+/** Query parameters from a strict object schema: one per property, required as the schema says. */
+function queryParameters(schema: z.ZodType): JsonSchema[] {
+  const s = jsonSchema(schema);
+  const props = (s.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((s.required ?? []) as string[]);
+  return Object.entries(props).map(([name, p]) => ({ name, in: "query", required: required.has(name), schema: p }));
+}
+
+const webhookHeaders = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "Unique per event: the idempotency key. A second delivery with the same id is answered 200 duplicate.",
+    schema: jsonSchema(z.string().min(1).max(256)),
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: `Unix seconds; more than ${TOLERANCE_SECONDS / 60} minutes off is rejected.`,
+    schema: jsonSchema(z.string().regex(/^\d+$/)),
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "Space-separated `v1,<base64 HMAC-SHA256>` entries over `${webhook-id}.${webhook-timestamp}.${raw body}`, " +
+      "keyed by the base64-decoded part of a `whsec_` secret (Standard Webhooks). Any configured secret may match.",
+    schema: jsonSchema(z.string().regex(/^v1,\S+( v1,\S+)*$/)),
+  },
+];
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+    return pkg.version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+// ---- The document --------------------------------------------------------------------------
+
+/** The OpenAPI 3.1 document of every route the service mounts. */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: "3.1.0",
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    info: {
+      title: "license-bridge",
+      version: packageVersion(),
+      description:
+        "Bridges billing-panel webhooks to a software-licence reseller API. The webhook is signed per Standard Webhooks; " +
+        "the admin API takes `Authorization: Bearer <ADMIN_TOKEN>`; health, readiness, metrics and this document need no auth.",
+    },
+    tags: [
+      { name: "webhooks", description: "Events from the billing panel" },
+      { name: "admin", description: "The operator's API" },
+      { name: "operations", description: "Health, readiness, metrics, this document" },
+    ],
+    paths: {
+      "/webhooks/billing": {
+        post: {
+          tags: ["webhooks"],
+          operationId: "receiveBillingEvent",
+          summary: "A billing-panel event",
+          description:
+            `Verified, stored durably and queued before the answer; upstream work happens in the background. Event types: ${EVENT_TYPES.join(", ")}. ` +
+            "`service.created` needs service.product_id, billing_cycle, ip and customer.email; `service.ip_changed` needs changes.ip; " +
+            "`service.product_changed` needs changes.product_id. Any type but service.created for a service the bridge has never seen is answered 409.",
+          parameters: webhookHeaders,
+          requestBody: {
+            required: true,
+            description: `JSON, at most ${MAX_WEBHOOK_BYTES / 1024} KiB`,
+            content: { "application/json": { schema: ref("BillingEvent") } },
+          },
+          responses: {
+            "200": { description: "Duplicate: this webhook-id was accepted before; no new work", ...json(ref("WebhookAnswer")) },
+            "202": { description: "Accepted: stored durably, work queued", ...json(ref("WebhookAnswer")) },
+            "400": answer("Body is not JSON, or webhook-id is too long"),
+            "401": answer("Bad or missing signature, or a stale timestamp"),
+            "409": answer('"unknown service": the service was never created here; nothing stored, so a retry after the creation works'),
+            "413": answer(`Body over ${MAX_WEBHOOK_BYTES / 1024} KiB`),
+            "415": answer("Content-Type is not application/json"),
+            "422": answer("Schema or business-rule violation (unknown product, bad IP, unknown type, IP change limit)", "ValidationError"),
+          },
+        },
+      },
+      "/admin/services/{id}": {
+        get: {
+          tags: ["admin"],
+          operationId: "getService",
+          summary: "A service's licence as the bridge knows it, with its history",
+          security: ADMIN_SECURITY,
+          parameters: [
+            { name: "id", in: "path", required: true, description: "The billing panel's service id", schema: jsonSchema(z.string().min(1)) },
+          ],
+          responses: {
+            "200": { description: "The licence and its history", ...json(ref("ServiceDetail")) },
+            "401": UNAUTHORIZED,
+            "404": answer("Unknown service"),
+          },
+        },
+      },
+      "/admin/licenses": {
+        get: {
+          tags: ["admin"],
+          operationId: "listLicenses",
+          summary: "Licences, optionally by status",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(licencesQuerySchema),
+          responses: {
+            "200": { description: "The licences", ...json(listOf("licenses", "Licence")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/jobs": {
+        get: {
+          tags: ["admin"],
+          operationId: "listJobs",
+          summary: "Jobs, newest first, optionally by state, service or kind",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(jobsQuerySchema),
+          responses: {
+            "200": { description: "The jobs", ...json(listOf("jobs", "Job")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/jobs/{id}/retry": {
+        post: {
+          tags: ["admin"],
+          operationId: "retryJob",
+          summary: "Queue a failed or blocked job again, with fresh attempts",
+          description: "No body needed.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The job id", schema: jsonSchema(jobIdSchema) }],
+          responses: {
+            "202": {
+              description: "Queued again",
+              ...json({ type: "object", properties: { job: ref("Job") }, required: ["job"], additionalProperties: false }),
+            },
+            "401": UNAUTHORIZED,
+            "404": answer("Unknown job"),
+            "409": answer("The job is neither failed nor blocked"),
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/reconcile": {
+        post: {
+          tags: ["admin"],
+          operationId: "reconcile",
+          summary: "Compare the bridge's licences with the reseller's licence list",
+          description: 'With `{"fix": true}` it repairs what needs no purchase; it never buys anything.',
+          security: ADMIN_SECURITY,
+          requestBody: { required: false, ...json(jsonSchema(reconcileBodySchema)) },
+          responses: {
+            "200": { description: "Drift found, and what was fixed", ...json(ref("ReconcileResult")) },
+            "400": answer("Body is not JSON"),
+            "401": UNAUTHORIZED,
+            "409": answer("A reconcile is already running"),
+            "422": INVALID,
+            "502": answer("The reseller's licence list could not be read"),
+          },
+        },
+      },
+      "/healthz": {
+        get: {
+          tags: ["operations"],
+          operationId: "health",
+          summary: "Liveness: the process answers",
+          responses: { "200": { description: "Alive", ...json(jsonSchema(z.object({ status: z.literal("ok") }), "output")) } },
+        },
+      },
+      "/readyz": {
+        get: {
+          tags: ["operations"],
+          operationId: "ready",
+          summary: "Readiness: database writable, migrations current, upstream reachable",
+          responses: {
+            "200": { description: "Ready", ...json(jsonSchema(readySchema, "output")) },
+            "503": { description: "Not ready, with a reason per failed check", ...json(jsonSchema(notReadySchema, "output")) },
+          },
+        },
+      },
+      "/metrics": {
+        get: {
+          tags: ["operations"],
+          operationId: "metrics",
+          summary: "Prometheus metrics, every name prefixed license_bridge_",
+          responses: {
+            "200": { description: "Prometheus text exposition format", content: { "text/plain; version=0.0.4": { schema: { type: "string" } } } },
+          },
+        },
+      },
+      "/openapi.json": {
+        get: {
+          tags: ["operations"],
+          operationId: "openapi",
+          summary: "This document",
+          responses: { "200": { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
+      },
+      schemas: {
+        BillingEvent: jsonSchema(billingEventSchema, "input"),
+        WebhookAnswer: jsonSchema(webhookAnswerSchema, "output"),
+        Error: jsonSchema(errorSchema, "output"),
+        ValidationError: jsonSchema(validationErrorSchema, "output"),
+        Licence: jsonSchema(licenceSchema, "output"),
+        ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
+        Job: jsonSchema(jobSchema, "output"),
+        ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
+      },
+    },
+  };
+}
+
+/** `GET /openapi.json`, no auth. The document is built once. */
+export function openApiRouter(): Router {
+  const router = express.Router();
+  const doc = openApiDocument();
+  router.get("/openapi.json", (_req, res) => {
+    res.json(doc);
+  });
+  return router;
+}

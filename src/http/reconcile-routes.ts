@@ -1,0 +1,43 @@
+import express, { type Router } from "express";
+import { z } from "zod";
+import type { Logger } from "../log/logger.js";
+import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
+import { ResellerError } from "../reseller/errors.js";
+import { fieldErrors } from "../webhooks/event-schema.js";
+import { requireBearer } from "./auth.js";
+import { sendError } from "./errors.js";
+
+export interface ReconcileRouteDeps extends ReconcileDeps {
+  adminToken: string;
+  logger?: Logger;
+}
+
+export const reconcileBodySchema = z.strictObject({
+  fix: z.boolean({ error: "must be true or false" }).optional(),
+});
+
+/** `POST /admin/reconcile`: the bridge against the reseller's licence list; `{"fix": true}` repairs what needs no purchase. */
+export function reconcileRouter(deps: ReconcileRouteDeps): Router {
+  const router = express.Router();
+  // One at a time: two repairs of the same drift would suspend twice and write history twice.
+  let running = false;
+
+  router.post("/admin/reconcile", requireBearer(deps.adminToken), express.json({ limit: "64kb" }), async (req, res) => {
+    const body = reconcileBodySchema.safeParse(req.body ?? {});
+    if (!body.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(body.error) });
+    if (running) return sendError(res, 409, "a reconcile is already running; try again when it has finished");
+    running = true;
+    try {
+      const result = await reconcile(deps, { fix: body.data.fix ?? false });
+      res.json(result);
+    } catch (err) {
+      if (!(err instanceof ResellerError)) throw err;
+      deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
+      sendError(res, 502, `cannot read the reseller's licence list: ${err.message}`);
+    } finally {
+      running = false;
+    }
+  });
+
+  return router;
+}

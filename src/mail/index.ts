@@ -1,0 +1,59 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { JobHandler } from "../jobs/runner.js";
+import type { LifecycleDeps } from "../lifecycle/deps.js";
+import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import type { Logger } from "../log/logger.js";
+import { installMailHandler } from "./install-mail.js";
+import { createMailer, type CreateMailerOptions, type Mailer, type MailTransportConfig } from "./transport.js";
+
+export { installMailHandler, installMailKey, installMessageId, MailStore, productName, type InstallMailDeps, type MailRow } from "./install-mail.js";
+export { createTemplates, escapeHtml, PLACEHOLDERS, TemplateError, type InstallCommand, type InstallMailValues, type MailTemplates, type RenderedMail } from "./templates.js";
+export { createMailer, parseSmtpUrl, smtpAddress, type Mailer, type OutgoingMail, type SentMail } from "./transport.js";
+
+/** The templates shipped with the code: `config/mail/` at the package root. */
+export const SHIPPED_TEMPLATES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../config/mail");
+
+/**
+ * `config/mail/` of the working directory when it has the default templates (the operator's
+ * copy, like `config/products.json`), else the templates shipped with the code.
+ */
+export function defaultTemplatesDir(cwd = process.cwd()): string {
+  const local = resolve(cwd, "config/mail");
+  return existsSync(join(local, "install.txt")) ? local : SHIPPED_TEMPLATES_DIR;
+}
+
+export interface MailConfig extends MailTransportConfig {
+  MAIL_FROM: string;
+}
+
+export interface MailHandlersOptions extends Pick<CreateMailerOptions, "tls" | "outboxDir"> {
+  /** A ready mailer instead of one built from config. */
+  mailer?: Mailer;
+  /** (Default: `defaultTemplatesDir()`) */
+  templatesDir?: string;
+}
+
+/**
+ * The job handlers of customer mail, by kind, ready for `startService({ handlers })` or its
+ * handler map: `{ ...lifecycleHandlers(deps), ...mailHandlers(config, deps, logger) }`.
+ */
+export function mailHandlers(
+  config: MailConfig,
+  deps: LifecycleDeps,
+  logger: Logger,
+  options: MailHandlersOptions = {},
+): Record<string, JobHandler> {
+  const log = logger.child({ component: "mail" });
+  const mailer = options.mailer ?? createMailer(config, { logger: log, tls: options.tls, outboxDir: options.outboxDir });
+  const templatesDir = options.templatesDir ?? defaultTemplatesDir();
+  for (const file of ["install.txt", "install.html"]) {
+    if (!existsSync(join(templatesDir, file))) {
+      log.warn({ file: join(templatesDir, file) }, "default mail template missing; install mails will be blocked until it exists");
+    }
+  }
+  return {
+    [JOB_KINDS.installMail]: installMailHandler({ ...deps, mailer, from: config.MAIL_FROM, templatesDir, logger: log }),
+  };
+}

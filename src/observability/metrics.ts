@@ -1,0 +1,169 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { ALERT_JOB_KIND } from "../alerts/alerts.js";
+import type { AttemptOutcome, RunnerObserver } from "../jobs/runner.js";
+import { JOB_STATES } from "../jobs/types.js";
+import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import type { UpstreamObserver } from "../reseller/transport.js";
+import type { WebhookObserver } from "../webhooks/billing-route.js";
+
+/** Every metric name starts with this (the service contract, section 4). */
+export const METRIC_PREFIX = "license_bridge_";
+
+/** Job kinds whose attempts are mail sends, counted in `license_bridge_mails_total`. */
+export const MAIL_JOB_KINDS: readonly string[] = [JOB_KINDS.installMail, ALERT_JOB_KIND];
+
+/** Outcomes that end a renewal job; a retry is counted with the job's attempts only. */
+const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "failed", "blocked"];
+
+/** What the scrape-time gauges read: wired once the queue and the alerts exist. */
+export interface MetricsSources {
+  /** Jobs by state, e.g. `() => queue.counts()`. */
+  jobCounts?: () => Partial<Record<string, number>>;
+  /** Open alert episodes, e.g. `() => alerts.open().length`. */
+  openAlerts?: () => number;
+}
+
+export interface Metrics {
+  /** This instance's own registry (never prom-client's global one), so several services can run in one process. */
+  readonly registry: Registry;
+  /** Content-Type of `scrape()`'s text. */
+  readonly contentType: string;
+  /** For `billingWebhookRouter({ observer })`. */
+  readonly webhooks: Required<WebhookObserver>;
+  /** For the job runner's observer (chain it with the others). */
+  readonly jobs: Required<Pick<RunnerObserver, "attemptFinished">>;
+  /** For `createV1Client` / `createV2Client({ observer })`. */
+  readonly upstream: Required<UpstreamObserver>;
+  /** Points the scrape-time gauges at their sources; a later call replaces earlier ones. */
+  track(sources: MetricsSources): void;
+  /** The Prometheus text exposition of every metric. */
+  scrape(): Promise<string>;
+}
+
+const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30];
+
+/** Runs an observer's body; counting must never break the webhook, job or call it watches. */
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // A metric that cannot be recorded is lost; the work it describes is not.
+  }
+}
+
+/** Reads a source at scrape time; a closed database must not break the scrape of everything else. */
+function read<T>(source: (() => T) | undefined): T | undefined {
+  try {
+    return source?.();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The service's Prometheus metrics, all prefixed `license_bridge_`: webhooks, jobs, upstream
+ * calls, renewals, mails and alerts, plus the process defaults (CPU, memory, event loop).
+ * Counters move through the observers; the queue and alert gauges are read when scraped.
+ */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  let sources: MetricsSources = {};
+  const registers = [registry];
+
+  const webhooksTotal = new Counter({
+    name: `${METRIC_PREFIX}webhooks_total`,
+    help: "Webhook deliveries by source, event type and outcome (accepted, duplicate, unknown_service, invalid, unauthorized, ...).",
+    labelNames: ["source", "type", "outcome"] as const,
+    registers,
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}jobs`,
+    help: "Jobs in the queue by state, read at scrape time.",
+    labelNames: ["state"] as const,
+    registers,
+    collect() {
+      this.reset();
+      const counts = read(sources.jobCounts);
+      if (!counts) return;
+      for (const state of JOB_STATES) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+  const jobDuration = new Histogram({
+    name: `${METRIC_PREFIX}job_duration_seconds`,
+    help: "Duration of job attempts by kind and outcome (succeeded, retry, failed, blocked).",
+    labelNames: ["kind", "outcome"] as const,
+    buckets: JOB_BUCKETS,
+    registers,
+  });
+  const jobAttempts = new Counter({
+    name: `${METRIC_PREFIX}job_attempts_total`,
+    help: "Job attempts by kind and outcome (succeeded, retry, failed, blocked).",
+    labelNames: ["kind", "outcome"] as const,
+    registers,
+  });
+  const upstreamCalls = new Counter({
+    name: `${METRIC_PREFIX}upstream_calls_total`,
+    help: 'Reseller API calls (retries within a call included) by operation and outcome ("ok" or the error kind).',
+    labelNames: ["operation", "outcome"] as const,
+    registers,
+  });
+  const upstreamDuration = new Histogram({
+    name: `${METRIC_PREFIX}upstream_call_duration_seconds`,
+    help: "Duration of reseller API calls by operation.",
+    labelNames: ["operation"] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers,
+  });
+  const renewals = new Counter({
+    name: `${METRIC_PREFIX}renewals_total`,
+    help: "Renewal jobs that ended, by outcome (succeeded, including terms found already renewed; failed; blocked).",
+    labelNames: ["outcome"] as const,
+    registers,
+  });
+  const mails = new Counter({
+    name: `${METRIC_PREFIX}mails_total`,
+    help: "Mail job attempts by kind (mail_install, alert_mail) and outcome.",
+    labelNames: ["kind", "outcome"] as const,
+    registers,
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}alerts_open`,
+    help: "Operator alert episodes currently open, read at scrape time.",
+    registers,
+    collect() {
+      const n = read(sources.openAlerts);
+      if (n === undefined) this.reset();
+      else this.set(n);
+    },
+  });
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    webhooks: {
+      received: (source, type, outcome) => safely(() => webhooksTotal.inc({ source, type, outcome })),
+    },
+    jobs: {
+      attemptFinished: (job, outcome, durationMs) =>
+        safely(() => {
+          jobAttempts.inc({ kind: job.kind, outcome });
+          jobDuration.observe({ kind: job.kind, outcome }, Math.max(0, durationMs) / 1000);
+          if (job.kind === JOB_KINDS.renew && FINAL_OUTCOMES.includes(outcome)) renewals.inc({ outcome });
+          if (MAIL_JOB_KINDS.includes(job.kind)) mails.inc({ kind: job.kind, outcome });
+        }),
+    },
+    upstream: {
+      callFinished: (report) =>
+        safely(() => {
+          upstreamCalls.inc({ operation: report.operation, outcome: report.outcome });
+          upstreamDuration.observe({ operation: report.operation }, Math.max(0, report.durationMs) / 1000);
+        }),
+    },
+    track(next) {
+      sources = { ...next };
+    },
+    scrape: () => registry.metrics(),
+  };
+}

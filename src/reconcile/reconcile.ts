@@ -1,0 +1,465 @@
+import type { Clock } from "../jobs/clock.js";
+import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import { isoToMs } from "../lifecycle/record.js";
+import { licenceTypes } from "../lifecycle/targets.js";
+import type { Upstream } from "../lifecycle/upstream.js";
+import type { UpstreamLicense } from "../reseller/answers.js";
+import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
+import type { Db } from "../store/database.js";
+import type { ServiceRow, ServiceStore } from "../store/services.js";
+
+/**
+ * Reconcile: the bridge's licences (services table) against the reseller's `/license/list`.
+ * It reads both, reports every difference as a drift item and, when asked, repairs what needs
+ * no purchase. It never registers or renews: anything that costs money is left for a person.
+ */
+
+export const DRIFT_KINDS = ["missing_upstream", "unknown_locally", "status_differs", "ip_differs", "variant_differs"] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+
+export interface DriftItem {
+  kind: DriftKind;
+  /** The bridge's service, or null for a licence no service accounts for. */
+  service_id: string | null;
+  /** The IP the bridge has for the service (or the upstream licence's IP for unknown_locally). */
+  ip: string;
+  type: string;
+  /** What the bridge expects: a status, an IP, a variant, or "absent". */
+  expected: string;
+  /** What the reseller has: a status, an IP, a variant, or "absent". */
+  actual: string;
+  /** Whether `reconcile --fix` repairs it (nothing is bought either way). */
+  fixable: boolean;
+  /** What the fix does (fixable items) or what a person should do (the rest). */
+  fix?: string;
+}
+
+/** A drift item after `fix`: `fix` says what was done, or what is left to do and, if a repair failed, why. */
+export interface SettledItem extends DriftItem {
+  error?: string;
+}
+
+export interface ReconcileResult {
+  /** Every difference found, before any repair. */
+  drift: DriftItem[];
+  /** Repaired by this run (empty without `fix`). */
+  fixed: SettledItem[];
+  /** Needs a person: a purchase, a licence no service accounts for, or a repair that failed. */
+  manual: SettledItem[];
+}
+
+export interface ReconcileProgress {
+  phase: "compare" | "fix";
+  done: number;
+  total: number;
+}
+
+export interface ReconcileOptions {
+  /** Repair what needs no purchase. (Default: false) */
+  fix?: boolean;
+  /** Called as services are compared and repaired, e.g. to drive a progress bar. */
+  onProgress?: (progress: ReconcileProgress) => void;
+}
+
+export interface ReconcileDeps {
+  db: Db;
+  services: ServiceStore;
+  upstream: Upstream;
+  clock: Clock;
+}
+
+/** Job kinds that change a service's status, IP or variant: while one is unfinished, reconcile only reports. */
+const MOVING_KINDS = [
+  JOB_KINDS.register,
+  JOB_KINDS.suspend,
+  JOB_KINDS.unsuspend,
+  JOB_KINDS.terminate,
+  JOB_KINDS.changeIp,
+  JOB_KINDS.changeProduct,
+] as const;
+
+const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
+
+/** One upstream licence a service stands for (a bundle stands for several). */
+interface Slot {
+  svc: ServiceRow;
+  type: string;
+  licence?: UpstreamLicense;
+  /** How the licence was found: at the service's IP, by its bundle key, or as the only candidate. */
+  how?: "ip" | "bundle_key" | "unique";
+  /** Another service holds the licence at this IP and type. */
+  heldBy?: string;
+}
+
+/** A repair to make, kept with the drift item it answers. */
+interface Repair {
+  item: DriftItem;
+  slot: Slot;
+  action: "suspend_upstream" | "record_suspended" | "record_ip" | "record_variant";
+}
+
+/** IPv6 addresses may come back in another spelling: a key that compares them canonically (as `sameIp`). */
+function ipKey(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  try {
+    return new URL(`http://[${ip}]/`).hostname;
+  } catch {
+    return ip;
+  }
+}
+
+const slotKey = (ip: string, type: string) => `${ipKey(ip)}|${type}`;
+
+/** The upstream status as the bridge names it; undefined when the list does not say. */
+function upstreamStatus(l: UpstreamLicense): string | undefined {
+  const s = l.status?.trim().toLowerCase();
+  if (!s) return undefined;
+  if (s.includes("suspend")) return "suspended";
+  return s;
+}
+
+/** Live services come first, so a terminated service never takes the licence an active one at the same IP uses. */
+const PRIORITY: Record<ServiceRow["status"], number> = { active: 0, suspended: 0, pending: 1, terminated: 2, failed: 3 };
+const isLive = (svc: ServiceRow) => svc.status === "active" || svc.status === "suspended";
+
+function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): Slot[] {
+  let types: string[] = licenceTypes(svc).filter(Boolean);
+  if (svc.kind === "bundle" && types.length === 0 && svc.bundle_key) {
+    // A bundle id we cannot read components from: its components are what carries its key.
+    types = [...new Set((byBundleKey.get(svc.bundle_key) ?? []).filter((l) => !l.free).map((l) => l.type))];
+  }
+  return types.map((type) => ({ svc, type }));
+}
+
+/** Pairs the bridge's services with upstream licences; whatever upstream licence is left is unclaimed. */
+function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
+  const byKey = new Map<string, UpstreamLicense[]>();
+  const byBundleKey = new Map<string, UpstreamLicense[]>();
+  for (const l of licences) {
+    const k = slotKey(l.ip, l.type);
+    byKey.set(k, [...(byKey.get(k) ?? []), l]);
+    if (l.bundle_key) byBundleKey.set(l.bundle_key, [...(byBundleKey.get(l.bundle_key) ?? []), l]);
+  }
+  const slots = services
+    .slice()
+    .sort((a, b) => PRIORITY[a.status] - PRIORITY[b.status])
+    .flatMap((svc) => slotsOf(svc, byBundleKey));
+  const claimed = new Set<UpstreamLicense>();
+  const holder = new Map<UpstreamLicense, string>();
+  const claim = (slot: Slot, l: UpstreamLicense, how: Slot["how"]) => {
+    slot.licence = l;
+    slot.how = how;
+    claimed.add(l);
+    holder.set(l, slot.svc.service_id);
+  };
+
+  // 1. At the service's IP. A paid licence before a free one of the same type.
+  for (const slot of slots) {
+    const here = (byKey.get(slotKey(slot.svc.ip, slot.type)) ?? []).slice().sort((a, b) => Number(a.free ?? false) - Number(b.free ?? false));
+    const free = here.find((l) => !claimed.has(l));
+    if (free) claim(slot, free, "ip");
+    else if (here[0]) slot.heldBy = holder.get(here[0]);
+  }
+
+  // 2. Moved, found by the bundle key the bridge recorded.
+  for (const slot of slots) {
+    if (slot.licence || slot.heldBy || !slot.svc.bundle_key || !(isLive(slot.svc) || slot.svc.status === "terminated")) continue;
+    const found = (byBundleKey.get(slot.svc.bundle_key) ?? []).find((l) => l.type === slot.type && !l.free && !claimed.has(l));
+    if (found) claim(slot, found, "bundle_key");
+  }
+
+  // 3. Moved, found as the only licence of its type at an IP no service holds, for the only service missing one.
+  const serviceIps = new Set(services.map((s) => ipKey(s.ip)));
+  const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
+  const missing = new Map<string, Slot[]>();
+  for (const slot of slots) {
+    if (slot.licence || slot.heldBy || !isLive(slot.svc)) continue;
+    missing.set(slot.type, [...(missing.get(slot.type) ?? []), slot]);
+  }
+  for (const [type, waiting] of missing) {
+    const orphans = licences.filter(
+      (l) =>
+        l.type === type &&
+        !l.free &&
+        !claimed.has(l) &&
+        !serviceIps.has(ipKey(l.ip)) &&
+        !(l.bundle_key && knownBundleKeys.has(l.bundle_key)),
+    );
+    if (waiting.length === 1 && orphans.length === 1) claim(waiting[0]!, orphans[0]!, "unique");
+  }
+  return { slots, claimed };
+}
+
+/** The drift of one service's licences, with the repairs `fix` would make. */
+function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
+  const items: DriftItem[] = [];
+  const svc = slots[0]!.svc;
+  const add = (item: Omit<DriftItem, "service_id" | "ip">, slot: Slot, action?: Repair["action"]): void => {
+    const full: DriftItem = { service_id: svc.service_id, ip: svc.ip, ...item };
+    items.push(full);
+    if (action) repairs.push({ item: full, slot, action });
+  };
+
+  // A bundle moves as one: its new IP can be recorded only when every component is at the same one.
+  const found = slots.filter((s) => s.licence);
+  const ips = new Set(found.map((s) => ipKey(s.licence!.ip)));
+  const movedTogether = ips.size === 1 && found.length === slots.length;
+
+  for (const slot of slots) {
+    const l = slot.licence;
+    if (svc.status === "pending") continue; // a registration in flight may or may not have bought it yet
+    if (!l) {
+      if (!isLive(svc)) continue; // terminated or failed: absent is what we expect
+      add(
+        {
+          kind: "missing_upstream",
+          type: slot.type,
+          expected: svc.status,
+          actual: "absent",
+          fixable: false,
+          fix: slot.heldBy
+            ? `the reseller's ${slot.type} licence at ${svc.ip} is service ${slot.heldBy}'s; sort out which service owns it`
+            : `needs a purchase: register ${slot.type} for ${svc.ip} at the reseller (reconcile never buys)`,
+        },
+        slot,
+      );
+      continue;
+    }
+    const actual = upstreamStatus(l);
+    if (svc.status === "failed") {
+      add(
+        {
+          kind: "status_differs",
+          type: slot.type,
+          expected: "absent",
+          actual: actual ?? "present",
+          fixable: false,
+          fix: "the registration failed yet the reseller has the licence: resend service.created (the bridge adopts it and buys nothing), or cancel it at the reseller",
+        },
+        slot,
+      );
+      continue;
+    }
+    if (slot.how !== "ip") {
+      add(
+        {
+          kind: "ip_differs",
+          type: slot.type,
+          expected: svc.ip,
+          actual: l.ip,
+          fixable: movedTogether,
+          fix: movedTogether
+            ? `record ${l.ip} as the service's IP (the reseller's licence is there)`
+            : `the licences of this bundle are at different IPs upstream (${[...new Set(found.map((s) => s.licence!.ip))].join(", ")}): change-ip them at the reseller, then run reconcile again`,
+        },
+        slot,
+        movedTogether ? "record_ip" : undefined,
+      );
+    }
+    if (actual !== undefined) {
+      if (svc.status === "active" && actual !== "active") {
+        const suspended = actual === "suspended";
+        add(
+          {
+            kind: "status_differs",
+            type: slot.type,
+            expected: "active",
+            actual,
+            fixable: suspended,
+            fix: suspended
+              ? "record the service as suspended, as the reseller has it"
+              : `the reseller has the licence ${actual}: renew or reactivate it at the reseller (reconcile never buys)`,
+          },
+          slot,
+          suspended ? "record_suspended" : undefined,
+        );
+      } else if ((svc.status === "suspended" || svc.status === "terminated") && actual === "active") {
+        add(
+          {
+            kind: "status_differs",
+            type: slot.type,
+            expected: "suspended",
+            actual,
+            fixable: true,
+            fix: `suspend the ${slot.type} licence at ${l.ip} at the reseller (the service is ${svc.status})`,
+          },
+          slot,
+          "suspend_upstream",
+        );
+      }
+    }
+    if (slot.type === "litespeed" && l.variant && svc.status !== "terminated") {
+      const expected = svc.upstream_variant ?? svc.variant ?? "litespeed";
+      if (l.variant !== expected) {
+        add(
+          {
+            kind: "variant_differs",
+            type: slot.type,
+            expected,
+            actual: l.variant,
+            fixable: true,
+            fix: `record ${l.variant} as the licence's variant upstream`,
+          },
+          slot,
+          "record_variant",
+        );
+      }
+    }
+  }
+  return items;
+}
+
+/** Upstream licences no service accounts for; free companions and known bundles' components are accounted for. */
+function unknownLocally(services: ServiceRow[], slots: Slot[], licences: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
+  const cpanelIps = new Set<string>();
+  for (const s of slots) {
+    if (s.type !== "cpanel") continue;
+    cpanelIps.add(ipKey(s.svc.ip));
+    if (s.licence) cpanelIps.add(ipKey(s.licence.ip));
+  }
+  const bundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
+  return licences
+    .filter((l) => !claimed.has(l))
+    .filter((l) => !l.free && !(COMPANION_TYPES.includes(l.type) && cpanelIps.has(ipKey(l.ip))))
+    .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)))
+    .map((l) => ({
+      kind: "unknown_locally" as const,
+      service_id: null,
+      ip: l.ip,
+      type: l.type,
+      expected: "absent",
+      actual: upstreamStatus(l) ?? "present",
+      fixable: false,
+      fix: "no service accounts for it: cancel it at the reseller, or send service.created for it (the bridge adopts it and buys nothing)",
+    }));
+}
+
+/** Services with a lifecycle job queued or running: mid-change, so reconcile reports but does not touch them. */
+function busyServices(db: Db): Set<string> {
+  const rows = db
+    .prepare(
+      `SELECT DISTINCT service_id FROM jobs
+       WHERE state IN ('queued', 'running') AND service_id IS NOT NULL AND kind IN (${MOVING_KINDS.map(() => "?").join(", ")})`,
+    )
+    .all(...MOVING_KINDS) as { service_id: string }[];
+  return new Set(rows.map((r) => r.service_id));
+}
+
+/** Compares the bridge with the reseller and, with `fix`, repairs what needs no purchase. */
+export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+  const { services: store, upstream, db } = deps;
+  const licences = await upstream.listLicences();
+  const services = store.list(undefined, Number.MAX_SAFE_INTEGER);
+  const { slots, claimed } = match(services, licences);
+
+  const bySvc = new Map<string, Slot[]>();
+  for (const slot of slots) bySvc.set(slot.svc.service_id, [...(bySvc.get(slot.svc.service_id) ?? []), slot]);
+  const drift: DriftItem[] = [];
+  const repairs: Repair[] = [];
+  let done = 0;
+  for (const group of bySvc.values()) {
+    drift.push(...compareService(group, repairs));
+    options.onProgress?.({ phase: "compare", done: ++done, total: bySvc.size });
+  }
+  drift.push(...unknownLocally(services, slots, licences, claimed));
+
+  if (!options.fix) return { drift, fixed: [], manual: drift.filter((d) => !d.fixable) };
+
+  const fixed: SettledItem[] = [];
+  const manual: SettledItem[] = drift.filter((d) => !d.fixable);
+  const busy = busyServices(db);
+  const repairsBySvc = new Map<string, Repair[]>();
+  for (const r of repairs) repairsBySvc.set(r.slot.svc.service_id, [...(repairsBySvc.get(r.slot.svc.service_id) ?? []), r]);
+  done = 0;
+  for (const [serviceId, list] of repairsBySvc) {
+    if (busy.has(serviceId)) {
+      const why = "a job for this service is queued or running; run reconcile again when it has finished";
+      manual.push(...list.map((r) => ({ ...r.item, fix: why })));
+    } else {
+      const outcome = await repairService(deps, serviceId, list);
+      fixed.push(...outcome.fixed);
+      manual.push(...outcome.manual);
+    }
+    options.onProgress?.({ phase: "fix", done: ++done, total: repairsBySvc.size });
+  }
+  return { drift, fixed, manual };
+}
+
+/** Repairs one service: upstream suspensions first, then what the bridge records, in one transaction. */
+async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: SettledItem[]; manual: SettledItem[] }> {
+  const { services, upstream, clock, db } = deps;
+  const fixed: SettledItem[] = [];
+  const manual: SettledItem[] = [];
+  const seen = repairs[0]!.slot.svc;
+  const changed = (now: ServiceRow | undefined) => !now || now.updated_at !== seen.updated_at;
+  const raced = (r: Repair): SettledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
+  const history = (action: string, detail: string) =>
+    services.addHistory({ service_id: serviceId, at: clock.now(), action: `reconcile: ${action}`, detail });
+
+  for (const r of repairs.filter((x) => x.action === "suspend_upstream")) {
+    const l = r.slot.licence!;
+    if (changed(services.get(serviceId))) {
+      manual.push(raced(r));
+      continue;
+    }
+    try {
+      await upstream.suspend(l.ip, r.slot.type as ProductType);
+    } catch (err) {
+      manual.push({ ...r.item, fix: `suspend the ${r.slot.type} licence at ${l.ip} at the reseller`, error: (err as Error).message });
+      continue;
+    }
+    history("suspended upstream", `the reseller had the ${r.slot.type} licence at ${l.ip} active while the service is ${seen.status}; suspended it there`);
+    fixed.push({ ...r.item, fix: `suspended the ${r.slot.type} licence at ${l.ip} at the reseller` });
+  }
+
+  const local = repairs.filter((x) => x.action !== "suspend_upstream");
+  if (local.length === 0) return { fixed, manual };
+  db.transaction(() => {
+    const now = services.get(serviceId);
+    // The service's own jobs may have moved it since we read it: their word wins, we report again next run.
+    if (changed(now)) {
+      manual.push(...local.map(raced));
+      return;
+    }
+    const patch: Partial<ServiceRow> = {};
+    for (const r of local) {
+      const l = r.slot.licence!;
+      switch (r.action) {
+        case "record_suspended":
+          if (patch.status !== "suspended") {
+            patch.status = "suspended";
+            history("suspended", `the reseller has the ${r.slot.type} licence at ${l.ip} suspended; recorded the service as suspended (was active)`);
+          }
+          fixed.push({ ...r.item, fix: "recorded the service as suspended, as the reseller has it" });
+          break;
+        case "record_ip":
+          if (patch.ip === undefined) {
+            patch.ip = l.ip;
+            history("ip recorded", `the reseller has the licence at ${l.ip}, the bridge had ${seen.ip}; recorded ${l.ip}`);
+          }
+          fixed.push({ ...r.item, fix: `recorded ${l.ip} as the service's IP` });
+          break;
+        case "record_variant": {
+          patch.upstream_variant = l.variant!;
+          const ordered = seen.variant && seen.variant !== l.variant ? `; the customer's product is ${seen.variant}: send service.product_changed to change core` : "";
+          history("variant recorded", `the reseller has the licence as ${l.variant}, the bridge had ${r.item.expected}; recorded ${l.variant}${ordered}`);
+          fixed.push({ ...r.item, fix: `recorded ${l.variant} as the licence's variant upstream${ordered}` });
+          break;
+        }
+      }
+    }
+    const expiry = upstreamExpiry(repairs.map((r) => r.slot.licence!));
+    if (expiry !== undefined && expiry !== seen.expires_at) {
+      patch.expires_at = expiry;
+      history("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
+    }
+    services.update(serviceId, patch, clock.now());
+  })();
+  return { fixed, manual };
+}
+
+/** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */
+function upstreamExpiry(licences: UpstreamLicense[]): number | undefined {
+  const times = licences.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
+  return times.length ? Math.min(...times) : undefined;
+}

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { buildProgram, runCli as runInProcess } from "../../src/cli/main.js";
+import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { orderActive, waitStatus } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
+import { runCli } from "./helpers.js";
+
+/**
+ * One running bridge (in this process) and the CLI (a child process) on the same SQLite file:
+ * an active licence, and a registration blocked because the reseller balance ran out.
+ */
+describe("licenses and jobs commands", () => {
+  let sb: TestSandbox;
+  let bridge: TestBridge;
+  let dir: string;
+  let env: Record<string, string>;
+  let active: string;
+  let blocked: string;
+  let blockedJob: number;
+
+  beforeAll(async () => {
+    sb = await startTestSandbox();
+    dir = mkdtempSync(join(tmpdir(), "lb-cli-"));
+    bridge = await startTestBridge(sb, { dir });
+    env = bridgeEnv(sb.running, dir);
+    active = await orderActive(bridge, { product_id: "12", ip: "203.0.113.10" });
+    sb.sandbox.setBalance(0);
+    const event = createdEvent({ product_id: "17", ip: "203.0.113.11" });
+    blocked = event.service.id;
+    await bridge.send(event);
+    const job = await waitFor(() => bridge.service.queue.list({ state: "blocked", serviceId: blocked })[0], 10_000, "the registration to block");
+    blockedJob = job.id;
+    // Let the stopped job's bookkeeping (last_error, history) land before comparing outputs.
+    await waitFor(() => bridge.service.services.get(blocked)?.last_error);
+  });
+
+  afterAll(async () => {
+    await bridge?.close();
+    await sb?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("licenses list --json prints what GET /admin/licenses answers", async () => {
+    const run = await runCli(["licenses", "list", "--json"], env);
+    expect(run.code).toBe(0);
+    const api = await bridge.admin("/admin/licenses");
+    expect(run.json()).toEqual(api.body);
+    expect(run.json<{ licenses: { service_id: string; status: string }[] }>().licenses.map((l) => [l.service_id, l.status]).sort()).toEqual(
+      [[active, "active"], [blocked, "pending"]].sort(),
+    );
+  });
+
+  it("licenses list prints a table for people", async () => {
+    const run = await runCli(["licenses", "list", "--status", "active"], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^SERVICE_ID\s+TYPE\s+VARIANT\s+IP\s+STATUS/);
+    expect(run.stdout).toContain(active);
+    expect(run.stdout).not.toContain(blocked);
+  });
+
+  it("licenses list --status with a status that does not exist is a usage error naming the allowed ones", async () => {
+    const run = await runCli(["licenses", "list", "--status", "sleeping"], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--status");
+    expect(run.stderr).toContain("pending, active, suspended, terminated, failed");
+  });
+
+  it("licenses show --json prints the licence with its history, as GET /admin/services/:id", async () => {
+    const run = await runCli(["licenses", "show", active, "--json"], env);
+    expect(run.code).toBe(0);
+    expect(run.json()).toEqual((await bridge.admin(`/admin/services/${active}`)).body);
+    expect(run.json<{ history: { action: string }[] }>().history.map((h) => h.action)).toContain("registered");
+  });
+
+  it("licenses show of a service the bridge does not know fails with one line", async () => {
+    const run = await runCli(["licenses", "show", "no-such-service"], env);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim().split("\n")).toEqual([expect.stringContaining('unknown service "no-such-service"')]);
+  });
+
+  it("jobs list --state blocked --json lists the blocked registration, as GET /admin/jobs", async () => {
+    const run = await runCli(["jobs", "list", "--state", "blocked", "--service-id", blocked, "--json"], env);
+    expect(run.code).toBe(0);
+    expect(run.json()).toEqual((await bridge.admin(`/admin/jobs?state=blocked&service_id=${blocked}`)).body);
+    expect(run.json<{ jobs: { id: number; kind: string }[] }>().jobs).toEqual([expect.objectContaining({ id: blockedJob, kind: "register" })]);
+  });
+
+  it("jobs list --state with a state that does not exist is a usage error naming the allowed ones", async () => {
+    const run = await runCli(["jobs", "list", "--state", "stuck"], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--state");
+    expect(run.stderr).toContain("queued, running, succeeded, failed, blocked");
+  });
+
+  it("jobs retry of a job that does not exist fails with exit code 1", async () => {
+    const run = await runCli(["jobs", "retry", "987654"], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe("license-bridge: unknown job 987654 (see `license-bridge jobs list`)");
+  });
+
+  it("jobs retry of the blocked registration, once the balance is back, ends with the licence active", async () => {
+    sb.sandbox.setBalance(1000);
+    const run = await runCli(["jobs", "retry", String(blockedJob), "--json"], env);
+    expect(run.code).toBe(0);
+    expect(run.json()).toEqual({ job: expect.objectContaining({ id: blockedJob, state: "queued", attempts: 0 }) });
+    await waitStatus(bridge, blocked, "active");
+    expect(sb.sandbox.licenses().some((l) => l.ip === "203.0.113.11" && l.type === "cloudlinux")).toBe(true);
+  });
+
+  it("ends with exit code 78 and the problem named when the configuration is broken", async () => {
+    const run = await runCli(["licenses", "list"], { ...env, RESELLER_PROTOCOL: "v3" });
+    expect(run.code).toBe(78);
+    expect(run.stderr).toContain("RESELLER_PROTOCOL");
+  });
+
+  it("--help exits 0 (the real binary)", async () => {
+    const run = await runCli(["--help"], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/licenses[\s\S]*jobs[\s\S]*reconcile/);
+  });
+
+  it("--help exits 0 on every level of every command", async () => {
+    const paths: string[][] = [];
+    const walk = (cmd: Command, path: string[]) => {
+      paths.push(path);
+      for (const sub of cmd.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(buildProgram(), []);
+    expect(paths).toEqual(expect.arrayContaining([["licenses", "list"], ["licenses", "show"], ["jobs", "list"], ["jobs", "retry"], ["reconcile"]]));
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      for (const path of paths) {
+        expect({ path, code: await runInProcess(["node", "license-bridge", ...path, "--help"]) }).toEqual({ path, code: 0 });
+      }
+    } finally {
+      write.mockRestore();
+    }
+  });
+});

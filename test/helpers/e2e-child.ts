@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { signWebhook } from "../../src/webhooks/signature.js";
+import { TEST_ADMIN_TOKEN, TEST_SECRET, uniqueId } from "./bridge.js";
+import { waitFor } from "./wait.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** A TCP port that was free a moment ago (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => ok(port));
+    });
+  });
+}
+
+export interface ChildBridge {
+  proc: ChildProcess;
+  url: string;
+  /** stderr and stdout so far, for failure messages. */
+  output(): string;
+  /** SIGKILL, and resolves once the process is gone. */
+  kill(): Promise<void>;
+}
+
+/** Runs `node bin/license-bridge.mjs serve` with `env` laid over this process's environment; resolves once /healthz answers. */
+export async function spawnBridge(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildBridge> {
+  const proc = spawn(process.execPath, [resolve(ROOT, "bin/license-bridge.mjs"), "serve"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  const url = `http://127.0.0.1:${env.PORT}`;
+  const child: ChildBridge = {
+    proc,
+    url,
+    output: () => out,
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+      await exited;
+    },
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`bridge exited with ${proc.exitCode}: ${out}`);
+        return (await fetch(`${url}/healthz`)).ok;
+      },
+      timeoutMs,
+      "the child bridge to answer /healthz",
+    );
+  } catch (err) {
+    await child.kill();
+    throw new Error(`${(err as Error).message}\n--- child output ---\n${out}`);
+  }
+  return child;
+}
+
+/** Signs and posts an event to a bridge at `url`. */
+export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown> }> {
+  const body = JSON.stringify(event);
+  const res = await fetch(`${url}/webhooks/billing`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...signWebhook(TEST_SECRET, id, body) },
+    body,
+  });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+export async function adminGet(url: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+}

@@ -1,0 +1,129 @@
+import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
+import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkUpstream } from "../../src/http/health-routes.js";
+import { openDatabase } from "../../src/store/database.js";
+import { currentVersion } from "../../src/store/migrations.js";
+import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+
+interface Readiness {
+  status: string;
+  reasons?: string[];
+  checks: Record<string, { status: string; detail?: string }>;
+}
+
+async function readyz(bridge: TestBridge): Promise<{ status: number; body: Readiness }> {
+  const res = await fetch(`${bridge.url}/readyz`);
+  return { status: res.status, body: (await res.json()) as Readiness };
+}
+
+describe("/healthz and /readyz", () => {
+  let sb: TestSandbox;
+  let bridge: TestBridge;
+  beforeEach(async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb);
+  });
+  afterEach(async () => {
+    await bridge.close();
+    await sb.close();
+  });
+
+  it("/healthz answers ok without auth", async () => {
+    const res = await fetch(`${bridge.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it("is ready when the database is writable, migrations are current and the upstream answers", async () => {
+    const { status, body } = await readyz(bridge);
+    expect(status).toBe(200);
+    expect(body.status).toBe("ready");
+    expect(body.checks.database!.status).toBe("ok");
+    expect(body.checks.migrations!.status).toBe("ok");
+    expect(body.checks.upstream!.status).toBe("ok");
+  });
+
+  it("is not ready, naming the upstream, when the reseller cannot be reached", async () => {
+    await sb.running.close();
+    const { status, body } = await readyz(bridge);
+    expect(status).toBe(503);
+    expect(body.status).toBe("not ready");
+    expect(body.reasons).toHaveLength(1);
+    expect(body.reasons![0]).toMatch(/^upstream: .*unreachable/);
+    expect(body.checks.upstream!.status).toBe("failed");
+    expect(body.checks.database!.status).toBe("ok");
+  });
+
+  it("is not ready, naming the migrations, when the database is ahead of the code", async () => {
+    const { db } = bridge.service;
+    db.prepare("INSERT INTO migrations (id, name, applied_at) VALUES (?, 'from_the_future', '2030-01-01')").run(currentVersion(db) + 1);
+    const { status, body } = await readyz(bridge);
+    expect(status).toBe(503);
+    expect(body.reasons).toEqual([expect.stringMatching(/^migrations: .*newer than this code/)]);
+  });
+
+  it("is not ready, naming the migrations, when a migration is pending", async () => {
+    const { db } = bridge.service;
+    db.prepare("DELETE FROM migrations WHERE id = ?").run(currentVersion(db));
+    const { status, body } = await readyz(bridge);
+    expect(status).toBe(503);
+    expect(body.reasons).toEqual([expect.stringMatching(/^migrations: pending migrations: /)]);
+  });
+
+  it("is not ready, naming the database, while another process holds the write lock", async () => {
+    // The runner's claims would wait on the same lock for the whole busy timeout, stalling the test.
+    await bridge.service.runner.stop();
+    const other = openDatabase(bridge.config.DATABASE_PATH);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const { status, body } = await readyz(bridge);
+      expect(status).toBe(503);
+      expect(body.reasons).toEqual([expect.stringMatching(/^database: not writable: database is locked/)]);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    expect((await readyz(bridge)).status).toBe(200);
+  });
+});
+
+describe("the upstream check", () => {
+  async function listening<T extends Server>(server: T): Promise<{ url: string; close(): Promise<void> }> {
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}/api/v1`, close: () => new Promise<void>((ok) => server.close(() => ok())) };
+  }
+
+  it("counts any HTTP answer as reachable, and sends no credentials", async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const server = await listening(
+      createHttpServer((req, res) => {
+        seen.push(req.headers);
+        res.writeHead(401, { "content-type": "application/json" }).end('{"error":"Unauthorized"}');
+      }),
+    );
+    try {
+      expect(await checkUpstream([server.url], 1_000)).toMatchObject({ status: "ok" });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.authorization).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("an upstream that accepts the connection but never answers is unreachable after the timeout", async () => {
+    const sockets: Socket[] = [];
+    const server = await listening(createTcpServer((socket) => void sockets.push(socket)));
+    try {
+      const started = Date.now();
+      const result = await checkUpstream([server.url], 200);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(result.status).toBe("failed");
+      expect(result.detail).toMatch(/unreachable \(timed out\)/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { manualClock, systemClock } from "../../src/jobs/clock.js";
+import { JobQueue } from "../../src/jobs/queue.js";
+import { createSweep } from "../../src/renewals/sweep.js";
+import { openDatabase } from "../../src/store/database.js";
+import { migrate } from "../../src/store/migrations.js";
+import { createdEvent, idle, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
+import { waitFor } from "../helpers/wait.js";
+
+const DAY = 86_400_000;
+const inDays = (days: number, from = Date.now()) => new Date(from + days * DAY).toISOString().slice(0, 10);
+
+let sb: TestSandbox | undefined;
+let bridge: TestBridge | undefined;
+let smtp: TestSmtp | undefined;
+afterEach(async () => {
+  await bridge?.close();
+  await sb?.close();
+  await smtp?.stop();
+  bridge = sb = smtp = undefined;
+});
+
+const charges = (op: string) => sb!.sandbox.ledger().filter((c) => c.op === op);
+const activeService = (id: string) =>
+  waitFor(() => {
+    const s = bridge!.service.services.get(id);
+    return s?.status === "active" ? s : undefined;
+  }, 10_000, `service ${id} active`);
+
+describe("renewal sweep", () => {
+  it("renews a paid licence inside the lead window exactly once while the sweep ticks every second", async () => {
+    sb = await startTestSandbox();
+    // Lead of 40 days makes a fresh monthly licence due at once; one renewal moves it out of the window.
+    bridge = await startTestBridge(sb, { env: { RENEWAL_CRON: "* * * * * *", RENEWAL_LEAD_DAYS: "40" } });
+    await bridge.send(createdEvent({ id: "r1", next_due_date: inDays(365) }));
+    const before = (await activeService("r1")).expires_at!;
+    await new Promise((r) => setTimeout(r, 4_500));
+    await waitFor(() => idle(bridge!.service));
+    expect(charges("renew")).toHaveLength(1);
+    expect(charges("renew")[0]).toMatchObject({ ip: "203.0.113.10", type: "cpanel", months: 1 });
+    expect(bridge.service.services.get("r1")!.expires_at!).toBeGreaterThan(before + 27 * DAY);
+    expect(bridge.service.queue.list({ kind: "renew" })).toHaveLength(1);
+  });
+
+  it("does not renew a suspended, a terminated or an unpaid licence", async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb, { env: { RENEWAL_LEAD_DAYS: "40" } });
+    const paid = { next_due_date: inDays(365) };
+    await bridge.send(createdEvent({ id: "s-susp", ip: "203.0.113.21", ...paid }));
+    await bridge.send(createdEvent({ id: "s-term", ip: "203.0.113.22", ...paid }));
+    await bridge.send(createdEvent({ id: "s-unpaid", ip: "203.0.113.23" }));
+    await bridge.send(createdEvent({ id: "s-paid", ip: "203.0.113.24", ...paid }));
+    await bridge.send(serviceEvent("service.suspended", "s-susp"));
+    await bridge.send(serviceEvent("service.terminated", "s-term"));
+    await waitFor(() => bridge!.service.services.get("s-term")?.status === "terminated" && bridge!.service.services.get("s-susp")?.status === "suspended");
+    await activeService("s-paid");
+    await activeService("s-unpaid");
+
+    const result = bridge.service.sweep.sweep();
+    expect(result.queued.map((q) => q.service_id)).toEqual(["s-paid"]);
+    await waitFor(() => charges("renew").length === 1 && idle(bridge!.service));
+    expect(charges("renew").map((c) => c.ip)).toEqual(["203.0.113.24"]);
+  });
+
+  it("a renewal whose answer is lost after the upstream committed is not paid twice", async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb, { env: { RENEWAL_LEAD_DAYS: "40" } });
+    await bridge.send(createdEvent({ id: "lost", next_due_date: inDays(365) }));
+    const term = (await activeService("lost")).expires_at!;
+    sb.sandbox.setFaults({ dropNext: 1 });
+    bridge.service.sweep.sweep();
+    await waitFor(() => bridge!.service.services.get("lost")!.expires_at! > term, 10_000, "renewal recorded");
+    await waitFor(() => idle(bridge!.service));
+    expect(charges("renew")).toHaveLength(1);
+    const renewJob = bridge.service.queue.list({ kind: "renew" })[0]!;
+    expect(renewJob).toMatchObject({ state: "succeeded", attempts: 2 });
+    const history = bridge.service.services.history("lost").map((h) => h.detail ?? "");
+    expect(history.some((d) => d.includes("confirmed by the licence list"))).toBe(true);
+  });
+
+  it("service.renewed records the payment and renews at once when the licence is already due", async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb, { env: { RENEWAL_LEAD_DAYS: "40" } });
+    await bridge.send(createdEvent({ id: "pay" }));
+    await activeService("pay");
+    expect(bridge.service.sweep.sweep().queued).toEqual([]);
+    const res = await bridge.send(serviceEvent("service.renewed", "pay", { service: { next_due_date: inDays(90) } }));
+    expect(res.status).toBe(202);
+    await waitFor(() => charges("renew").length === 1, 10_000, "renewal");
+    expect(new Date(bridge.service.services.get("pay")!.paid_until!).toISOString().slice(0, 10)).toBe(inDays(90));
+  });
+
+  it("insufficient balance during a sweep sends one operator alert and heals after funds return", async () => {
+    smtp = await startTestSmtp();
+    sb = await startTestSandbox();
+    const clock = manualClock(Date.now());
+    bridge = await startTestBridge(sb, {
+      clock,
+      env: { RENEWAL_LEAD_DAYS: "40", OPERATOR_EMAIL: "ops@example.com", SMTP_URL: smtp.url, BLOCKED_RETRY_MINUTES: "15" },
+    });
+    await bridge.send(createdEvent({ id: "broke", next_due_date: inDays(365) }));
+    await activeService("broke");
+    sb.sandbox.setBalance(0);
+
+    for (let tick = 0; tick < 3; tick++) {
+      bridge.service.sweep.sweep();
+      bridge.service.maintenance();
+      await waitFor(() => bridge!.service.queue.list({ kind: "renew", state: "blocked" }).length === 1, 10_000, "blocked renewal");
+      clock.advance(16 * 60_000);
+    }
+    await waitFor(() => smtp!.messages.some((m) => m.envelope.to.includes("ops@example.com")), 10_000, "alert mail");
+    expect(charges("renew")).toHaveLength(0);
+
+    sb.sandbox.setBalance(1000);
+    clock.advance(16 * 60_000);
+    bridge.service.maintenance();
+    await waitFor(() => charges("renew").length === 1, 10_000, "healed renewal");
+    await waitFor(() => idle(bridge!.service));
+    const alertMails = smtp.messages.filter((m) => m.envelope.to.includes("ops@example.com"));
+    expect(alertMails).toHaveLength(1);
+    expect(alertMails[0]!.raw).toMatch(/balance/i);
+    expect(bridge.service.alerts.open()).toEqual([]);
+  });
+
+  it("without OPERATOR_EMAIL an alert is only logged, no mail job is created", async () => {
+    sb = await startTestSandbox({ balance: 0 });
+    bridge = await startTestBridge(sb);
+    await bridge.send(createdEvent({ id: "nomail" }));
+    await waitFor(() => bridge!.service.queue.list({ state: "blocked" }).length === 1);
+    expect(bridge.service.alerts.open().map((a) => a.key)).toEqual(["balance"]);
+    expect(bridge.service.queue.list({ kind: "alert_mail" })).toEqual([]);
+  });
+});
+
+describe("the due query", () => {
+  it("is a range scan of the (status, expires_at) index", () => {
+    const db = openDatabase(":memory:");
+    migrate(db);
+    const { dueSql } = createSweep(db, new JobQueue(db, systemClock), systemClock, 3);
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${dueSql}`).all({ horizon: 0 }) as { detail: string }[];
+    expect(plan.map((p) => p.detail).join("\n")).toMatch(/SEARCH services USING INDEX services_due \(status=\? AND expires_at<\?\)/);
+  });
+});
