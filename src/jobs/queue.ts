@@ -190,11 +190,11 @@ export class JobQueue {
   }
 
   /** Records that a call which may charge money is about to be made (or clears it with null). */
-  setIntent(id: number, worker: string, intent: unknown): void {
+  setIntent(id: number, worker: string, intent: unknown, options: { durable?: boolean } = {}): void {
     const run = () => this.s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: this.clock.now() });
     // The intent guards money: it must be on disk before the call it announces is sent.
-    if (intent === null) run();
-    else withFullSync(this.db, run);
+    if (intent !== null && options.durable !== false) withFullSync(this.db, run);
+    else run();
   }
 
   succeed(id: number, worker: string): boolean {

@@ -13,8 +13,9 @@ export interface JobContext {
   /**
    * Records, durably and before the call, that a call which may charge money is being made.
    * A later attempt that finds `job.intent` set must check upstream before calling again.
+   * `durable: false` for bookkeeping whose loss only costs a check (Default: true).
    */
-  recordIntent(intent: unknown): void;
+  recordIntent(intent: unknown, options?: { durable?: boolean }): void;
   /** Clears the intent once the call is known not to have taken effect. */
   clearIntent(): void;
 }
@@ -171,7 +172,7 @@ export class JobRunner {
     const handler = this.o.handlers[job.kind];
     const ctx: JobContext = {
       logger,
-      recordIntent: (intent) => queue.setIntent(job.id, this.workerId, intent),
+      recordIntent: (intent, o) => queue.setIntent(job.id, this.workerId, intent, o),
       clearIntent: () => queue.setIntent(job.id, this.workerId, null),
     };
     try {

@@ -30,12 +30,13 @@ export async function once<T>(
   const done = earlier?.done ?? [];
   if (done.includes(intent.op)) return { confirmedEarlier: true };
 
-  const remember = (intentNow: Intent | null) => {
+  const remember = (intentNow: Intent | null, durable = true) => {
     job.intent = intentNow;
-    if (intentNow) ctx.recordIntent(intentNow);
+    if (intentNow) ctx.recordIntent(intentNow, { durable });
     else ctx.clearIntent();
   };
-  const markDone = () => remember({ ...intent, done: [...done, intent.op] });
+  // Losing a "done" mark to a power cut costs one licence-list check, not money: no fsync.
+  const markDone = () => remember({ ...intent, done: [...done, intent.op] }, false);
 
   if (earlier && earlier.op === intent.op) {
     if (await happened()) {

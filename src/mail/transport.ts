@@ -113,17 +113,25 @@ function smtpMailer(url: string, tls: ConnectionOptions | undefined): Mailer {
 
 function outboxMailer(dir: string): Mailer {
   const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+  // Unlike an SMTP server, the outbox can tell whether it already holds a mail, so a resend
+  // after a crash (same tag) is a no-op here: one file per mail, exactly. The directory is read
+  // once per process; after that this process's own writes keep the index current.
+  let written: Promise<Map<string, string>> | undefined;
+  const index = () =>
+    (written ??= mkdir(dir, { recursive: true })
+      .then(() => readdir(dir))
+      .then((files) => new Map(files.filter((f) => f.endsWith(".eml")).map((f) => [f.replace(/^\d{8}T\d{9}Z-/, ""), f]))));
   return {
     description: `outbox ${dir}`,
     async send(mail) {
-      // Unlike an SMTP server, the outbox can tell whether it already holds this mail, so a
-      // resend after a crash (same tag) is a no-op here: one file per mail, exactly.
-      const suffix = `-${safeTag(mail.tag)}.eml`;
-      const existing = (await readdir(dir).catch(() => [] as string[])).find((f) => f.endsWith(suffix));
+      const name = `${safeTag(mail.tag)}.eml`;
+      const files = await index();
+      const existing = files.get(name);
       if (existing) return { messageId: mail.messageId, response: `already in ${join(dir, existing)}` };
       const info = await transporter.sendMail(toNodemailer(mail));
-      const file = join(dir, `${fileStamp(new Date())}${suffix}`);
+      const file = join(dir, `${fileStamp(new Date())}-${name}`);
       await writeAtomically(file, info.message as Buffer);
+      files.set(name, file);
       return { messageId: info.messageId || mail.messageId, response: `written to ${file}` };
     },
     close: () => transporter.close(),
