@@ -30,6 +30,7 @@ import { openDatabase, type Db } from "./store/database.js";
 import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
 import { billingWebhookRouter } from "./webhooks/billing-route.js";
+import { adapterRouters } from "./webhooks/adapters/index.js";
 import { groupCommit } from "./webhooks/group-commit.js";
 import { createIntake } from "./webhooks/intake.js";
 import { secretKey } from "./webhooks/signature.js";
@@ -204,6 +205,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller) }),
       openApiRouter(),
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
+      ...adapterRouters({ accept, config, clock, logger: logger.child({ component: "adapters" }), services, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
       reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, logger: logger.child({ component: "reconcile" }) }),
     ],

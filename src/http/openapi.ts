@@ -234,6 +234,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...adapterPaths(),
       "/admin/services/{id}": {
         get: {
           tags: ["admin"],
@@ -373,6 +374,48 @@ export function openApiDocument(): Record<string, unknown> {
 }
 
 /** `GET /openapi.json`, no auth. The document is built once. */
+/**
+ * The native panel adapters (mounted only when their secret or token is configured). Their
+ * bodies are the panels' own formats, translated into BillingEvent; answers are the webhook's.
+ */
+function adapterPaths(): Record<string, unknown> {
+  const common = {
+    "200": answer('Duplicate delivery, or an event the bridge does not act on ({"status":"ignored","reason"})'),
+    "202": answer("Accepted: every event it became stored durably and queued"),
+    "400": answer("Body is not JSON"),
+    "401": answer("Bad or missing signature or token, or a stale timestamp"),
+    "409": answer("unknown service"),
+    "413": answer(`Body over ${MAX_WEBHOOK_BYTES / 1024} KiB`),
+    "415": answer("Content-Type is not application/json"),
+    "422": answer("The translated event breaks the schema or a business rule", "ValidationError"),
+  };
+  const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+    post: {
+      tags: ["webhooks"],
+      operationId,
+      summary,
+      requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "the panel's own payload" } } } },
+      responses: common,
+      ...extra,
+    },
+  });
+  return {
+    "/webhooks/hostbill": op("receiveHostBillEvent", "HostBill WebHooks plugin (HB-Signature: hex HMAC-SHA256 of HB-Timestamp + body)", {
+      parameters: [
+        { name: "HB-Signature", in: "header", required: true, schema: { type: "string" } },
+        { name: "HB-Timestamp", in: "header", required: true, schema: { type: "string" } },
+      ],
+    }),
+    "/webhooks/upmind": op("receiveUpmindEvent", "Upmind contract-product hooks (X-Webhook-Signature: HMAC-SHA256 of the body)", {
+      parameters: [{ name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" } }],
+    }),
+    "/webhooks/blesta/{token}": op("receiveBlestaEvent", "Blesta Webhooks plugin (the URL's token, optional IP allow-list)", {
+      parameters: [{ name: "token", in: "path", required: true, description: "BLESTA_WEBHOOK_TOKEN", schema: { type: "string" } }],
+      responses: { ...common, "403": answer("The sender's IP is not in BLESTA_ALLOWED_IPS") },
+    }),
+  };
+}
+
 export function openApiRouter(): Router {
   const router = express.Router();
   const doc = openApiDocument();

@@ -77,7 +77,14 @@ describe("/openapi.json", () => {
   let doc: OpenApi;
   beforeAll(async () => {
     sb = await startTestSandbox();
-    bridge = await startTestBridge(sb);
+    // Every panel adapter configured, so its route is mounted and must be documented too.
+    bridge = await startTestBridge(sb, {
+      env: {
+        HOSTBILL_WEBHOOK_SECRET: "hostbill-secret-0123456789",
+        UPMIND_WEBHOOK_SECRET: "upmind-secret-0123456789",
+        BLESTA_WEBHOOK_TOKEN: "blesta-token-0123456789abcdef0123456789",
+      },
+    });
     const res = await fetch(`${bridge.url}/openapi.json`);
     expect(res.status).toBe(200);
     doc = (await res.json()) as OpenApi;
@@ -93,7 +100,9 @@ describe("/openapi.json", () => {
 
   it("documents every route the app mounts, and nothing it does not", () => {
     const routes = mountedRoutes((bridge.service.app as unknown as { router: { stack: RouterLayer[] } }).router.stack);
-    expect(routes).toEqual(expect.arrayContaining(["POST /webhooks/billing", "GET /admin/services/{id}", "POST /admin/reconcile", "GET /readyz"]));
+    expect(routes).toEqual(
+      expect.arrayContaining(["POST /webhooks/billing", "POST /webhooks/hostbill", "POST /webhooks/blesta/{token}", "GET /admin/services/{id}", "POST /admin/reconcile", "GET /readyz"]),
+    );
     for (const route of routes) {
       const [method, path] = route.split(" ") as [string, string];
       expect(doc.paths[path]?.[method.toLowerCase()], `${route} is not in the document`).toBeDefined();

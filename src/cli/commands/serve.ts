@@ -3,7 +3,8 @@ import { describeConfig } from "../../config/describe.js";
 import { DatabaseNewerThanCodeError } from "../../store/migrations.js";
 import { startService } from "../../service.js";
 import { cliLogger, configOrExit } from "../context.js";
-import { CliError } from "../output.js";
+import { ConfigError } from "../../config/load.js";
+import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
 
 export function serveCommand(program: Command): void {
@@ -29,6 +30,9 @@ export function serveCommand(program: Command): void {
         service = await startService({ config, logger });
       } catch (err) {
         if (err instanceof DatabaseNewerThanCodeError) throw new CliError(err.message);
+        if (err instanceof ConfigError) {
+          throw new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
+        }
         const e = err as NodeJS.ErrnoException;
         if (e.code === "EADDRINUSE") throw new CliError(`cannot listen on ${config.HOST}:${config.PORT}: address in use (set PORT)`);
         throw err;

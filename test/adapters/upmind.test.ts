@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
+import { freshIp, numericId, UPMIND_SECRET, upmindHeaders, useAdapterHarness, type AdapterHarness } from "./helpers.js";
+
+interface ContractProduct {
+  id: string;
+  product_id: string;
+  billing_cycle_months: number;
+  ip: string;
+  next_due_date: string;
+  client: { email: string; full_name: string };
+}
+
+function contractProduct(over: Partial<ContractProduct> = {}): ContractProduct {
+  return {
+    id: over.id ?? `cp-${numericId()}`,
+    product_id: over.product_id ?? "12",
+    billing_cycle_months: over.billing_cycle_months ?? 1,
+    ip: over.ip ?? freshIp(),
+    next_due_date: over.next_due_date ?? "2026-03-01 00:00:00",
+    client: over.client ?? { email: "bob@example.com", full_name: "Bob Example" },
+  };
+}
+
+/** A V1 Upmind payload: the documented envelope around a contract product. */
+function payload(hook: string, object: ContractProduct, id = randomUUID()) {
+  return {
+    webhook_event_id: id,
+    event_datetime: "2026-01-15 10:00:00",
+    version: "V1",
+    hook_category: "contract",
+    hook_code: `${hook}_hook`,
+    hook_log_id: randomUUID(),
+    object_type: "contract_product",
+    object_id: object.id,
+    object,
+    actor_type: "system",
+    actor_id: null,
+    brand_id: randomUUID(),
+  };
+}
+
+async function send(h: AdapterHarness, body: unknown, o: Parameters<typeof upmindHeaders>[1] = {}) {
+  const raw = JSON.stringify(body);
+  return h.post("/webhooks/upmind", raw, upmindHeaders(raw, o));
+}
+
+async function activated(h: AdapterHarness, over: Partial<ContractProduct> = {}) {
+  const cp = contractProduct(over);
+  const res = await send(h, payload("contract_product_activated", cp));
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  await waitStatus(h.bridge, cp.id, "active");
+  return cp;
+}
+
+describe("Upmind adapter", () => {
+  const harness = useAdapterHarness({ UPMIND_WEBHOOK_SECRET: UPMIND_SECRET });
+
+  it("accepts a hex-signed contract_product_activated (202), registers the licence and is charged once", async () => {
+    const h = harness();
+    const cp = contractProduct({ billing_cycle_months: 12 });
+    const res = await send(h, payload("contract_product_activated", cp));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ event_id: expect.any(String), status: "accepted" });
+    await waitStatus(h.bridge, cp.id, "active");
+    expect(upstreamCalls(h.sb, "register").filter((c) => c.params.ip === cp.ip).map((c) => c.params)).toEqual([
+      { ip: cp.ip, type: "cpanel", billingcycle: 12 },
+    ]);
+    expect(h.sb.sandbox.ledger().filter((c) => c.ip === cp.ip)).toEqual([expect.objectContaining({ op: "register", months: 12 })]);
+    expect(h.bridge.service.services.get(cp.id)).toMatchObject({
+      customer_email: "bob@example.com",
+      billing_cycle: "annually",
+      paid_until: Date.parse("2026-03-01T00:00:00Z"),
+    });
+  });
+
+  it("accepts a base64 signature too, and suspends upstream on contract_product_suspended", async () => {
+    const h = harness();
+    const cp = await activated(h);
+    const res = await send(h, payload("contract_product_suspended", cp), { encoding: "base64" });
+    expect(res.status).toBe(202);
+    await waitStatus(h.bridge, cp.id, "suspended");
+    expect(upstreamCalls(h.sb, "suspend").filter((c) => c.params.ip === cp.ip).map((c) => c.params)).toEqual([{ ip: cp.ip, type: "cpanel" }]);
+  });
+
+  it("turns contract_product_updated with a new IP into change-ip (compared with the stored licence)", async () => {
+    const h = harness();
+    const cp = await activated(h);
+    const newIp = freshIp();
+    const res = await send(h, payload("contract_product_updated", { ...cp, ip: newIp }));
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitFor(() => h.bridge.service.services.get(cp.id)?.ip === newIp, 10_000, "the new IP");
+    expect(upstreamCalls(h.sb, "change-ip").filter((c) => c.params.ip === cp.ip).map((c) => c.params)).toEqual([
+      { ip: cp.ip, newip: newIp, type: "cpanel" },
+    ]);
+    // The same update again (new event id) changes nothing: the stored IP is already the new one.
+    const same = await send(h, payload("contract_product_updated", { ...cp, ip: newIp }));
+    expect(same.status).toBe(200);
+    expect(same.body.status).toBe("ignored");
+  });
+
+  it("turns contract_product_updated with a new product into a LiteSpeed core change", async () => {
+    const h = harness();
+    const cp = await activated(h, { product_id: "13" });
+    await waitFor(() => h.bridge.service.services.get(cp.id)?.upstream_variant === "litespeed4");
+    const res = await send(h, payload("contract_product_updated", { ...cp, product_id: "16" }));
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitFor(() => h.bridge.service.services.get(cp.id)?.variant === "litespeedX", 10_000, "variant litespeedX");
+    expect(upstreamCalls(h.sb, "change-core").filter((c) => c.params.ip === cp.ip).map((c) => c.params.new_type)).toEqual(["litespeed4", "litespeedX"]);
+  });
+
+  it("records a payment up to next_due_date on contract_product_renewed", async () => {
+    const h = harness();
+    const cp = await activated(h);
+    const res = await send(h, payload("contract_product_renewed", { ...cp, next_due_date: "2026-04-01 00:00:00" }));
+    expect(res.status).toBe(202);
+    await waitFor(() => h.bridge.service.services.get(cp.id)?.paid_until === Date.parse("2026-04-01T00:00:00Z"), 10_000, "paid_until");
+  });
+
+  it("refuses a wrong or missing signature with 401 and stores nothing", async () => {
+    const h = harness();
+    const before = h.events("upmind").length;
+    const cp = contractProduct();
+    expect((await send(h, payload("contract_product_activated", cp), { secret: "wrong-secret-0123456789abcdef" })).status).toBe(401);
+    const raw = JSON.stringify(payload("contract_product_activated", cp));
+    expect((await h.post("/webhooks/upmind", raw, { "content-type": "application/json" })).status).toBe(401);
+    expect((await h.post("/webhooks/upmind", raw, { ...upmindHeaders(raw), "X-Webhook-Signature": "00".repeat(32) })).status).toBe(401);
+    expect(h.events("upmind").length).toBe(before);
+    expect(h.bridge.service.services.get(cp.id)).toBeUndefined();
+  });
+
+  it("answers the same webhook_event_id again with 200 duplicate and buys nothing more", async () => {
+    const h = harness();
+    const cp = contractProduct();
+    const body = payload("contract_product_activated", cp);
+    const first = await send(h, body);
+    expect(first.status).toBe(202);
+    await waitStatus(h.bridge, cp.id, "active");
+    await settle(h.bridge);
+    const again = await send(h, body);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
+    await sleep(150);
+    expect(h.sb.sandbox.ledger().filter((c) => c.ip === cp.ip)).toHaveLength(1);
+  });
+
+  it("ignores hooks it does not act on and products outside the catalogue (200)", async () => {
+    const h = harness();
+    const other = await send(h, { ...payload("contract_product_activated", contractProduct()), hook_code: "invoice_paid_hook" });
+    expect(other.status).toBe(200);
+    expect(other.body).toEqual({ status: "ignored", reason: expect.stringContaining("invoice_paid_hook") });
+    const hosting = await send(h, payload("contract_product_activated", contractProduct({ product_id: "hosting-basic" })));
+    expect(hosting.status).toBe(200);
+    expect(hosting.body.status).toBe("ignored");
+    const badCycle = await send(h, payload("contract_product_activated", contractProduct({ billing_cycle_months: 5 })));
+    expect(badCycle.status).toBe(422);
+    expect(badCycle.body.errors).toEqual({ "service.billing_cycle": [expect.stringContaining("5 months")] });
+  });
+});
