@@ -6,7 +6,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Starts `bench/<script>` under tsx in its own process and waits for its "READY <json>" line. */
 export async function startChild<T>(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "bench", script), ...args], {
+  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],

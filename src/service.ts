@@ -31,6 +31,7 @@ import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
 import { billingWebhookRouter } from "./webhooks/billing-route.js";
 import { adapterRouters } from "./webhooks/adapters/index.js";
+import { createGroupCommit } from "./store/group-commit.js";
 import { groupCommit } from "./webhooks/group-commit.js";
 import { createIntake } from "./webhooks/intake.js";
 import { secretKey } from "./webhooks/signature.js";
@@ -159,7 +160,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const metrics = options.metrics ?? createMetrics();
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
   const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2);
-  const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS });
+  // One group commit for every durable write: accepted events and charging intents share fsyncs.
+  const group = createGroupCommit(db);
+  const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS, group });
   const services = new ServiceStore(db);
   const deps: LifecycleDeps = { db, services, queue, upstream, catalog: config.catalog, clock };
 
@@ -198,7 +201,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   metrics.track({ jobCounts: () => queue.counts(), openAlerts: () => alerts.open().length });
 
-  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }));
+  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }), group);
   const app = createApp({
     logger: logger.child({ component: "http" }),
     routers: [

@@ -1,5 +1,5 @@
 import type { Db } from "../store/database.js";
-import { withFullSync } from "../store/durable.js";
+import { createGroupCommit, type GroupCommit } from "../store/group-commit.js";
 import type { Clock } from "./clock.js";
 import type { EnqueueInput, Job, JobState } from "./types.js";
 
@@ -50,6 +50,8 @@ export interface JobQueueOptions {
   maxAttempts?: number;
   /** How long a claim holds without a heartbeat; a dead worker's jobs come back after it. (Default: 20000 ms) */
   leaseMs?: number;
+  /** Durable writes share fsyncs through this (pass the intake's, so both share them). (Default: its own) */
+  group?: GroupCommit;
 }
 
 export interface ListJobsFilter {
@@ -67,6 +69,7 @@ export class JobQueue {
   readonly maxAttempts: number;
   readonly leaseMs: number;
   private readonly s;
+  private readonly group: GroupCommit;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -76,6 +79,7 @@ export class JobQueue {
   ) {
     this.maxAttempts = options.maxAttempts ?? 20;
     this.leaseMs = options.leaseMs ?? 20_000;
+    this.group = options.group ?? createGroupCommit(db);
     this.s = {
       insert: db.prepare(
         `INSERT INTO jobs (kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, run_at, created_at, updated_at)
@@ -190,11 +194,17 @@ export class JobQueue {
   }
 
   /** Records that a call which may charge money is about to be made (or clears it with null). */
-  setIntent(id: number, worker: string, intent: unknown, options: { durable?: boolean } = {}): void {
-    const run = () => this.s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: this.clock.now() });
-    // The intent guards money: it must be on disk before the call it announces is sent.
-    if (intent !== null && options.durable !== false) withFullSync(this.db, run);
-    else run();
+  setIntent(id: number, worker: string, intent: unknown): void {
+    this.s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: this.clock.now() });
+  }
+
+  /**
+   * Records the intent and resolves once it is on disk: it guards money, so it must survive
+   * even a power cut before the call it announces is sent. Intents of jobs starting together
+   * share one fsync (group commit).
+   */
+  setIntentDurably(id: number, worker: string, intent: unknown): Promise<void> {
+    return this.group.run(() => this.setIntent(id, worker, intent));
   }
 
   succeed(id: number, worker: string): boolean {

@@ -11,11 +11,12 @@ import type { Job, JobState } from "./types.js";
 export interface JobContext {
   logger: Logger;
   /**
-   * Records, durably and before the call, that a call which may charge money is being made.
-   * A later attempt that finds `job.intent` set must check upstream before calling again.
-   * `durable: false` for bookkeeping whose loss only costs a check (Default: true).
+   * Records that a call which may charge money is being made, and resolves once that record
+   * is on disk (await it before the call). A later attempt that finds `job.intent` set must
+   * check upstream before calling again. `durable: false` for bookkeeping whose loss only costs
+   * a check: written at once, without waiting for an fsync.
    */
-  recordIntent(intent: unknown, options?: { durable?: boolean }): void;
+  recordIntent(intent: unknown, options?: { durable?: boolean }): Promise<void>;
   /** Clears the intent once the call is known not to have taken effect. */
   clearIntent(): void;
 }
@@ -172,7 +173,10 @@ export class JobRunner {
     const handler = this.o.handlers[job.kind];
     const ctx: JobContext = {
       logger,
-      recordIntent: (intent, o) => queue.setIntent(job.id, this.workerId, intent, o),
+      recordIntent: async (intent, o) => {
+        if (o?.durable === false) queue.setIntent(job.id, this.workerId, intent);
+        else await queue.setIntentDurably(job.id, this.workerId, intent);
+      },
       clearIntent: () => queue.setIntent(job.id, this.workerId, null),
     };
     try {

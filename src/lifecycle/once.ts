@@ -30,9 +30,9 @@ export async function once<T>(
   const done = earlier?.done ?? [];
   if (done.includes(intent.op)) return { confirmedEarlier: true };
 
-  const remember = (intentNow: Intent | null, durable = true) => {
+  const remember = async (intentNow: Intent | null, durable = true) => {
     job.intent = intentNow;
-    if (intentNow) ctx.recordIntent(intentNow, { durable });
+    if (intentNow) await ctx.recordIntent(intentNow, { durable });
     else ctx.clearIntent();
   };
   // Losing a "done" mark to a power cut costs one licence-list check, not money: no fsync.
@@ -40,19 +40,19 @@ export async function once<T>(
 
   if (earlier && earlier.op === intent.op) {
     if (await happened()) {
-      markDone();
+      await markDone();
       return { confirmedEarlier: true };
     }
     ctx.logger.info({ op: intent.op }, "earlier attempt did not take effect upstream; trying again");
   }
-  remember({ ...intent, done });
+  await remember({ ...intent, done });
   try {
     const value = await act();
-    markDone();
+    await markDone();
     return { confirmedEarlier: false, value };
   } catch (err) {
     if (!(err instanceof ResellerError) || !err.mayHaveTakenEffect) {
-      remember(done.length ? { op: "", done } : null);
+      await remember(done.length ? { op: "", done } : null, false);
     }
     throw err;
   }

@@ -60,7 +60,16 @@ export class ServiceStore {
       history: db.prepare(
         "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
       ),
-      historyOf: db.prepare("SELECT * FROM history WHERE service_id = ? ORDER BY id"),
+      // Received events are their own history entries (the events table), so intake writes one
+      // row less per event; what came of them is in history.
+      historyOf: db.prepare(
+        `SELECT id, service_id, at, event_id, job_id, action, detail FROM (
+           SELECT 0 AS src, rowid AS id, service_id, received_at AS at, id AS event_id, NULL AS job_id,
+                  'received ' || type AS action, detail FROM events WHERE service_id = @id
+           UNION ALL
+           SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail FROM history WHERE service_id = @id)
+         ORDER BY at, src, id`,
+      ),
       byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
       all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
     };
@@ -93,7 +102,7 @@ export class ServiceStore {
   }
 
   history(serviceId: string): HistoryRow[] {
-    return this.s.historyOf.all(serviceId) as HistoryRow[];
+    return this.s.historyOf.all({ id: serviceId }) as HistoryRow[];
   }
 
   list(status?: ServiceStatus, limit = 10_000): ServiceRow[] {

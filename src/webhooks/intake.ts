@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../jobs/clock.js";
 import type { JobQueue } from "../jobs/queue.js";
@@ -21,8 +21,9 @@ export interface IntakeDeps {
   clock: Clock;
 }
 
+/** Time-ordered and unique; randomUUID draws from a cached entropy pool, randomBytes would not. */
 export function newEventId(nowMs: number): string {
-  return `evt_${nowMs.toString(36)}${randomBytes(6).toString("hex")}`;
+  return `evt_${nowMs.toString(36)}${randomUUID().slice(0, 13).replace("-", "")}`;
 }
 
 /**
@@ -87,13 +88,6 @@ export function createIntake(deps: IntakeDeps): (source: string, webhookId: stri
     if (event.type === "service.ip_changed") {
       services.update(serviceId, { ip_changes: existing!.ip_changes + 1 }, now);
     }
-    services.addHistory({
-      service_id: serviceId,
-      at: now,
-      event_id: eventId,
-      action: `received ${event.type}`,
-      detail: plan.ignored ?? null,
-    });
     if (plan.job) {
       queue.enqueue({
         kind: plan.job,

@@ -1,0 +1,59 @@
+import type { Db } from "./database.js";
+import { withFullSync } from "./durable.js";
+
+export interface GroupCommit {
+  /**
+   * Runs `write` inside the next group transaction and resolves once that transaction is
+   * committed and fsynced. `write` runs in its own savepoint: if it throws, only it is rolled
+   * back and only its promise rejects.
+   */
+  run<T>(write: () => T): Promise<T>;
+}
+
+/**
+ * Group commit: the durable writes asked for within one turn of the event loop (accepted
+ * webhooks, intents before charging calls) share one transaction and one fsync, so durability
+ * costs one fsync per turn instead of one per write.
+ */
+export function createGroupCommit(db: Db): GroupCommit {
+  type Item = { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  let pending: Item[] = [];
+  let scheduled = false;
+
+  const writeAll = db.transaction((batch: Item[]) =>
+    batch.map((item) => {
+      try {
+        // A nested better-sqlite3 transaction is a savepoint.
+        return { ok: true as const, value: db.transaction(item.write)() };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+
+  const flush = () => {
+    scheduled = false;
+    const batch = pending;
+    pending = [];
+    let outcomes;
+    try {
+      outcomes = withFullSync(db, () => writeAll.immediate(batch));
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
+  };
+
+  return {
+    run<T>(write: () => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+  };
+}
