@@ -159,7 +159,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const metrics = options.metrics ?? createMetrics();
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
-  const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2);
+  // WORKER_CONCURRENCY bounds upstream calls in flight; the runner runs twice as many jobs, so
+  // a job busy with local work (a mail being written) never leaves an upstream slot idle.
+  const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2, { maxInFlight: config.WORKER_CONCURRENCY });
   // One group commit for every durable write: accepted events and charging intents share fsyncs.
   const group = createGroupCommit(db);
   const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS, group });
@@ -180,7 +182,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     queue,
     clock,
     logger: logger.child({ component: "jobs" }),
-    concurrency: config.WORKER_CONCURRENCY,
+    concurrency: config.WORKER_CONCURRENCY * 2,
     maxDelayMs: config.RETRY_MAX_DELAY_SECONDS * 1000,
     baseDelayMs: options.baseDelayMs,
     pollMs: options.pollMs,
@@ -240,6 +242,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     (closing ??= (async () => {
       renewals?.stop();
       clearInterval(healTimer);
+      // Jobs still waiting for an upstream slot go back to the queue untouched.
+      upstream.stopCalls();
       const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);
       if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
       await new Promise<void>((r) => {

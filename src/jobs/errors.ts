@@ -13,3 +13,11 @@ export class JobFailedError extends Error {
     this.name = "JobFailedError";
   }
 }
+
+/** The job was stopped before it did anything upstream (shutdown): back to the queue, no attempt spent. */
+export class JobInterruptedError extends Error {
+  constructor(message = "the service is shutting down; the job goes back to the queue") {
+    super(message);
+    this.name = "JobInterruptedError";
+  }
+}

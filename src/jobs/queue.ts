@@ -118,6 +118,10 @@ export class JobQueue {
       setIntent: db.prepare(
         "UPDATE jobs SET intent = @intent, updated_at = @now WHERE id = @id AND state = 'running' AND leased_by = @worker",
       ),
+      release: db.prepare(
+        `UPDATE jobs SET state = 'queued', attempts = MAX(attempts - 1, 0), run_at = @now, leased_by = NULL, lease_until = NULL, updated_at = @now
+         WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+      ),
       requeue: db.prepare(
         `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, updated_at = @now
          WHERE id = @id AND state IN ('failed', 'blocked') RETURNING *`,
@@ -220,6 +224,13 @@ export class JobQueue {
     }
     this.finish(id, worker, "queued", error, this.clock.now() + delayMs, keepIntent);
     return "queued";
+  }
+
+  /** Gives a job back untouched (it was interrupted before doing anything): queued at once, attempt not counted. */
+  release(id: number, worker: string): boolean {
+    const ok = this.s.release.run({ id, worker, now: this.clock.now() }).changes === 1;
+    if (ok) this.notify();
+    return ok;
   }
 
   /** Parks a job for the operator (or a later automatic retry), without burning attempts. */

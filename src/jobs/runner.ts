@@ -4,7 +4,7 @@ import type { Logger } from "../log/logger.js";
 import { ResellerError } from "../reseller/errors.js";
 import { backoffDelay } from "./backoff.js";
 import type { Clock } from "./clock.js";
-import { JobBlockedError, JobFailedError } from "./errors.js";
+import { JobBlockedError, JobFailedError, JobInterruptedError } from "./errors.js";
 import type { JobQueue } from "./queue.js";
 import type { Job, JobState } from "./types.js";
 
@@ -193,6 +193,11 @@ export class JobRunner {
 
   private settleFailure(job: Job, err: unknown, logger: Logger, ms: number): void {
     const { queue } = this.o;
+    if (err instanceof JobInterruptedError) {
+      queue.release(job.id, this.workerId);
+      logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
+      return;
+    }
     const verdict = judgeFailure(err);
     let outcome: AttemptOutcome;
     try {

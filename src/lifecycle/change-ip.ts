@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import { ipSchema } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { once } from "./once.js";
+import { NOT_CHARGING, once } from "./once.js";
 import { eventOutcome } from "./record.js";
 import { mustGet } from "./register.js";
 import { licenceTypes } from "./targets.js";
@@ -34,6 +34,7 @@ export function changeIpHandler(deps: LifecycleDeps): JobHandler {
           { op: `change_ip:${type}`, from, to },
           async () => (await upstream.licencesAt(to)).some((l) => l.type === type),
           () => upstream.changeIp(from, to, type),
+          NOT_CHARGING,
         );
         ctx.logger.debug({ type, confirmedEarlier: r.confirmedEarlier }, "ip changed upstream");
       }

@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import type { LitespeedVariant } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { once } from "./once.js";
+import { NOT_CHARGING, once } from "./once.js";
 import { eventOutcome } from "./record.js";
 import { mustGet } from "./register.js";
 
@@ -36,6 +36,7 @@ export function changeProductHandler(deps: LifecycleDeps): JobHandler {
         { op: "change_core", ip: svc.ip, from, to },
         async () => (await upstream.licencesAt(svc.ip)).some((l) => l.type === "litespeed" && l.variant === to),
         () => upstream.changeCore(svc.ip, from, to),
+        NOT_CHARGING,
       );
       detail = `change-core ${from} → ${to}${r.confirmedEarlier ? " (confirmed by the licence list)" : ""}`;
       upstreamVariant = to;

@@ -19,12 +19,25 @@ export type OnceResult<T> = { confirmedEarlier: true } | { confirmedEarlier: fal
  * Completed operations are remembered in the intent's `done` list, so a job that makes several
  * calls (one per licence of a bundle) never repeats one that succeeded before a later one failed.
  */
+export interface OnceOptions {
+  /**
+   * Wait for the intent to be fsynced before acting. Needed where a repeat would charge again
+   * (a renewal, a bundle); not where the upstream itself refuses a repeat (registering the same
+   * ip and type answers "already exists") or where a repeat costs nothing. (Default: true)
+   */
+  durable?: boolean;
+}
+
+/** For calls that charge nothing: a repeat after a lost intent is harmless. */
+export const NOT_CHARGING: OnceOptions = { durable: false };
+
 export async function once<T>(
   job: Job,
   ctx: JobContext,
   intent: Intent,
   happened: () => Promise<boolean>,
   act: () => Promise<T>,
+  options: OnceOptions = {},
 ): Promise<OnceResult<T>> {
   const earlier = job.intent as Intent | null;
   const done = earlier?.done ?? [];
@@ -45,7 +58,7 @@ export async function once<T>(
     }
     ctx.logger.info({ op: intent.op }, "earlier attempt did not take effect upstream; trying again");
   }
-  await remember({ ...intent, done });
+  await remember({ ...intent, done }, options.durable ?? true);
   try {
     const value = await act();
     await markDone();

@@ -7,7 +7,7 @@ import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../resel
 import type { ServiceRow } from "../store/services.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
-import { once } from "./once.js";
+import { NOT_CHARGING, once } from "./once.js";
 import { addMonths, eventOutcome, isoToMs } from "./record.js";
 import { bundleComponents, companionsOf } from "./upstream.js";
 
@@ -41,6 +41,7 @@ export function registerHandler(deps: LifecycleDeps): JobHandler {
         { op: "change_core", ip: svc.ip, from, to },
         async () => (await upstream.licencesAt(svc.ip)).some((l) => l.type === "litespeed" && l.variant === to),
         () => upstream.changeCore(svc.ip, from, to),
+        NOT_CHARGING,
       );
       deps.db.transaction(() => {
         services.update(svc.service_id, { upstream_variant: to }, clock.now());
@@ -115,6 +116,9 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
       { op: "register", ip: svc.ip, type, months },
       async () => (await lookup()) !== undefined,
       () => upstream.register(svc.ip, type, months),
+      // A repeated register of the same ip and type is refused upstream ("already exists"),
+      // so this intent needs no fsync: after a power cut the refusal itself says it was bought.
+      { durable: false },
     );
     if (result.confirmedEarlier) {
       return { expiresAt: isoToMs(earlier?.expires_at), note: "licence found upstream after a lost answer; not bought again" };

@@ -1,4 +1,5 @@
 import { JobFailedError } from "../jobs/errors.js";
+import { concurrencyLimit } from "../jobs/limit.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import type { V1Client } from "../reseller/v1.js";
 import type { V2Client } from "../reseller/v2.js";
@@ -29,6 +30,8 @@ export interface Upstream {
   licencesAt(ip: string): Promise<UpstreamLicense[]>;
   listLicences(): Promise<UpstreamLicense[]>;
   installCommand(ip: string, type: ProductType): Promise<string>;
+  /** At shutdown: calls not yet started fail with JobInterruptedError (their jobs go back to the queue). */
+  stopCalls(): void;
 }
 
 function notOnV2(operation: string): never {
@@ -38,7 +41,24 @@ function notOnV2(operation: string): never {
   );
 }
 
-export function createUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): Upstream {
+export interface UpstreamOptions {
+  /** Calls in flight at once (WORKER_CONCURRENCY). (Default: unlimited) */
+  maxInFlight?: number;
+}
+
+export function createUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null, options: UpstreamOptions = {}): Upstream {
+  const upstream = directUpstream(protocol, v1, v2);
+  if (!options.maxInFlight) return upstream;
+  const limit = concurrencyLimit(options.maxInFlight);
+  const limited = { protocol } as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(upstream)) {
+    if (typeof fn === "function") limited[name] = (...args: unknown[]) => limit(() => (fn as (...a: unknown[]) => Promise<unknown>)(...args));
+  }
+  limited.stopCalls = () => limit.close();
+  return limited as unknown as Upstream;
+}
+
+function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): Upstream {
   if (protocol === "v2" && !v2) throw new Error("RESELLER_PROTOCOL=v2 needs the legacy interface configured");
   const legacy = protocol === "v2" ? v2! : null;
   return {
@@ -87,6 +107,7 @@ export function createUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | 
     async installCommand(ip, type) {
       return (await v1.installCommand({ ip, type })).command;
     },
+    stopCalls() {},
   };
 }
 

@@ -84,13 +84,24 @@ export interface MailTemplates {
 
 /**
  * Templates under `dir`. Reads are cached and re-read only when a file's size or mtime
- * changes, so an operator's edit applies to the next mail without a restart.
+ * changes, so an operator's edit applies to the mails after it without a restart. A file is
+ * looked at (stat) at most once per `recheckMs`, so a burst of mails does not stat every
+ * candidate file for every mail.
  */
-export function createTemplates(dir: string): MailTemplates {
+export function createTemplates(dir: string, recheckMs = 1000): MailTemplates {
   const cache = new Map<string, Cached>();
+  const checked = new Map<string, { at: number; text: string | undefined }>();
 
   async function load(file: string): Promise<string | undefined> {
     const path = join(dir, file);
+    const recent = checked.get(path);
+    if (recent && Date.now() - recent.at < recheckMs) return recent.text;
+    const text = await loadFresh(path);
+    checked.set(path, { at: Date.now(), text });
+    return text;
+  }
+
+  async function loadFresh(path: string): Promise<string | undefined> {
     let st;
     try {
       st = await stat(path);

@@ -160,7 +160,6 @@ export function safeTag(tag: string): string {
 
 /** Written to a temporary name, flushed, then renamed: a reader never sees half a message. */
 async function writeAtomically(file: string, data: Buffer): Promise<void> {
-  await mkdir(resolve(file, ".."), { recursive: true });
   const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
   const handle = await open(tmp, "wx", 0o640);
   try {

@@ -74,7 +74,7 @@ describe("install mail templates", () => {
     const setup = (files: Record<string, string>) => {
       dir = mkdtempSync(join(tmpdir(), "lb-tpl-"));
       for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
-      return createTemplates(dir);
+      return createTemplates(dir, 0);
     };
 
     it("each format falls back on its own, and a missing Subject line gets the default subject", async () => {
