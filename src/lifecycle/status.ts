@@ -39,7 +39,7 @@ export function statusHandler(deps: LifecycleDeps, change: Change): JobHandler {
     const svc = mustGet(deps, job);
     const step = transition(change, svc.status);
     if ("skip" in step) {
-      record(deps, job, svc, `${change} skipped`, step.skip, null);
+      record(deps, job, svc, `${change} skipped`, step.skip);
       eventOutcome(db, job, "skipped", step.skip);
       return;
     }
@@ -60,13 +60,13 @@ export function statusHandler(deps: LifecycleDeps, change: Change): JobHandler {
     }
     db.transaction(() => {
       services.update(svc.service_id, { status: step.to, last_error: null }, clock.now());
-      record(deps, job, svc, change === "terminate" ? "terminated" : `${change}ed`, step.call ? `upstream ${step.call}` : "no upstream call needed", step.to);
+      record(deps, job, svc, change === "terminate" ? "terminated" : `${change}ed`, step.call ? `upstream ${step.call}` : "no upstream call needed");
       eventOutcome(db, job, "applied", null);
     })();
   };
 }
 
-function record(deps: LifecycleDeps, job: Job, svc: ServiceRow, action: string, detail: string, _to: ServiceStatus | null): void {
+function record(deps: LifecycleDeps, job: Job, svc: ServiceRow, action: string, detail: string): void {
   deps.services.addHistory({
     service_id: svc.service_id,
     at: deps.clock.now(),
