@@ -312,6 +312,7 @@ export function openApiDocument(): Record<string, unknown> {
             "400": answer("Body is not JSON"),
             "401": UNAUTHORIZED,
             "409": answer("A reconcile is already running"),
+            "415": answer("A body that is not application/json"),
             "422": INVALID,
             "502": answer("The reseller's licence list could not be read"),
           },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Logger } from "../log/logger.js";
 import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
+import { isJsonContentType } from "../webhooks/billing-route.js";
 import { fieldErrors } from "../webhooks/event-schema.js";
 import { requireBearer } from "./auth.js";
 import { sendError } from "./errors.js";
@@ -22,7 +23,15 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   // One at a time: two repairs of the same drift would suspend twice and write history twice.
   let running = false;
 
-  router.post("/admin/reconcile", requireBearer(deps.adminToken), express.json({ limit: "64kb" }), async (req, res) => {
+  // A body that is not JSON would be ignored by the JSON parser, turning `fix=true` into a
+  // silent dry run: refuse it instead.
+  const jsonOnly: express.RequestHandler = (req, res, next) => {
+    const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+    if (hasBody && !isJsonContentType(req)) return sendError(res, 415, "Content-Type must be application/json");
+    next();
+  };
+
+  router.post("/admin/reconcile", requireBearer(deps.adminToken), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(body.error) });
     if (running) return sendError(res, 409, "a reconcile is already running; try again when it has finished");

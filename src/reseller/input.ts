@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { ValidationError } from "./errors.js";
+import { fieldErrors } from "../validation/field-errors.js";
 
 /**
  * Checks our own input before anything is sent: strict in what we send. A failure is a
@@ -8,11 +9,7 @@ import { ValidationError } from "./errors.js";
 export function checkInput<T extends z.ZodType>(operation: string, schema: T, input: unknown): z.output<T> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const errors: Record<string, string[]> = {};
-  for (const issue of parsed.error.issues) {
-    const field = issue.path.map(String).join(".") || "_";
-    (errors[field] ??= []).push(issue.message);
-  }
+  const errors = fieldErrors(parsed.error, "_");
   throw new ValidationError({
     operation,
     errors,

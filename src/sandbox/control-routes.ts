@@ -1,5 +1,6 @@
 import express, { type Router } from "express";
 import { z } from "zod";
+import { fieldErrors } from "../validation/field-errors.js";
 import { hadMalformedBody, tolerantJson } from "./body.js";
 import type { SandboxContext } from "./context.js";
 import { faultsPatchSchema } from "./faults.js";
@@ -65,10 +66,6 @@ export function controlRoutes(ctx: SandboxContext): Router {
 }
 
 function validationError(error: z.ZodError): { message: string; errors: Record<string, string[]> } {
-  const errors: Record<string, string[]> = {};
-  for (const issue of error.issues) {
-    const field = issue.path.length > 0 ? issue.path.join(".") : "body";
-    (errors[field] ??= []).push(issue.message);
-  }
+  const errors = fieldErrors(error, "body");
   return { message: "Validation error", errors };
 }

@@ -75,15 +75,4 @@ export const billingEventSchema = z
 
 export type BillingEvent = z.output<typeof billingEventSchema>;
 
-/** Field path → messages, the body of a 422. */
-export type FieldErrors = Record<string, string[]>;
-
-export function fieldErrors(error: z.ZodError): FieldErrors {
-  const out: FieldErrors = {};
-  for (const issue of error.issues) {
-    const key = issue.path.length ? issue.path.join(".") : "(body)";
-    const message = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
-    (out[key] ??= []).push(message);
-  }
-  return out;
-}
+export { fieldErrors, type FieldErrors } from "../validation/field-errors.js";
