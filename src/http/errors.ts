@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
+import { loggablePath } from "./loggable-path.js";
 
 /** Every error answer has this shape: `{"error": "..."}` plus details, with the real status. */
 export function sendError(res: Response, status: number, error: string, extra: Record<string, unknown> = {}): void {
@@ -16,7 +17,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, e.message ?? "Unsupported encoding");
     const status = e.status ?? e.statusCode;
     if (status && status >= 400 && status < 500) return sendError(res, status, e.message ?? "Bad request");
-    logger.error({ err, path: req.path }, "unhandled error");
+    logger.error({ err, path: loggablePath(req.originalUrl) }, "unhandled error");
     sendError(res, 500, "Internal error");
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { RequestHandler } from "express";
 import type { Logger } from "../log/logger.js";
+import { loggablePath } from "./loggable-path.js";
 
 /** One log line per request, with a request id the client can quote (X-Request-Id). */
 export function requestLog(logger: Logger): RequestHandler {
@@ -16,7 +17,7 @@ export function requestLog(logger: Logger): RequestHandler {
         {
           method: req.method,
           // originalUrl: a router mounted under a prefix (e.g. the admin auth) rewrites req.url.
-          path: req.originalUrl.split("?", 1)[0],
+          path: loggablePath(req.originalUrl),
           status: res.statusCode,
           duration_ms: Math.round(durationMs * 100) / 100,
           request_id: requestId,

@@ -105,7 +105,6 @@ export function blestaSpec(options: BlestaOptions): AdapterSpec {
   return {
     source: "blesta",
     path: "/webhooks/blesta/:token",
-    loggedPath: "/webhooks/blesta/[token]",
     contentTypeHint: "Content-Type must be application/json: set the Blesta webhook's method to JSON (POST JSON)",
     authenticate(req) {
       if (allowed && !allowed(req.ip ?? req.socket.remoteAddress)) return { status: 403, error: "Forbidden: source address not allowed" };

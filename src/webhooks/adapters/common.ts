@@ -66,8 +66,6 @@ export interface AdapterSpec {
   translate(body: Record<string, unknown>, ctx: TranslateContext): Translation;
   /** The 415 message (e.g. which option in the panel sends JSON). */
   contentTypeHint?: string;
-  /** What the request log shows instead of the real path, for a path that carries a credential. */
-  loggedPath?: string;
 }
 
 type Outcome =
@@ -100,8 +98,6 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
   router.post(
     spec.path,
     ((req, res, next) => {
-      // The request log prints originalUrl when the response finishes; keep a credential out of it.
-      if (spec.loggedPath) req.originalUrl = spec.loggedPath;
       if (!isJsonContentType(req)) {
         note("unknown", "unsupported_media_type");
         return sendError(res, 415, spec.contentTypeHint ?? "Content-Type must be application/json");
