@@ -92,18 +92,26 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
       return present ? at.filter((l) => components.includes(l.type as ProductType)) : null;
     };
     let earlier: UpstreamLicense[] | null = null;
-    const result = await once(
-      job,
-      ctx,
-      { op: "register_bundle", ip: svc.ip, bundle, months },
-      async () => (earlier = await found()) !== null,
-      () => upstream.registerBundle(svc.ip, bundle, months),
-    );
-    if (result.confirmedEarlier) {
+    const adopted = (note: string): Bought => {
       const l = (earlier as UpstreamLicense[] | null)?.[0];
-      return { expiresAt: isoToMs(l?.expires_at), bundleKey: l?.bundle_key, note: "bundle found upstream after a lost answer; not bought again" };
+      return { expiresAt: isoToMs(l?.expires_at), bundleKey: l?.bundle_key, note };
+    };
+    try {
+      const result = await once(
+        job,
+        ctx,
+        { op: "register_bundle", ip: svc.ip, bundle, months },
+        async () => (earlier = await found()) !== null,
+        () => upstream.registerBundle(svc.ip, bundle, months),
+      );
+      if (result.confirmedEarlier) return adopted("bundle found upstream after a lost answer; not bought again");
+      return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, note: `bundle ${bundle} registered` };
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      // As for a single licence: ours from an earlier attempt, or bought outside the bridge.
+      earlier = await found();
+      return adopted(`upstream already had the ${bundle} bundle for ${svc.ip}; adopted it, nothing bought`);
     }
-    return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, note: `bundle ${bundle} registered` };
   }
 
   const type = svc.type as ProductType;

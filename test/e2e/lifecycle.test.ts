@@ -84,6 +84,25 @@ describe("lifecycle: status events", () => {
   });
 });
 
+describe("lifecycle: licences that already exist upstream", () => {
+  const pair = usePair();
+
+  it("adopts a bundle bought outside the bridge instead of failing or buying it again", async () => {
+    const { sb, bridge } = pair();
+    const res = await fetch(`${sb.running.apiUrl}/bundles`, {
+      method: "POST",
+      headers: { authorization: "Bearer sandbox-reseller-token", "content-type": "application/json" },
+      body: JSON.stringify({ ip: "203.0.113.60", bundle: "cpanel-cloudlinux", billingcycle: 1 }),
+    });
+    expect(res.status).toBe(200);
+    const id = await orderActive(bridge, { product_id: "20", ip: "203.0.113.60" });
+    expect(sb.sandbox.ledger()).toHaveLength(1);
+    const svc = bridge.service.services.get(id)!;
+    expect(svc.bundle_key).toEqual(expect.any(String));
+    expect(bridge.service.services.history(id).some((h) => h.detail?.includes("adopted it, nothing bought"))).toBe(true);
+  });
+});
+
 describe("lifecycle: bundles", () => {
   const pair = usePair();
 
