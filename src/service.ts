@@ -210,7 +210,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller) }),
       openApiRouter(),
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
-      ...adapterRouters({ accept, config, clock, logger: logger.child({ component: "adapters" }), services, observer: metrics.webhooks }),
+      ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
       reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, logger: logger.child({ component: "reconcile" }) }),
     ],

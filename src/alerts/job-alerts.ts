@@ -1,7 +1,7 @@
 import type { Job } from "../jobs/types.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { InsufficientBalanceError, ResellerError } from "../reseller/errors.js";
-import type { Alerts } from "./alerts.js";
+import { ALERT_JOB_KIND, type Alerts } from "./alerts.js";
 
 /** Episode keys that stand for the whole account, not one job. */
 export const BALANCE_ALERT = "balance";
@@ -21,7 +21,7 @@ export function alertForStoppedJob(alerts: Alerts, job: Job, state: "failed" | "
       `The reseller rejected the configured token (first: ${what}: ${message}). Check RESELLER_API_TOKEN / RESELLER_LEGACY_TOKEN.`);
     return;
   }
-  if (job.kind === "alert_mail") return; // An alert about alert mail would loop.
+  if (job.kind === ALERT_JOB_KIND) return; // An alert about alert mail would loop.
   alerts.raise(`job-${state}:${job.id}`, `${what} ${state}`,
     state === "failed"
       ? `${what} failed for good after ${job.attempts} attempt(s): ${message}`
@@ -31,6 +31,8 @@ export function alertForStoppedJob(alerts: Alerts, job: Job, state: "failed" | "
 /** A job that succeeded upstream shows the account-wide trouble is over. */
 export function resolveOnSuccess(alerts: Alerts, job: Job): void {
   if (job.kind === JOB_KINDS.register || job.kind === JOB_KINDS.renew) alerts.resolve(BALANCE_ALERT);
-  if (job.kind !== "alert_mail" && job.kind !== JOB_KINDS.installMail && job.kind !== JOB_KINDS.recordPayment) alerts.resolve(TOKEN_ALERT);
+  if (job.kind !== ALERT_JOB_KIND && job.kind !== JOB_KINDS.installMail && job.kind !== JOB_KINDS.recordPayment) alerts.resolve(TOKEN_ALERT);
   alerts.resolve(`job-blocked:${job.id}`);
+  // A failed job that an operator retried and that went through.
+  alerts.resolve(`job-failed:${job.id}`);
 }

@@ -131,9 +131,6 @@ export class JobRunner {
     return { unfinished: this.inFlight.size };
   }
 
-  get busy(): number {
-    return this.inFlight.size;
-  }
 
   /** Look for runnable jobs now (after jobs were put back in the queue outside `enqueue`). */
   wake(): void {

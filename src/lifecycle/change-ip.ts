@@ -5,7 +5,7 @@ import { ipSchema } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, once } from "./once.js";
 import { eventOutcome } from "./record.js";
-import { mustGet } from "./register.js";
+import { mustGet } from "./targets.js";
 import { licenceTypes } from "./targets.js";
 import { sameIp } from "./upstream.js";
 

@@ -5,7 +5,7 @@ import type { LitespeedVariant } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, once } from "./once.js";
 import { eventOutcome } from "./record.js";
-import { mustGet } from "./register.js";
+import { mustGet } from "./targets.js";
 
 const payloadSchema = z.object({ product_id: z.string() });
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { JobHandler } from "../jobs/runner.js";
 import type { LifecycleDeps } from "./deps.js";
 import { addMonths, eventOutcome } from "./record.js";
-import { mustGet } from "./register.js";
+import { mustGet } from "./targets.js";
 
 const payloadSchema = z.object({ next_due_date: z.string().nullable().optional() });
 

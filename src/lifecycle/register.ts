@@ -1,4 +1,3 @@
-import { JobFailedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
@@ -9,6 +8,7 @@ import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { NOT_CHARGING, once } from "./once.js";
 import { addMonths, eventOutcome, isoToMs } from "./record.js";
+import { mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "./upstream.js";
 
 /**
@@ -174,8 +174,3 @@ function activate(deps: LifecycleDeps, job: Job, svc: ServiceRow, bought: Bought
   })();
 }
 
-export function mustGet(deps: LifecycleDeps, job: Job): ServiceRow {
-  const svc = job.serviceId ? deps.services.get(job.serviceId) : undefined;
-  if (!svc) throw new JobFailedError(`service ${job.serviceId ?? "(none)"} is not known to the bridge`);
-  return svc;
-}

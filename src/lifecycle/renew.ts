@@ -5,7 +5,7 @@ import type { BillingCycleMonths } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
 import { once } from "./once.js";
 import { addMonths, isoToMs } from "./record.js";
-import { mustGet } from "./register.js";
+import { mustGet } from "./targets.js";
 import { licenceTypes } from "./targets.js";
 
 const payloadSchema = z.object({ term_end: z.number() });

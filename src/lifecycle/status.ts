@@ -5,7 +5,7 @@ import { NotFoundError } from "../reseller/errors.js";
 import type { ServiceRow, ServiceStatus } from "../store/services.js";
 import type { LifecycleDeps } from "./deps.js";
 import { eventOutcome } from "./record.js";
-import { mustGet } from "./register.js";
+import { mustGet } from "./targets.js";
 import { licenceTypes } from "./targets.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";

@@ -111,15 +111,18 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
   };
 }
 
-/** IPv6 addresses may come back in another spelling; compare them canonically. */
-export function sameIp(a: string, b: string): boolean {
-  if (a === b) return true;
-  if (!a.includes(":") || !b.includes(":")) return false;
+/** One spelling per address: IPv6 may come back compressed or uppercased. */
+export function canonicalIp(ip: string): string {
+  if (!ip.includes(":")) return ip;
   try {
-    return new URL(`http://[${a}]/`).hostname === new URL(`http://[${b}]/`).hostname;
+    return new URL(`http://[${ip}]/`).hostname;
   } catch {
-    return false;
+    return ip;
   }
+}
+
+export function sameIp(a: string, b: string): boolean {
+  return a === b || canonicalIp(a) === canonicalIp(b);
 }
 
 /**

@@ -6,10 +6,10 @@ import type { LifecycleDeps } from "../lifecycle/deps.js";
 import type { Db } from "../store/database.js";
 import { bundleComponents } from "../lifecycle/upstream.js";
 import type { Logger } from "../log/logger.js";
-import type { ProductType } from "../reseller/vocabulary.js";
 import type { ServiceRow } from "../store/services.js";
 import { createTemplates, TemplateError, type InstallCommand, type MailTemplates } from "./templates.js";
 import type { Mailer } from "./transport.js";
+import { licenceTypes, mustGet } from "../lifecycle/targets.js";
 
 export interface InstallMailDeps extends LifecycleDeps {
   mailer: Mailer;
@@ -89,8 +89,7 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
 
   return async (job, ctx) => {
     const log = ctx.logger;
-    const svc = job.serviceId ? services.get(job.serviceId) : undefined;
-    if (!svc) throw new JobFailedError(`service ${job.serviceId ?? "(none)"} is not known to the bridge`);
+    const svc = mustGet(deps, job);
     const key = installMailKey(job);
 
     const earlier = mails.get(key);
@@ -186,7 +185,7 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
 
 /** One install command per licence; a bundle's components each have their own. */
 async function installCommands(deps: LifecycleDeps, svc: ServiceRow): Promise<InstallCommand[]> {
-  const types: ProductType[] = svc.kind === "bundle" ? bundleComponents(svc.bundle ?? "") : [svc.type as ProductType];
+  const types = licenceTypes(svc);
   if (types.length === 0) throw new JobFailedError(`bundle "${svc.bundle}" names no licence type the bridge knows`);
   const out: InstallCommand[] = [];
   for (const type of types) {
@@ -260,7 +259,6 @@ export class MailStore {
   constructor(db: Db) {
     this.s = {
       get: db.prepare("SELECT * FROM mails WHERE mail_key = ?"),
-      ofService: db.prepare("SELECT * FROM mails WHERE service_id = ? ORDER BY id"),
       // A row already 'sent' is never taken back to 'sending'; the Message-ID of the first attempt stays.
       begin: db.prepare(
         `INSERT INTO mails (mail_key, kind, event_id, job_id, service_id, to_address, subject, message_id, state, attempts, created_at)
@@ -278,9 +276,6 @@ export class MailStore {
     return this.s.get.get(key) as MailRow | undefined;
   }
 
-  ofService(serviceId: string): MailRow[] {
-    return this.s.ofService.all(serviceId) as MailRow[];
-  }
 
   /** Records, before the SMTP conversation, that the mail is being sent. */
   begin(row: Pick<MailRow, "mail_key" | "kind" | "event_id" | "job_id" | "service_id" | "to_address" | "subject" | "message_id"> & { now: number }): void {

@@ -2,7 +2,7 @@ import type { Clock } from "../jobs/clock.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { licenceTypes } from "../lifecycle/targets.js";
-import type { Upstream } from "../lifecycle/upstream.js";
+import { canonicalIp, type Upstream } from "../lifecycle/upstream.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
 import type { Db } from "../store/database.js";
@@ -98,17 +98,7 @@ interface Repair {
   action: "suspend_upstream" | "record_suspended" | "record_ip" | "record_variant";
 }
 
-/** IPv6 addresses may come back in another spelling: a key that compares them canonically (as `sameIp`). */
-function ipKey(ip: string): string {
-  if (!ip.includes(":")) return ip;
-  try {
-    return new URL(`http://[${ip}]/`).hostname;
-  } catch {
-    return ip;
-  }
-}
-
-const slotKey = (ip: string, type: string) => `${ipKey(ip)}|${type}`;
+const slotKey = (ip: string, type: string) => `${canonicalIp(ip)}|${type}`;
 
 /** The upstream status as the bridge names it; undefined when the list does not say. */
 function upstreamStatus(l: UpstreamLicense): string | undefined {
@@ -169,7 +159,7 @@ function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Sl
   }
 
   // 3. Moved, found as the only licence of its type at an IP no service holds, for the only service missing one.
-  const serviceIps = new Set(services.map((s) => ipKey(s.ip)));
+  const serviceIps = new Set(services.map((s) => canonicalIp(s.ip)));
   const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   const missing = new Map<string, Slot[]>();
   for (const slot of slots) {
@@ -182,7 +172,7 @@ function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Sl
         l.type === type &&
         !l.free &&
         !claimed.has(l) &&
-        !serviceIps.has(ipKey(l.ip)) &&
+        !serviceIps.has(canonicalIp(l.ip)) &&
         !(l.bundle_key && knownBundleKeys.has(l.bundle_key)),
     );
     if (waiting.length === 1 && orphans.length === 1) claim(waiting[0]!, orphans[0]!, "unique");
@@ -202,7 +192,7 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
 
   // A bundle moves as one: its new IP can be recorded only when every component is at the same one.
   const found = slots.filter((s) => s.licence);
-  const ips = new Set(found.map((s) => ipKey(s.licence!.ip)));
+  const ips = new Set(found.map((s) => canonicalIp(s.licence!.ip)));
   const movedTogether = ips.size === 1 && found.length === slots.length;
 
   for (const slot of slots) {
@@ -314,13 +304,13 @@ function unknownLocally(services: ServiceRow[], slots: Slot[], licences: Upstrea
   const cpanelIps = new Set<string>();
   for (const s of slots) {
     if (s.type !== "cpanel") continue;
-    cpanelIps.add(ipKey(s.svc.ip));
-    if (s.licence) cpanelIps.add(ipKey(s.licence.ip));
+    cpanelIps.add(canonicalIp(s.svc.ip));
+    if (s.licence) cpanelIps.add(canonicalIp(s.licence.ip));
   }
   const bundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   return licences
     .filter((l) => !claimed.has(l))
-    .filter((l) => !l.free && !(COMPANION_TYPES.includes(l.type) && cpanelIps.has(ipKey(l.ip))))
+    .filter((l) => !l.free && !(COMPANION_TYPES.includes(l.type) && cpanelIps.has(canonicalIp(l.ip))))
     .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)))
     .map((l) => ({
       kind: "unknown_locally" as const,

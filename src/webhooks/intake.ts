@@ -3,6 +3,7 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../jobs/clock.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
+import { sameIp } from "../lifecycle/upstream.js";
 import type { Db } from "../store/database.js";
 import type { ServiceRow, ServiceStore } from "../store/services.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
@@ -148,7 +149,7 @@ function businessErrors(event: BillingEvent, existing: ServiceRow | undefined, c
     if (limit !== null && existing.ip_changes >= limit) {
       add("changes.ip", `IP change limit reached: product ${existing.product_id} allows ${limit} IP changes (max_ip_changes)`);
     }
-    if (event.changes?.ip === existing.ip) add("changes.ip", "is the licence's current IP");
+    if (event.changes?.ip !== undefined && sameIp(event.changes.ip, existing.ip)) add("changes.ip", "is the licence's current IP");
     if (existing.status === "terminated") add("type", "the service is terminated");
   }
   if (event.type === "service.product_changed" && existing) {
