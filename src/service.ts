@@ -23,7 +23,7 @@ import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox } from "./sa
 import { alertMailHandler, ALERT_JOB_KIND, createAlerts, type Alerts } from "./alerts/alerts.js";
 import { alertForStoppedJob, resolveOnSuccess } from "./alerts/job-alerts.js";
 import { createMailer, mailHandlers, type Mailer } from "./mail/index.js";
-import { checkRenewalsAtRisk, createRenewalHealing } from "./renewals/healing.js";
+import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js";
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
 import { openDatabase, type Db } from "./store/database.js";
@@ -225,16 +225,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host}:${port}`;
   runner.start();
-  const heal = createRenewalHealing(db, clock, () => runner.wake());
+  const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
+  const heal = () => healBlockedRenewals(queue, clock, healEveryMs);
   const maintenance = () => {
     checkRenewalsAtRisk(db, clock, alerts);
-    heal(config.BLOCKED_RETRY_MINUTES * 60_000);
+    heal();
   };
   const renewals =
     options.renewalSchedule === false
       ? null
-      : scheduleRenewals(config.RENEWAL_CRON, sweep, logger.child({ component: "renewals" }), maintenance);
-  const healTimer = setInterval(() => heal(config.BLOCKED_RETRY_MINUTES * 60_000), Math.min(60_000, config.BLOCKED_RETRY_MINUTES * 60_000));
+      : scheduleRenewals(config.RENEWAL_CRON, sweep, logger.child({ component: "renewals" }), () => checkRenewalsAtRisk(db, clock, alerts));
+  // Its own timer, so healing does not depend on how often RENEWAL_CRON ticks.
+  const healTimer = setInterval(heal, Math.min(60_000, healEveryMs));
   healTimer.unref();
 
   let closing: Promise<void> | undefined;

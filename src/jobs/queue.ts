@@ -112,7 +112,7 @@ export class JobQueue {
       ),
       finish: db.prepare(
         `UPDATE jobs SET state = @state, run_at = @run_at, last_error = @error, leased_by = NULL, lease_until = NULL,
-           intent = CASE WHEN @keep_intent THEN intent ELSE NULL END, updated_at = @now
+           intent = CASE WHEN @state = 'succeeded' THEN NULL ELSE intent END, updated_at = @now
          WHERE id = @id AND state = 'running' AND leased_by = @worker`,
       ),
       setIntent: db.prepare(
@@ -121,6 +121,10 @@ export class JobQueue {
       release: db.prepare(
         `UPDATE jobs SET state = 'queued', attempts = MAX(attempts - 1, 0), run_at = @now, leased_by = NULL, lease_until = NULL, updated_at = @now
          WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+      ),
+      requeueBlocked: db.prepare(
+        `UPDATE jobs SET state = 'queued', run_at = @now, updated_at = @now
+         WHERE kind = @kind AND state = 'blocked' AND updated_at <= @before`,
       ),
       requeue: db.prepare(
         `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, updated_at = @now
@@ -211,18 +215,21 @@ export class JobQueue {
     return this.group.run(() => this.setIntent(id, worker, intent));
   }
 
+  /** Done: the intent is cleared with it. Every other ending keeps the intent for the next attempt to check. */
   succeed(id: number, worker: string): boolean {
-    return this.finish(id, worker, "succeeded", null, this.clock.now(), false);
+    return this.finish(id, worker, "succeeded", null, this.clock.now());
   }
 
-  /** Schedules another attempt, or fails the job when its attempts are used up. Returns the state it ends in. */
-  retryLater(id: number, worker: string, error: string, delayMs: number, keepIntent: boolean): JobState {
-    const job = this.get(id);
-    if (job && job.attempts >= job.maxAttempts) {
-      this.finish(id, worker, "failed", error, this.clock.now(), keepIntent);
+  /**
+   * Schedules another attempt, or fails the job when its attempts are used up (the claim counted
+   * this one, and nothing else changes them while the lease is held). Returns the state it ends in.
+   */
+  retryLater(job: Pick<Job, "id" | "attempts" | "maxAttempts">, worker: string, error: string, delayMs: number): JobState {
+    if (job.attempts >= job.maxAttempts) {
+      this.finish(job.id, worker, "failed", error, this.clock.now());
       return "failed";
     }
-    this.finish(id, worker, "queued", error, this.clock.now() + delayMs, keepIntent);
+    this.finish(job.id, worker, "queued", error, this.clock.now() + delayMs);
     return "queued";
   }
 
@@ -234,12 +241,22 @@ export class JobQueue {
   }
 
   /** Parks a job for the operator (or a later automatic retry), without burning attempts. */
-  block(id: number, worker: string, error: string, keepIntent: boolean): boolean {
-    return this.finish(id, worker, "blocked", error, this.clock.now(), keepIntent);
+  block(id: number, worker: string, error: string): boolean {
+    return this.finish(id, worker, "blocked", error, this.clock.now());
   }
 
-  fail(id: number, worker: string, error: string, keepIntent: boolean): boolean {
-    return this.finish(id, worker, "failed", error, this.clock.now(), keepIntent);
+  fail(id: number, worker: string, error: string): boolean {
+    return this.finish(id, worker, "failed", error, this.clock.now());
+  }
+
+  /**
+   * Puts blocked jobs of `kind` that have waited since `before` back in the queue, attempts
+   * kept (a job blocked again simply waits again). Returns how many.
+   */
+  requeueBlocked(kind: string, before: number): number {
+    const n = this.s.requeueBlocked.run({ kind, before, now: this.clock.now() }).changes;
+    if (n) this.notify();
+    return n;
   }
 
   /** The operator's retry of a failed or blocked job: queued again at once with fresh attempts. */
@@ -295,7 +312,6 @@ export class JobQueue {
     state: JobState,
     error: string | null,
     runAt: number,
-    keepIntent: boolean,
   ): boolean {
     const res = this.s.finish.run({
       id,
@@ -303,7 +319,6 @@ export class JobQueue {
       state,
       error,
       run_at: runAt,
-      keep_intent: keepIntent ? 1 : 0,
       now: this.clock.now(),
     });
     if (state === "queued" || state === "succeeded") this.notify();

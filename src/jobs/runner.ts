@@ -132,8 +132,7 @@ export class JobRunner {
   }
 
 
-  /** Look for runnable jobs now (after jobs were put back in the queue outside `enqueue`). */
-  wake(): void {
+  private wake(): void {
     if (this.wakeScheduled || !this.running) return;
     this.wakeScheduled = true;
     // After the current transaction has committed and the caller has returned.
@@ -200,18 +199,18 @@ export class JobRunner {
     try {
       if (verdict.action === "retry") {
         const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-        const state = queue.retryLater(job.id, this.workerId, verdict.message, delay, true);
+        const state = queue.retryLater(job, this.workerId, verdict.message, delay);
         outcome = state === "failed" ? "failed" : "retry";
         logger[outcome === "failed" ? "error" : "warn"](
           { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
           "job attempt",
         );
       } else if (verdict.action === "block") {
-        queue.block(job.id, this.workerId, verdict.message, true);
+        queue.block(job.id, this.workerId, verdict.message);
         outcome = "blocked";
         logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
       } else {
-        queue.fail(job.id, this.workerId, verdict.message, true);
+        queue.fail(job.id, this.workerId, verdict.message);
         outcome = "failed";
         logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
       }

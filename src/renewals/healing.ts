@@ -1,5 +1,6 @@
 import type { Alerts } from "../alerts/alerts.js";
 import type { Clock } from "../jobs/clock.js";
+import type { JobQueue } from "../jobs/queue.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import type { Db } from "../store/database.js";
 import { DAY_MS, renewalKey } from "./sweep.js";
@@ -8,17 +9,8 @@ import { DAY_MS, renewalKey } from "./sweep.js";
  * Blocked renewals come back by themselves at a modest interval, so a topped-up balance heals
  * the queue without the operator; attempts are not reset, so this never hides a failing job.
  */
-export function createRenewalHealing(db: Db, clock: Clock, notify: () => void) {
-  const requeue = db.prepare(
-    `UPDATE jobs SET state = 'queued', run_at = @now, updated_at = @now
-     WHERE kind = @kind AND state = 'blocked' AND updated_at <= @before`,
-  );
-  return (minIntervalMs: number): number => {
-    const now = clock.now();
-    const n = requeue.run({ now, kind: JOB_KINDS.renew, before: now - minIntervalMs }).changes;
-    if (n) notify();
-    return n;
-  };
+export function healBlockedRenewals(queue: JobQueue, clock: Clock, minIntervalMs: number): number {
+  return queue.requeueBlocked(JOB_KINDS.renew, clock.now() - minIntervalMs);
 }
 
 /**
