@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import type { LitespeedVariant } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { NOT_CHARGING, once } from "./once.js";
+import { changeCoreOnce } from "./change-core.js";
 import { eventOutcome } from "./record.js";
 import { mustGet } from "./targets.js";
 
@@ -11,7 +11,7 @@ const payloadSchema = z.object({ product_id: z.string() });
 
 /** `service.product_changed`: a LiteSpeed core change (intake refuses any other). */
 export function changeProductHandler(deps: LifecycleDeps): JobHandler {
-  const { services, upstream, clock, db, catalog } = deps;
+  const { services, clock, db, catalog } = deps;
   return async (job, ctx) => {
     const { product_id } = payloadSchema.parse(job.payload);
     const svc = mustGet(deps, job);
@@ -30,15 +30,7 @@ export function changeProductHandler(deps: LifecycleDeps): JobHandler {
     } else if (from === to) {
       detail = `already ${to}`;
     } else {
-      const r = await once(
-        job,
-        ctx,
-        { op: "change_core", ip: svc.ip, from, to },
-        async () => (await upstream.licencesAt(svc.ip)).some((l) => l.type === "litespeed" && l.variant === to),
-        () => upstream.changeCore(svc.ip, from, to),
-        NOT_CHARGING,
-      );
-      detail = `change-core ${from} → ${to}${r.confirmedEarlier ? " (confirmed by the licence list)" : ""}`;
+      detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
       upstreamVariant = to;
     }
     db.transaction(() => {

@@ -6,7 +6,8 @@ import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../resel
 import type { ServiceRow } from "../store/services.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
-import { NOT_CHARGING, once } from "./once.js";
+import { changeCoreOnce } from "./change-core.js";
+import { once } from "./once.js";
 import { addMonths, eventOutcome, isoToMs } from "./record.js";
 import { mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "./upstream.js";
@@ -17,7 +18,7 @@ import { bundleComponents, companionsOf } from "./upstream.js";
  * point: each step looks at what is already recorded.
  */
 export function registerHandler(deps: LifecycleDeps): JobHandler {
-  const { services, upstream, clock } = deps;
+  const { services, clock } = deps;
 
   return async (job, ctx) => {
     let svc = mustGet(deps, job);
@@ -35,14 +36,7 @@ export function registerHandler(deps: LifecycleDeps): JobHandler {
     if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
       const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
       const to = svc.variant as LitespeedVariant;
-      const result = await once(
-        job,
-        ctx,
-        { op: "change_core", ip: svc.ip, from, to },
-        async () => (await upstream.licencesAt(svc.ip)).some((l) => l.type === "litespeed" && l.variant === to),
-        () => upstream.changeCore(svc.ip, from, to),
-        NOT_CHARGING,
-      );
+      const detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
       deps.db.transaction(() => {
         services.update(svc.service_id, { upstream_variant: to }, clock.now());
         services.addHistory({
@@ -51,7 +45,7 @@ export function registerHandler(deps: LifecycleDeps): JobHandler {
           event_id: job.eventId,
           job_id: job.id,
           action: "variant set",
-          detail: `change-core ${from} → ${to}${result.confirmedEarlier ? " (confirmed by the licence list)" : ""}`,
+          detail,
         });
       })();
     }

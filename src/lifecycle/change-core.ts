@@ -1,0 +1,28 @@
+import type { JobContext } from "../jobs/runner.js";
+import type { Job } from "../jobs/types.js";
+import type { LitespeedVariant } from "../reseller/vocabulary.js";
+import type { LifecycleDeps } from "./deps.js";
+import { NOT_CHARGING, once } from "./once.js";
+
+/**
+ * Moves a LiteSpeed licence from one core variant to another, once: after a lost answer the
+ * licence list's variant tells whether it happened. Returns the history detail.
+ */
+export async function changeCoreOnce(
+  deps: Pick<LifecycleDeps, "upstream">,
+  job: Job,
+  ctx: JobContext,
+  ip: string,
+  from: LitespeedVariant,
+  to: LitespeedVariant,
+): Promise<string> {
+  const r = await once(
+    job,
+    ctx,
+    { op: "change_core", ip, from, to },
+    async () => (await deps.upstream.licencesAt(ip)).some((l) => l.type === "litespeed" && l.variant === to),
+    () => deps.upstream.changeCore(ip, from, to),
+    NOT_CHARGING,
+  );
+  return `change-core ${from} → ${to}${r.confirmedEarlier ? " (confirmed by the licence list)" : ""}`;
+}
