@@ -35,6 +35,19 @@ export function signWebhook(secret: string, id: string, body: string, nowMs = Da
   };
 }
 
+/**
+ * The Standard Webhooks timestamp rule: Unix seconds (digits only, as sent: not trimmed), at most
+ * TOLERANCE_SECONDS either side of now. Returns the problem, or undefined when the timestamp is fine.
+ */
+export function checkTimestamp(timestamp: string | undefined, nowMs: number): string | undefined {
+  if (timestamp === undefined || !/^\d{1,15}$/.test(timestamp)) return "Invalid timestamp";
+  const ts = Number(timestamp);
+  const now = Math.floor(nowMs / 1000);
+  if (now - ts > TOLERANCE_SECONDS) return "Message timestamp too old";
+  if (ts - now > TOLERANCE_SECONDS) return "Message timestamp too new";
+  return undefined;
+}
+
 export interface VerifyInput {
   id: string | undefined;
   timestamp: string | undefined;
@@ -51,11 +64,8 @@ export interface VerifyInput {
 export function verifyWebhook(input: VerifyInput): void {
   const { id, timestamp, signature } = input;
   if (!id || !timestamp || !signature) throw new WebhookVerificationError("Missing required headers");
-  if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError("Invalid timestamp");
-  const ts = Number(timestamp);
-  const now = Math.floor(input.nowMs / 1000);
-  if (now - ts > TOLERANCE_SECONDS) throw new WebhookVerificationError("Message timestamp too old");
-  if (ts - now > TOLERANCE_SECONDS) throw new WebhookVerificationError("Message timestamp too new");
+  const problem = checkTimestamp(timestamp, input.nowMs);
+  if (problem) throw new WebhookVerificationError(problem);
 
   const candidates = signature
     .split(" ")

@@ -1,17 +1,19 @@
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { Router } from "express";
 import type { BillingCycle } from "../../catalog/catalog.js";
-import { sameIp } from "../../lifecycle/upstream.js";
 import type { EventType, FieldErrors } from "../event-schema.js";
 import {
   adapterRouter,
   catalogueVerdict,
+  changeEvents,
   compact,
   cycleFromMonths,
   dateMs,
   deliveryId,
   fullName,
   normalizeDate,
+  notInCatalogue,
+  numberOrDigits,
   secretEquals,
   sha256Hex,
   type AdapterDeps,
@@ -61,7 +63,7 @@ const NOT_YET_ACTIVE = new Set(["pending", "in_review"]);
 
 /** Blesta's `term` + `period` (1 month, 3 month, 1 year, ...) as our cycle. */
 export function blestaCycle(term: unknown, period: unknown): BillingCycle | undefined {
-  const n = typeof term === "number" ? term : typeof term === "string" && /^\d+$/.test(term.trim()) ? Number(term) : NaN;
+  const n = numberOrDigits(typeof term === "string" ? term.trim() : term);
   const p = str(period)?.toLowerCase().replace(/s$/, "");
   if (p === "month") return cycleFromMonths(n);
   if (p === "year") return cycleFromMonths(n * 12);
@@ -127,9 +129,8 @@ export function blestaSpec(options: BlestaOptions): AdapterSpec {
       const delivery = deliveryId(f("delivery_id")) ?? `${eventName}:${serviceId ?? ""}:${sha256Hex(ctx.raw).slice(0, 32)}`;
 
       const created = (webhookId: string): TranslatedEvent | { ignored: string } => {
-        if (productId !== undefined && !ctx.catalog.product(productId)) {
-          return { ignored: `package ${productId} is not in the product catalogue (not a licence product)` };
-        }
+        const notLicence = notInCatalogue(ctx.catalog, productId, "package");
+        if (notLicence) return { ignored: notLicence };
         const errors: FieldErrors = {};
         const term = f("service.term");
         const period = f("service.period");
@@ -186,24 +187,17 @@ export function blestaSpec(options: BlestaOptions): AdapterSpec {
           ifUnknownService,
         });
       }
-      const ipRaw = f("service.ip");
-      const newIp = str(ipRaw);
-      const oldIp = str(f("old.ip"));
-      if (newIp !== undefined && oldIp !== undefined && !sameIp(newIp, oldIp)) {
-        events.push({
-          webhookId: `${delivery}:ip_changed`,
-          event: { type: "service.ip_changed", service: compact({ id: idRaw, ip: oldIp }), changes: { ip: ipRaw } },
+      events.push(
+        ...changeEvents(ctx.catalog, {
+          delivery,
+          serviceId: idRaw,
+          oldIp: str(f("old.ip")),
+          newIp: f("service.ip"),
+          oldProduct: str(f("old.product_id")),
+          newProduct: productRaw,
           ifUnknownService,
-        });
-      }
-      const oldProduct = str(f("old.product_id"));
-      if (productId !== undefined && oldProduct !== undefined && productId !== oldProduct) {
-        events.push({
-          webhookId: `${delivery}:product_changed`,
-          event: { type: "service.product_changed", service: compact({ id: idRaw, product_id: oldProduct }), changes: { product_id: productRaw } },
-          ifUnknownService: catalogueVerdict(ctx.catalog, [oldProduct, productId]) === "not_licence" ? "ignore" : "conflict",
-        });
-      }
+        }),
+      );
       if (events.length === 0) return { kind: "ignored", reason: "no change the bridge acts on (renewal date, IP and package unchanged)" };
       return { kind: "events", events };
     },

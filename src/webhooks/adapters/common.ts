@@ -1,13 +1,15 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from "express";
+import express, { type Request, type RequestHandler, type Response, type Router } from "express";
 import type { BillingCycle, Catalog } from "../../catalog/catalog.js";
 import { sendError } from "../../http/errors.js";
 import type { Clock } from "../../jobs/clock.js";
+import { sameIp } from "../../lifecycle/upstream.js";
 import type { Logger } from "../../log/logger.js";
 import type { ServiceRow } from "../../store/services.js";
 import { isJsonContentType, MAX_WEBHOOK_BYTES, type WebhookObserver } from "../billing-route.js";
 import { billingEventSchema, fieldErrors, type BillingEvent, type EventType, type FieldErrors } from "../event-schema.js";
 import type { IntakeResult } from "../intake.js";
+import { str } from "./field-maps.js";
 
 export type AdapterSource = "hostbill" | "upmind" | "blesta";
 
@@ -79,21 +81,12 @@ type Outcome =
  * authentication → JSON → translation into BillingEvents → billingEventSchema → the intake, one
  * event at a time, in order. Answers as the native route does (202 / 200 duplicate / 409 / 422),
  * plus `200 {"status":"ignored","reason"}` for hooks the bridge does not act on, so the panel does
- * not retry them forever.
+ * not retry them forever. Body-parser failures (413, 415, 400) go to the app's errorHandler.
  */
 export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
   const router = express.Router();
   const log = deps.logger.child({ adapter: spec.source });
   const note = (type: string, outcome: string) => deps.observer?.received?.(spec.source, type, outcome);
-
-  const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
-    const e = err as { type?: string };
-    if (res.headersSent) return next(err);
-    if (e.type === "entity.too.large") return sendError(res, 413, `Request body too large (${MAX_WEBHOOK_BYTES / 1024} KiB at most)`);
-    if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "Unsupported encoding");
-    if (e.type === "request.aborted") return sendError(res, 400, "Request aborted");
-    next(err);
-  };
 
   router.post(
     spec.path,
@@ -187,7 +180,6 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
       log.info({ reasons }, "webhook ignored");
       return res.status(200).json({ status: "ignored", reason: [...new Set(reasons)].join("; "), ...extra });
     },
-    bodyErrors,
   );
   return router;
 }
@@ -235,6 +227,56 @@ const MONTHS_TO_CYCLE: Readonly<Record<number, BillingCycle>> = {
 /** A billing period in months (1, 3, 6, 12, 24, 36) as our cycle name. */
 export function cycleFromMonths(months: number): BillingCycle | undefined {
   return Number.isInteger(months) ? MONTHS_TO_CYCLE[months] : undefined;
+}
+
+/** A whole count (months, years) sent as a number or a digit string; NaN otherwise. */
+export function numberOrDigits(v: unknown): number {
+  return typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
+}
+
+/** Why a creation hook is ignored when its product (Blesta: package) is not in the catalogue; undefined otherwise. */
+export function notInCatalogue(catalog: Catalog, productId: string | undefined, noun: "product" | "package" = "product"): string | undefined {
+  return productId !== undefined && !catalog.product(productId) ? `${noun} ${productId} is not in the product catalogue (not a licence product)` : undefined;
+}
+
+export interface ServiceChanges {
+  /** The delivery id; each event's id is `<delivery>:ip_changed` / `<delivery>:product_changed`. */
+  delivery: string;
+  /** The service id as the panel sent it. */
+  serviceId: unknown;
+  oldIp: string | undefined;
+  /** The new IP as the panel sent it. */
+  newIp: unknown;
+  oldProduct: string | undefined;
+  /** The new product id as the panel sent it. */
+  newProduct: unknown;
+  /** For the IP change; the product change is judged on both products. */
+  ifUnknownService: "conflict" | "ignore";
+}
+
+/**
+ * `service.ip_changed` and `service.product_changed`, in that order, from an update hook's old
+ * and new values: each only when both values are known and differ.
+ */
+export function changeEvents(catalog: Catalog, c: ServiceChanges): TranslatedEvent[] {
+  const events: TranslatedEvent[] = [];
+  const newIp = str(c.newIp);
+  if (newIp !== undefined && c.oldIp !== undefined && !sameIp(newIp, c.oldIp)) {
+    events.push({
+      webhookId: `${c.delivery}:ip_changed`,
+      event: { type: "service.ip_changed", service: compact({ id: c.serviceId, ip: c.oldIp }), changes: { ip: c.newIp } },
+      ifUnknownService: c.ifUnknownService,
+    });
+  }
+  const newProduct = str(c.newProduct);
+  if (newProduct !== undefined && c.oldProduct !== undefined && newProduct !== c.oldProduct) {
+    events.push({
+      webhookId: `${c.delivery}:product_changed`,
+      event: { type: "service.product_changed", service: compact({ id: c.serviceId, product_id: c.oldProduct }), changes: { product_id: c.newProduct } },
+      ifUnknownService: catalogueVerdict(catalog, [c.oldProduct, newProduct]) === "not_licence" ? "ignore" : "conflict",
+    });
+  }
+  return events;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { Router } from "express";
 import type { BillingCycle } from "../../catalog/catalog.js";
-import { TOLERANCE_SECONDS } from "../signature.js";
+import { checkTimestamp } from "../signature.js";
 import type { EventType, FieldErrors } from "../event-schema.js";
 import {
   adapterRouter,
@@ -11,6 +11,7 @@ import {
   deliveryId,
   fullName,
   normalizeDate,
+  notInCatalogue,
   sha256Hex,
   signatureCandidates,
   type AdapterDeps,
@@ -99,10 +100,9 @@ export function hostbillSpec(secret: string, fields: FieldMap<HostbillField> = H
       const signature = req.header("hb-signature");
       const timestamp = req.header("hb-timestamp");
       if (!signature || !timestamp) return { status: 401, error: "Invalid signature: missing HB-Signature or HB-Timestamp header" };
-      if (!/^\d{1,15}$/.test(timestamp.trim())) return { status: 401, error: "Invalid signature: HB-Timestamp is not Unix seconds" };
-      const skew = Math.floor(nowMs / 1000) - Number(timestamp.trim());
-      if (skew > TOLERANCE_SECONDS) return { status: 401, error: "Invalid signature: message timestamp too old" };
-      if (-skew > TOLERANCE_SECONDS) return { status: 401, error: "Invalid signature: message timestamp too new" };
+      const problem = checkTimestamp(timestamp.trim(), nowMs);
+      if (problem === "Invalid timestamp") return { status: 401, error: "Invalid signature: HB-Timestamp is not Unix seconds" };
+      if (problem) return { status: 401, error: `Invalid signature: ${problem.toLowerCase()}` };
       const expected = createHmac("sha256", key).update(timestamp.trim()).update(raw).digest();
       if (!anyDigestMatches([expected], signatureCandidates(signature))) return { status: 401, error: "Invalid signature: no matching signature" };
       return undefined;
@@ -126,9 +126,8 @@ export function hostbillSpec(secret: string, fields: FieldMap<HostbillField> = H
       const errors: FieldErrors = {};
 
       if (type === "service.created") {
-        if (productId !== undefined && !ctx.catalog.product(productId)) {
-          return { kind: "ignored", reason: `product ${productId} is not in the product catalogue (not a licence product)` };
-        }
+        const notLicence = notInCatalogue(ctx.catalog, productId);
+        if (notLicence) return { kind: "ignored", reason: notLicence };
         const cycleRaw = f("service.billing_cycle");
         const cycle = hostbillCycle(cycleRaw);
         if (cycleRaw !== undefined && cycle === undefined) {

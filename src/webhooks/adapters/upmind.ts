@@ -1,20 +1,21 @@
 import { createHmac } from "node:crypto";
 import type { Router } from "express";
-import { sameIp } from "../../lifecycle/upstream.js";
 import type { EventType, FieldErrors } from "../event-schema.js";
 import {
   adapterRouter,
   anyDigestMatches,
   catalogueVerdict,
+  changeEvents,
   compact,
   cycleFromMonths,
   deliveryId,
   normalizeDate,
+  notInCatalogue,
+  numberOrDigits,
   sha256Hex,
   signatureCandidates,
   type AdapterDeps,
   type AdapterSpec,
-  type TranslatedEvent,
 } from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
 
@@ -98,13 +99,11 @@ export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIN
       const productId = str(productRaw);
 
       if (kind === "service.created") {
-        if (productId !== undefined && !ctx.catalog.product(productId)) {
-          return { kind: "ignored", reason: `product ${productId} is not in the product catalogue (not a licence product)` };
-        }
+        const notLicence = notInCatalogue(ctx.catalog, productId);
+        if (notLicence) return { kind: "ignored", reason: notLicence };
         const errors: FieldErrors = {};
         const monthsRaw = f("service.billing_months");
-        const months = typeof monthsRaw === "number" ? monthsRaw : typeof monthsRaw === "string" && /^\d+$/.test(monthsRaw) ? Number(monthsRaw) : NaN;
-        const cycle = cycleFromMonths(months);
+        const cycle = cycleFromMonths(numberOrDigits(monthsRaw));
         if (monthsRaw !== undefined && cycle === undefined) {
           errors["service.billing_cycle"] = [`Upmind billing period of ${String(monthsRaw).slice(0, 20)} months has no licence equivalent (expected 1, 3, 6, 12, 24 or 36)`];
         }
@@ -134,27 +133,19 @@ export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIN
       // contract_product_updated: what changed, from the payload's old values or, failing those, the stored licence.
       const stored = serviceId !== undefined ? ctx.services?.get(serviceId) : undefined;
       const oldProduct = str(f("old.product_id")) ?? stored?.product_id;
-      const ipRaw = f("service.ip");
-      const newIp = str(ipRaw);
       const oldIp = str(f("old.ip")) ?? stored?.ip;
       if (!stored && oldProduct === undefined && oldIp === undefined) {
         return { kind: "ignored", reason: `service ${serviceId ?? "(no id)"} is not a licence the bridge manages; nothing to compare the update with` };
       }
-      const events: TranslatedEvent[] = [];
-      if (newIp !== undefined && oldIp !== undefined && !sameIp(newIp, oldIp)) {
-        events.push({
-          webhookId: `${delivery}:ip_changed`,
-          event: { type: "service.ip_changed", service: compact({ id: idRaw, ip: oldIp }), changes: { ip: ipRaw } },
-          ifUnknownService,
-        });
-      }
-      if (productId !== undefined && oldProduct !== undefined && productId !== oldProduct) {
-        events.push({
-          webhookId: `${delivery}:product_changed`,
-          event: { type: "service.product_changed", service: compact({ id: idRaw, product_id: oldProduct }), changes: { product_id: productRaw } },
-          ifUnknownService: catalogueVerdict(ctx.catalog, [oldProduct, productId]) === "not_licence" ? "ignore" : "conflict",
-        });
-      }
+      const events = changeEvents(ctx.catalog, {
+        delivery,
+        serviceId: idRaw,
+        oldIp,
+        newIp: f("service.ip"),
+        oldProduct,
+        newProduct: productRaw,
+        ifUnknownService,
+      });
       if (events.length === 0) return { kind: "ignored", reason: "no change the bridge acts on (product and IP unchanged)" };
       return { kind: "events", events };
     },
