@@ -40,7 +40,8 @@ export function renewHandler(deps: LifecycleDeps): JobHandler {
           if (listed === undefined) {
             throw new JobBlockedError(
               `cannot tell whether the renewal of ${type} for ${svc.ip} went through (the answer was lost and the ` +
-                "licence list shows no expiry); check the reseller panel, then retry this job or mark the term renewed",
+                "licence list shows no expiry), so it stays blocked rather than risk paying twice; check the licence in " +
+                "the reseller panel and renew it there if it was not renewed",
             );
           }
           if (listed > term) newEnd = listed;
