@@ -7,6 +7,7 @@ import { silentLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
 import { groupCommit } from "../../src/webhooks/group-commit.js";
 import { createIntake } from "../../src/webhooks/intake.js";
+import { postTo } from "../helpers/e2e-harness.js";
 import { startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 
 export const HOSTBILL_SECRET = "hb-secret-0123456789abcdef";
@@ -63,17 +64,7 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
     sb,
     bridge,
     url,
-    async post(path, body, headers) {
-      const res = await fetch(`${url}${path}`, { method: "POST", headers, body });
-      const text = await res.text();
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, body: json };
-    },
+    post: (path, body, headers) => postTo(url, path, headers, body),
     events(source, serviceId) {
       const sql = `SELECT id, type, webhook_id, service_id FROM events WHERE source = ?${serviceId ? " AND service_id = ?" : ""} ORDER BY rowid`;
       return db.prepare(sql).all(...(serviceId ? [source, serviceId] : [source])) as never;

@@ -93,8 +93,18 @@ export function upstreamCalls(sb: TestSandbox, ...ops: string[]): RecordedReques
 }
 
 /** A POST to the webhook with full control over headers and body (no defaults added). */
-export async function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${url}/webhooks/billing`, { method: "POST", headers, body });
+export function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return postTo(url, "/webhooks/billing", headers, body);
+}
+
+/** A POST to any path with exactly these headers and body; the answer's JSON, or {} when it is not JSON. */
+export async function postTo(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${url}${path}`, { method: "POST", headers, body });
   const text = await res.text();
   let json: Record<string, unknown> = {};
   try {
