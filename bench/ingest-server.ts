@@ -14,6 +14,7 @@ import { openDatabase } from "../src/store/database.js";
 import { migrate } from "../src/store/migrations.js";
 import { ServiceStore } from "../src/store/services.js";
 import { billingWebhookRouter } from "../src/webhooks/billing-route.js";
+import { createGroupCommit } from "../src/store/group-commit.js";
 import { groupCommit } from "../src/webhooks/group-commit.js";
 import { createIntake } from "../src/webhooks/intake.js";
 import { secretKey } from "../src/webhooks/signature.js";
@@ -35,7 +36,7 @@ function bridge() {
   const db = openDatabase(config.DATABASE_PATH);
   migrate(db);
   const queue = new JobQueue(db, systemClock);
-  const accept = groupCommit(db, createIntake({ db, queue, services: new ServiceStore(db), catalog: config.catalog, clock: systemClock }));
+  const accept = groupCommit(createIntake({ db, queue, services: new ServiceStore(db), catalog: config.catalog, clock: systemClock }), createGroupCommit(db));
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   return createApp({ logger, routers: [billingWebhookRouter({ accept, keys: [secretKey(secret)], clock: systemClock })] });
 }

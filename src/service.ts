@@ -166,7 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const group = createGroupCommit(db);
   const queue = new JobQueue(db, clock, { maxAttempts: config.JOB_MAX_ATTEMPTS, group });
   const services = new ServiceStore(db);
-  const deps: LifecycleDeps = { db, services, queue, upstream, catalog: config.catalog, clock };
+  const deps: LifecycleDeps = { db, services, queue, upstream, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
 
   const sweep = createSweep(db, queue, clock, config.RENEWAL_LEAD_DAYS);
   const stopped = recordStoppedJobs(deps);
@@ -203,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   metrics.track({ jobCounts: () => queue.counts(), openAlerts: () => alerts.open().length });
 
-  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }), group);
+  const accept = groupCommit(createIntake({ db, queue, services, catalog: config.catalog, clock, allowPrivateIps: config.ALLOW_PRIVATE_IPS }), group);
   const app = createApp({
     logger: logger.child({ component: "http" }),
     routers: [
@@ -212,7 +212,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
       ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
-      reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, logger: logger.child({ component: "reconcile" }) }),
+      reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, queue, logger: logger.child({ component: "reconcile" }) }),
     ],
   });
 

@@ -15,7 +15,7 @@ describe("service.created end to end", () => {
   });
 
   it("registers a cpanel licence once and marks the service active with its companions", async () => {
-    const event = createdEvent({ id: "4711" });
+    const event = createdEvent({ id: "4711", ip: "203.0.113.10" });
     const res = await bridge.send(event);
     expect(res.status).toBe(202);
     expect(res.body.status).toBe("accepted");

@@ -46,6 +46,18 @@ export function isWebhookSecret(s: string): boolean {
   return Buffer.from(b64, "base64").length >= 16;
 }
 
+/** "true"/"false" (also 1/0, yes/no) from env or file; anything else names the problem. */
+const booleanFlag = z
+  .union([z.boolean(), z.string()])
+  .transform((v, ctx) => {
+    if (typeof v === "boolean") return v;
+    const s = v.trim().toLowerCase();
+    if (["true", "1", "yes", "on"].includes(s)) return true;
+    if (["false", "0", "no", "off"].includes(s)) return false;
+    ctx.addIssue({ code: "custom", message: "must be true or false" });
+    return z.NEVER;
+  });
+
 const email = z.email({ error: "must be an e-mail address" });
 
 /**
@@ -66,6 +78,8 @@ export const configSchema = z
     RESELLER_ADMIN_TOKEN: z.string().min(1).optional(),
     RESELLER_PROTOCOL: z.enum(["v1", "v2"], { error: 'must be "v1" or "v2"' }).default("v1"),
     RESELLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+    RESELLER_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
+    ALLOW_PRIVATE_IPS: booleanFlag.default(false),
     WEBHOOK_SECRETS: whsecList.optional(),
     ADMIN_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
     SMTP_URL: z
@@ -130,6 +144,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   RESELLER_LEGACY_TOKEN: "the v2.0 reseller token",
   RESELLER_ADMIN_TOKEN: "a v1 token with the admin role, for the `reseller` CLI commands (default: RESELLER_API_TOKEN)",
   RESELLER_PROTOCOL: "v1 or v2",
+  RESELLER_SETTLE_SECONDS: "seconds 0-86400 to wait after a lost answer of a charging call before reading the licence list, e.g. 120",
+  ALLOW_PRIVATE_IPS: "true or false",
   RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
   WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
   ADMIN_TOKEN: "a random string of 16 or more characters",

@@ -21,3 +21,21 @@ export class JobInterruptedError extends Error {
     this.name = "JobInterruptedError";
   }
 }
+
+/**
+ * The job must wait until `untilMs` before it may do anything (e.g. the reseller may still be
+ * working on a charge whose answer was lost). It goes back to the queue due at that time; this
+ * is not a failure, so it never fails the job. `spent`: whether this attempt counts toward
+ * the job's attempts (it made a call) or not (it only found that it must wait).
+ */
+export class JobDeferredError extends Error {
+  constructor(
+    readonly untilMs: number,
+    message: string,
+    readonly spent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "JobDeferredError";
+  }
+}

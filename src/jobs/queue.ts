@@ -122,6 +122,11 @@ export class JobQueue {
         `UPDATE jobs SET state = 'queued', attempts = MAX(attempts - 1, 0), run_at = @now, leased_by = NULL, lease_until = NULL, updated_at = @now
          WHERE id = @id AND state = 'running' AND leased_by = @worker`,
       ),
+      defer: db.prepare(
+        `UPDATE jobs SET state = 'queued', run_at = @until, last_error = @error, attempts = attempts - @unspent,
+           leased_by = NULL, lease_until = NULL, updated_at = @now
+         WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+      ),
       requeueBlocked: db.prepare(
         `UPDATE jobs SET state = 'queued', run_at = @now, updated_at = @now
          WHERE kind = @kind AND state = 'blocked' AND updated_at <= @before`,
@@ -131,6 +136,9 @@ export class JobQueue {
          WHERE id = @id AND state IN ('failed', 'blocked') RETURNING *`,
       ),
       counts: db.prepare("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"),
+      unfinished: db.prepare(
+        "SELECT * FROM jobs WHERE queue_key = ? AND state IN ('queued', 'running', 'blocked') ORDER BY id",
+      ),
     };
   }
 
@@ -240,6 +248,14 @@ export class JobQueue {
     return ok;
   }
 
+  /**
+   * Puts a job back to wait until `until`, whatever its attempts (a wait is not a failure).
+   * `spent: false` gives back the attempt the claim counted: this one did nothing but find it must wait.
+   */
+  defer(id: number, worker: string, until: number, reason: string, spent: boolean): boolean {
+    return this.s.defer.run({ id, worker, until, error: reason, unspent: spent ? 0 : 1, now: this.clock.now() }).changes === 1;
+  }
+
   /** Parks a job for the operator (or a later automatic retry), without burning attempts. */
   block(id: number, worker: string, error: string): boolean {
     return this.finish(id, worker, "blocked", error, this.clock.now());
@@ -288,6 +304,11 @@ export class JobQueue {
     }
     const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT @limit`;
     return (this.db.prepare(sql).all(params) as JobRow[]).map(toJob);
+  }
+
+  /** The jobs of one queue not yet finished (queued, running or blocked), in the order they will run. */
+  unfinished(queueKey: string): Job[] {
+    return (this.s.unfinished.all(queueKey) as JobRow[]).map(toJob);
   }
 
   counts(): Record<JobState, number> {

@@ -4,7 +4,7 @@ import type { Logger } from "../log/logger.js";
 import { ResellerError } from "../reseller/errors.js";
 import { backoffDelay } from "./backoff.js";
 import type { Clock } from "./clock.js";
-import { JobBlockedError, JobFailedError, JobInterruptedError } from "./errors.js";
+import { JobBlockedError, JobDeferredError, JobFailedError, JobInterruptedError } from "./errors.js";
 import type { JobQueue } from "./queue.js";
 import type { Job, JobState } from "./types.js";
 
@@ -23,7 +23,7 @@ export interface JobContext {
 
 export type JobHandler = (job: Job, ctx: JobContext) => Promise<void>;
 
-export type AttemptOutcome = "succeeded" | "retry" | "failed" | "blocked";
+export type AttemptOutcome = "succeeded" | "retry" | "deferred" | "failed" | "blocked";
 
 export interface RunnerObserver {
   attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
@@ -192,6 +192,16 @@ export class JobRunner {
     if (err instanceof JobInterruptedError) {
       queue.release(job.id, this.workerId);
       logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
+      return;
+    }
+    if (err instanceof JobDeferredError) {
+      try {
+        queue.defer(job.id, this.workerId, err.untilMs, err.message, err.spent);
+        logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: Math.max(0, err.untilMs - this.o.clock.now()) }, "job attempt");
+        this.o.observer?.attemptFinished?.(job, "deferred", ms, err);
+      } catch (dbErr) {
+        logger.error({ err: dbErr }, "could not record the job's outcome");
+      }
       return;
     }
     const verdict = judgeFailure(err);

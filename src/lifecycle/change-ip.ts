@@ -7,7 +7,7 @@ import { NOT_CHARGING, once } from "./once.js";
 import { eventOutcome } from "./record.js";
 import { mustGet } from "./targets.js";
 import { licenceTypes } from "./targets.js";
-import { sameIp } from "./upstream.js";
+import { sameIp } from "../reseller/ip-address.js";
 
 const payloadSchema = z.object({ ip: ipSchema });
 

@@ -12,4 +12,6 @@ export interface LifecycleDeps {
   upstream: Upstream;
   catalog: Catalog;
   clock: Clock;
+  /** RESELLER_SETTLE_SECONDS in ms: how long a charging call whose answer was lost may still take effect. */
+  settleMs: number;
 }

@@ -3,6 +3,7 @@ import { changeIpHandler } from "./change-ip.js";
 import { changeProductHandler } from "./change-product.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
+import { enforceSuspensionHandler } from "./enforce-suspension.js";
 import { eventOutcome } from "./record.js";
 import { recordPaymentHandler } from "./record-payment.js";
 import { registerHandler } from "./register.js";
@@ -11,7 +12,8 @@ import { statusHandler } from "./status.js";
 
 export function lifecycleHandlers(deps: LifecycleDeps, hooks: { afterPayment?: (serviceId: string) => void } = {}): Record<string, JobHandler> {
   return {
-    [JOB_KINDS.register]: registerHandler(deps),
+    // A service ordered again may find its licence already past its term: the sweep renews it at once.
+    [JOB_KINDS.register]: registerHandler(deps, hooks.afterPayment),
     [JOB_KINDS.suspend]: statusHandler(deps, "suspend"),
     [JOB_KINDS.unsuspend]: statusHandler(deps, "unsuspend"),
     [JOB_KINDS.terminate]: statusHandler(deps, "terminate"),
@@ -19,6 +21,7 @@ export function lifecycleHandlers(deps: LifecycleDeps, hooks: { afterPayment?: (
     [JOB_KINDS.changeProduct]: changeProductHandler(deps),
     [JOB_KINDS.recordPayment]: recordPaymentHandler(deps, hooks.afterPayment),
     [JOB_KINDS.renew]: renewHandler(deps),
+    [JOB_KINDS.enforceSuspension]: enforceSuspensionHandler(deps),
   };
 }
 

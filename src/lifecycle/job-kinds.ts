@@ -8,6 +8,8 @@ export const JOB_KINDS = {
   changeProduct: "change_product",
   recordPayment: "record_payment",
   renew: "renew",
+  /** Reconcile's repair: suspend upstream a licence the bridge has suspended or terminated, in the service's order. */
+  enforceSuspension: "enforce_suspension",
   installMail: "mail_install",
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];

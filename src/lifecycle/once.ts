@@ -1,3 +1,5 @@
+import type { Clock } from "../jobs/clock.js";
+import { JobDeferredError, JobFailedError } from "../jobs/errors.js";
 import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { ResellerError } from "../reseller/errors.js";
@@ -6,10 +8,38 @@ export interface Intent {
   op: string;
   /** Operations this job has already completed upstream (several licences of a bundle). */
   done?: string[];
+  /**
+   * When the answer to `op` was lost (timeout, dropped connection, 5xx, or a crash during the
+   * call): the licence list is not asked before the settle window after it has passed.
+   */
+  lost_at?: number;
   [key: string]: unknown;
 }
 
 export type OnceResult<T> = { confirmedEarlier: true } | { confirmedEarlier: false; value: T };
+
+export interface OnceOptions {
+  /**
+   * Wait for the intent to be fsynced before acting. Needed where a repeat could charge again;
+   * not where a repeat costs nothing. (Default: true)
+   */
+  durable?: boolean;
+  /**
+   * For charging calls (register, renew, bundle): after a lost answer, how long the reseller
+   * may still be carrying the call out (RESELLER_SETTLE_SECONDS). Until it has passed, the
+   * licence list is not asked and the call is not sent again: the job waits instead.
+   * (Default: none, for calls that a repeat cannot make cost twice)
+   */
+  settle?: { ms: number; clock: Clock };
+}
+
+/** For calls that charge nothing: a repeat after a lost intent is harmless. */
+export const NOT_CHARGING: OnceOptions = { durable: false };
+
+/** For calls that charge money: the intent is fsynced first, and a lost answer waits out the settle window. */
+export function charging(deps: { settleMs: number; clock: Clock }): OnceOptions {
+  return { durable: true, settle: { ms: deps.settleMs, clock: deps.clock } };
+}
 
 /**
  * Check-then-act with recorded intent. If an earlier attempt of this job recorded the same
@@ -18,19 +48,11 @@ export type OnceResult<T> = { confirmedEarlier: true } | { confirmedEarlier: fal
  * intent; a failure that may have taken effect keeps it for the next attempt to check.
  * Completed operations are remembered in the intent's `done` list, so a job that makes several
  * calls (one per licence of a bundle) never repeats one that succeeded before a later one failed.
+ *
+ * With `settle` (charging calls), the check waits until the settle window after the lost answer
+ * has passed: the reseller has no idempotency key and may finish a call after we gave up on it,
+ * and a list read too early would send the charge a second time.
  */
-export interface OnceOptions {
-  /**
-   * Wait for the intent to be fsynced before acting. Needed where a repeat would charge again
-   * (a renewal, a bundle); not where the upstream itself refuses a repeat (registering the same
-   * ip and type answers "already exists") or where a repeat costs nothing. (Default: true)
-   */
-  durable?: boolean;
-}
-
-/** For calls that charge nothing: a repeat after a lost intent is harmless. */
-export const NOT_CHARGING: OnceOptions = { durable: false };
-
 export async function once<T>(
   job: Job,
   ctx: JobContext,
@@ -49,12 +71,28 @@ export async function once<T>(
     else ctx.clearIntent();
   };
   // Losing a "done" mark to a power cut costs one licence-list check, not money: no fsync.
-  const markDone = () => remember({ ...intent, done: [...done, intent.op] }, false);
+  const markDone = () => remember({ op: "", done: [...done, intent.op] }, false);
+  const settle = options.settle;
 
   if (earlier && earlier.op === intent.op) {
+    if (settle) {
+      // No lost_at: the process died during the call, so the answer was lost just now, as far as we know.
+      const lostAt = earlier.lost_at ?? settle.clock.now();
+      if (earlier.lost_at === undefined) await remember({ ...earlier, lost_at: lostAt }, false);
+      const until = lostAt + settle.ms;
+      if (settle.clock.now() < until) {
+        throw new JobDeferredError(until, settleMessage(intent.op, until, "an earlier attempt's answer was lost"), false);
+      }
+    }
     if (await happened()) {
       await markDone();
       return { confirmedEarlier: true };
+    }
+    // A lost answer defers instead of failing, so the attempt limit is enforced here, before another call.
+    if (job.attempts > job.maxAttempts) {
+      throw new JobFailedError(
+        `gave up after ${job.maxAttempts} attempt(s): the last ${intent.op.replace(/:.*/, "")} got no usable answer, and the licence list shows it did not take effect`,
+      );
     }
     ctx.logger.info({ op: intent.op }, "earlier attempt did not take effect upstream; trying again");
   }
@@ -64,9 +102,21 @@ export async function once<T>(
     await markDone();
     return { confirmedEarlier: false, value };
   } catch (err) {
-    if (!(err instanceof ResellerError) || !err.mayHaveTakenEffect) {
+    const mayHaveTakenEffect = err instanceof ResellerError && err.mayHaveTakenEffect;
+    if (!mayHaveTakenEffect) {
       await remember(done.length ? { op: "", done } : null, false);
+    } else if (settle) {
+      const lostAt = settle.clock.now();
+      await remember({ ...intent, done, lost_at: lostAt }, false);
+      throw new JobDeferredError(lostAt + settle.ms, settleMessage(intent.op, lostAt + settle.ms, (err as Error).message), true, { cause: err });
     }
     throw err;
   }
+}
+
+function settleMessage(op: string, until: number, why: string): string {
+  return (
+    `${why}; the reseller may still be carrying out ${op.replace(/:.*/, "")}, so it is not sent again: ` +
+    `the licence list decides at ${new Date(until).toISOString()} (RESELLER_SETTLE_SECONDS)`
+  );
 }

@@ -7,9 +7,9 @@ import type { ServiceRow } from "../store/services.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
-import { once } from "./once.js";
+import { charging, once } from "./once.js";
 import { addMonths, eventOutcome, isoToMs } from "./record.js";
-import { mustGet } from "./targets.js";
+import { licenceTypes, mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "./upstream.js";
 
 /**
@@ -17,20 +17,31 @@ import { bundleComponents, companionsOf } from "./upstream.js";
  * variant, mark the service active and queue the install-command mail. Safe to run again at any
  * point: each step looks at what is already recorded.
  */
-export function registerHandler(deps: LifecycleDeps): JobHandler {
+export function registerHandler(deps: LifecycleDeps, afterActivation?: (serviceId: string) => void): JobHandler {
   const { services, clock } = deps;
 
   return async (job, ctx) => {
     let svc = mustGet(deps, job);
+    // An older order's job (an operator's retry after the service was ordered again) buys and mails nothing.
+    if (job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
+      const why = `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`;
+      deps.db.transaction(() => {
+        services.addHistory({ service_id: svc.service_id, at: clock.now(), event_id: job.eventId, job_id: job.id, action: "registration skipped", detail: why });
+        eventOutcome(deps.db, job, "skipped", why);
+      })();
+      return;
+    }
     if (svc.status === "terminated") {
       eventOutcome(deps.db, job, "skipped", "service was terminated before its licence was registered");
       return;
     }
 
     if (svc.status === "pending" || svc.status === "failed") {
-      const bought = await buy(deps, job, ctx, svc);
+      const reactivate = (job.payload as { reactivate?: unknown } | null)?.reactivate === true;
+      const bought = (reactivate ? await reactivateIfPresent(deps, svc) : undefined) ?? (await buy(deps, job, ctx, svc));
       activate(deps, job, svc, bought);
       svc = mustGet(deps, job);
+      if (reactivate) afterActivation?.(svc.service_id);
     }
 
     if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
@@ -67,8 +78,31 @@ export function registerHandler(deps: LifecycleDeps): JobHandler {
 
 interface Bought {
   expiresAt?: number;
+  /** The licence was kept from before the service was terminated: its expiry is of an old term. */
+  earlierTerm?: boolean;
   bundleKey?: string;
   note: string;
+}
+
+const isSuspended = (l: UpstreamLicense) => l.status !== undefined && /suspend/i.test(l.status);
+
+/**
+ * A terminated service ordered again: its licence is normally still at the reseller, suspended.
+ * Unsuspend it instead of registering (which the reseller would refuse, or charge for).
+ * Undefined when the reseller no longer has it: then it is bought as for a new order.
+ */
+async function reactivateIfPresent(deps: LifecycleDeps, svc: ServiceRow): Promise<Bought | undefined> {
+  const types = licenceTypes(svc);
+  const at = (await deps.upstream.licencesAt(svc.ip)).filter((l) => !l.free && types.includes(l.type as ProductType));
+  if (types.length === 0 || !types.every((t) => at.some((l) => l.type === t))) return undefined;
+  for (const l of at) if (isSuspended(l)) await deps.upstream.unsuspend(svc.ip, l.type as ProductType);
+  const expiries = at.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
+  return {
+    expiresAt: expiries.length ? Math.min(...expiries) : undefined,
+    bundleKey: at.find((l) => l.bundle_key)?.bundle_key,
+    earlierTerm: true,
+    note: `ordered again: the reseller still had ${types.join(" and ")} for ${svc.ip}; unsuspended, nothing bought`,
+  };
 }
 
 async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1], svc: ServiceRow): Promise<Bought> {
@@ -97,6 +131,7 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
         { op: "register_bundle", ip: svc.ip, bundle, months },
         async () => (earlier = await found()) !== null,
         () => upstream.registerBundle(svc.ip, bundle, months),
+        charging(deps),
       );
       if (result.confirmedEarlier) return adopted("bundle found upstream after a lost answer; not bought again");
       return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, note: `bundle ${bundle} registered` };
@@ -118,9 +153,9 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
       { op: "register", ip: svc.ip, type, months },
       async () => (await lookup()) !== undefined,
       () => upstream.register(svc.ip, type, months),
-      // A repeated register of the same ip and type is refused upstream ("already exists"),
-      // so this intent needs no fsync: after a power cut the refusal itself says it was bought.
-      { durable: false },
+      // The upstream refuses a second register of the same ip and type ("already exists"), but
+      // not while the first is still being carried out: the settle window guards that race.
+      charging(deps),
     );
     if (result.confirmedEarlier) {
       return { expiresAt: isoToMs(earlier?.expires_at), note: "licence found upstream after a lost answer; not bought again" };
@@ -130,7 +165,7 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
     if (!(err instanceof AlreadyExistsError)) throw err;
     // Ours from an earlier attempt, or bought outside the bridge: either way it is not bought twice.
     const existing = await lookup();
-    if (existing?.status && /suspend/i.test(existing.status)) await upstream.unsuspend(svc.ip, type);
+    if (existing && isSuspended(existing)) await upstream.unsuspend(svc.ip, type);
     return {
       expiresAt: isoToMs(existing?.expires_at),
       note: `upstream already had a ${type} licence for ${svc.ip}; adopted it, nothing bought`,
@@ -148,8 +183,9 @@ function activate(deps: LifecycleDeps, job: Job, svc: ServiceRow, bought: Bought
       {
         status: "active",
         expires_at: expiresAt,
-        // The order itself paid the first cycle unless the panel told us its due date.
-        paid_until: svc.paid_until ?? expiresAt,
+        // The order itself paid one cycle unless the panel told us its due date. A licence kept from
+        // before a termination has its old term: the new cycle runs from now, and the sweep renews it.
+        paid_until: svc.paid_until ?? (bought.earlierTerm ? Math.max(expiresAt, addMonths(now, svc.months)) : expiresAt),
         companions: JSON.stringify(companionsOf(svc.type, svc.bundle)),
         upstream_variant: svc.type === "litespeed" ? (svc.upstream_variant ?? "litespeed") : null,
         bundle_key: bought.bundleKey ?? svc.bundle_key,

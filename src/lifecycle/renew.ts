@@ -3,7 +3,7 @@ import { JobBlockedError } from "../jobs/errors.js";
 import type { JobHandler } from "../jobs/runner.js";
 import type { BillingCycleMonths } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { once } from "./once.js";
+import { charging, once } from "./once.js";
 import { addMonths, isoToMs } from "./record.js";
 import { mustGet } from "./targets.js";
 import { licenceTypes } from "./targets.js";
@@ -48,6 +48,7 @@ export function renewHandler(deps: LifecycleDeps): JobHandler {
           return listed > term;
         },
         () => upstream.renew(svc.ip, type, months),
+        charging(deps),
       );
       if (r.confirmedEarlier) confirmedEarlier = true;
       else newEnd = isoToMs(r.value.expires_at) ?? newEnd;

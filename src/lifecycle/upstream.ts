@@ -1,6 +1,7 @@
 import { JobFailedError } from "../jobs/errors.js";
 import { concurrencyLimit } from "../jobs/limit.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
+import { sameIp } from "../reseller/ip-address.js";
 import type { V1Client } from "../reseller/v1.js";
 import type { V2Client } from "../reseller/v2.js";
 import {
@@ -111,19 +112,6 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
   };
 }
 
-/** One spelling per address: IPv6 may come back compressed or uppercased. */
-export function canonicalIp(ip: string): string {
-  if (!ip.includes(":")) return ip;
-  try {
-    return new URL(`http://[${ip}]/`).hostname;
-  } catch {
-    return ip;
-  }
-}
-
-export function sameIp(a: string, b: string): boolean {
-  return a === b || canonicalIp(a) === canonicalIp(b);
-}
 
 /**
  * The licence types a bundle is made of, read from its id ("cpanel-cloudlinux"): the

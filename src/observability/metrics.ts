@@ -92,14 +92,14 @@ export function createMetrics(): Metrics {
   });
   const jobDuration = new Histogram({
     name: `${METRIC_PREFIX}job_duration_seconds`,
-    help: "Duration of job attempts by kind and outcome (succeeded, retry, failed, blocked).",
+    help: "Duration of job attempts by kind and outcome (succeeded, retry, deferred, failed, blocked).",
     labelNames: ["kind", "outcome"] as const,
     buckets: JOB_BUCKETS,
     registers,
   });
   const jobAttempts = new Counter({
     name: `${METRIC_PREFIX}job_attempts_total`,
-    help: "Job attempts by kind and outcome (succeeded, retry, failed, blocked).",
+    help: "Job attempts by kind and outcome (succeeded, retry, deferred, failed, blocked).",
     labelNames: ["kind", "outcome"] as const,
     registers,
   });

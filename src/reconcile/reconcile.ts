@@ -1,10 +1,14 @@
 import type { Clock } from "../jobs/clock.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import type { JobQueue } from "../jobs/queue.js";
+import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { licenceTypes } from "../lifecycle/targets.js";
-import { canonicalIp, type Upstream } from "../lifecycle/upstream.js";
+import type { Upstream } from "../lifecycle/upstream.js";
+import { canonicalIp as canonical } from "../reseller/ip-address.js";
+
+const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
 import type { UpstreamLicense } from "../reseller/answers.js";
-import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
+import { CPANEL_COMPANIONS } from "../reseller/vocabulary.js";
 import type { Db } from "../store/database.js";
 import type { ServiceRow, ServiceStore } from "../store/services.js";
 
@@ -59,6 +63,11 @@ export interface ReconcileOptions {
   fix?: boolean;
   /** Called as services are compared and repaired, e.g. to drive a progress bar. */
   onProgress?: (progress: ReconcileProgress) => void;
+  /**
+   * How long to wait for the queued upstream suspensions to be carried out by the service's job
+   * runner before reporting them as still queued. (Default: 15000 ms)
+   */
+  waitMs?: number;
 }
 
 export interface ReconcileDeps {
@@ -66,6 +75,8 @@ export interface ReconcileDeps {
   services: ServiceStore;
   upstream: Upstream;
   clock: Clock;
+  /** Upstream suspensions are queued here, in the service's own order, for the service's runner. */
+  queue: JobQueue;
 }
 
 /** Job kinds that change a service's status, IP or variant: while one is unfinished, reconcile only reports. */
@@ -76,6 +87,7 @@ const MOVING_KINDS = [
   JOB_KINDS.terminate,
   JOB_KINDS.changeIp,
   JOB_KINDS.changeProduct,
+  JOB_KINDS.enforceSuspension,
 ] as const;
 
 const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
@@ -361,56 +373,92 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   const repairsBySvc = new Map<string, Repair[]>();
   for (const r of repairs) repairsBySvc.set(r.slot.svc.service_id, [...(repairsBySvc.get(r.slot.svc.service_id) ?? []), r]);
   done = 0;
+  const queued: QueuedSuspension[] = [];
   for (const [serviceId, list] of repairsBySvc) {
     if (busy.has(serviceId)) {
       const why = "a job for this service is queued or running; run reconcile again when it has finished";
       manual.push(...list.map((r) => ({ ...r.item, fix: why })));
     } else {
-      const outcome = await repairService(deps, serviceId, list);
+      const outcome = repairService(deps, serviceId, list);
       fixed.push(...outcome.fixed);
       manual.push(...outcome.manual);
+      queued.push(...outcome.queued);
     }
     options.onProgress?.({ phase: "fix", done: ++done, total: repairsBySvc.size });
   }
+  const settled = await settleSuspensions(deps, queued, options.waitMs ?? 15_000);
+  fixed.push(...settled.fixed);
+  manual.push(...settled.manual);
   return { drift, fixed, manual };
 }
 
-/** Repairs one service: upstream suspensions first, then what the bridge records, in one transaction. */
-async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: SettledItem[]; manual: SettledItem[] }> {
-  const { services, upstream, clock, db } = deps;
+interface QueuedSuspension {
+  item: DriftItem;
+  jobId: number;
+  what: string;
+}
+
+/** Waits (up to `waitMs`) for the queued suspensions; what is not carried out by then goes to the person. */
+async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[], waitMs: number): Promise<{ fixed: SettledItem[]; manual: SettledItem[] }> {
   const fixed: SettledItem[] = [];
   const manual: SettledItem[] = [];
+  const deadline = Date.now() + waitMs;
+  let open = queued;
+  for (;;) {
+    const still: QueuedSuspension[] = [];
+    for (const q of open) {
+      const job = deps.queue.get(q.jobId);
+      if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
+      else if (job?.state === "failed" || job?.state === "blocked") {
+        manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
+      } else still.push(q);
+    }
+    open = still;
+    if (open.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const q of open) {
+    manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at the reseller; not done yet: is the service running? (license-bridge jobs list)` });
+  }
+  return { fixed, manual };
+}
+
+/**
+ * Repairs one service in one transaction: upstream suspensions are queued as jobs in the
+ * service's own queue (never called from here, where they could cross a queued unsuspend), and
+ * what the bridge records is written.
+ */
+function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): { fixed: SettledItem[]; manual: SettledItem[]; queued: QueuedSuspension[] } {
+  const { services, clock, db, queue } = deps;
+  const fixed: SettledItem[] = [];
+  const manual: SettledItem[] = [];
+  const queued: QueuedSuspension[] = [];
   const seen = repairs[0]!.slot.svc;
   const changed = (now: ServiceRow | undefined) => !now || now.updated_at !== seen.updated_at;
   const raced = (r: Repair): SettledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
   const history = (action: string, detail: string) =>
     services.addHistory({ service_id: serviceId, at: clock.now(), action: `reconcile: ${action}`, detail });
 
-  for (const r of repairs.filter((x) => x.action === "suspend_upstream")) {
-    const l = r.slot.licence!;
-    if (changed(services.get(serviceId))) {
-      manual.push(raced(r));
-      continue;
-    }
-    try {
-      await upstream.suspend(l.ip, r.slot.type as ProductType);
-    } catch (err) {
-      manual.push({ ...r.item, fix: `suspend the ${r.slot.type} licence at ${l.ip} at the reseller`, error: (err as Error).message });
-      continue;
-    }
-    history("suspended upstream", `the reseller had the ${r.slot.type} licence at ${l.ip} active while the service is ${seen.status}; suspended it there`);
-    fixed.push({ ...r.item, fix: `suspended the ${r.slot.type} licence at ${l.ip} at the reseller` });
-  }
-
-  const local = repairs.filter((x) => x.action !== "suspend_upstream");
-  if (local.length === 0) return { fixed, manual };
   db.transaction(() => {
     const now = services.get(serviceId);
     // The service's own jobs may have moved it since we read it: their word wins, we report again next run.
     if (changed(now)) {
-      manual.push(...local.map(raced));
+      manual.push(...repairs.map(raced));
       return;
     }
+    for (const r of repairs.filter((x) => x.action === "suspend_upstream")) {
+      const l = r.slot.licence!;
+      const { id } = queue.enqueue({
+        kind: JOB_KINDS.enforceSuspension,
+        queueKey: serviceQueueKey(serviceId),
+        serviceId,
+        uniqueKey: `enforce-suspension:${serviceId}:${r.slot.type}:${l.ip}:${seen.updated_at}`,
+        payload: { ip: l.ip, type: r.slot.type },
+      });
+      queued.push({ item: r.item, jobId: id, what: `the ${r.slot.type} licence at ${l.ip}` });
+    }
+    const local = repairs.filter((x) => x.action !== "suspend_upstream");
+    if (local.length === 0) return;
     const patch: Partial<ServiceRow> = {};
     for (const r of local) {
       const l = r.slot.licence!;
@@ -444,8 +492,8 @@ async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Re
       history("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
     }
     services.update(serviceId, patch, clock.now());
-  })();
-  return { fixed, manual };
+  }).immediate();
+  return { fixed, manual, queued };
 }
 
 /** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */

@@ -1,3 +1,4 @@
+import { canonicalIp } from "./ip-address.js";
 import { z } from "zod";
 import { errorFromV1Answer, errorFromV2Message, UnexpectedAnswerError, upstreamMessageOf } from "./errors.js";
 import { redactSecrets } from "./redact.js";
@@ -145,7 +146,8 @@ export function readLicenseList(operation: string, answer: Answer): UpstreamLice
     const parsed = licenseItem.safeParse(item);
     if (!parsed.success) continue;
     const raw = redactSecrets(parsed.data) as Record<string, unknown>;
-    const license: UpstreamLicense = { ip: parsed.data.ip, type: parsed.data.type, raw };
+    // The bridge compares addresses by their one canonical spelling; the upstream may use another.
+    const license: UpstreamLicense = { ip: canonicalIp(parsed.data.ip) ?? parsed.data.ip, type: parsed.data.type, raw };
     const status = optional(text, raw.status);
     const expiresAt = optional(timestamp, raw.expires_at);
     const billingcycle = optional(numeric, raw.billingcycle);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonicalIp } from "./ip-address.js";
 
 /** Product type identifiers the reseller sells (reseller-api.md, "What the service does" 6). */
 export const PRODUCT_TYPES = [
@@ -68,7 +69,20 @@ export const billingCycleMonthsSchema = z.union(
   { error: "must be one of 1, 3, 6, 12, 24, 36 (months)" },
 );
 
-export const ipSchema = z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" });
+/**
+ * An IPv4 or IPv6 address, parsed to its one canonical spelling (see ip-address.ts), so that
+ * whatever reads it (the database, upstream calls, the admin API) sees one form per address.
+ */
+export const ipSchema = z
+  .union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" })
+  .transform((s, ctx) => {
+    const ip = canonicalIp(s);
+    if (ip === undefined) {
+      ctx.addIssue({ code: "custom", message: "must be an IPv4 or IPv6 address" });
+      return z.NEVER;
+    }
+    return ip;
+  });
 
 export const positiveAmountSchema = z.number().finite().positive({ error: "must be a positive number" });
 

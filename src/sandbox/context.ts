@@ -38,6 +38,6 @@ export function apiEntry(ctx: SandboxContext, via: Via, op: string, mutating: bo
       res.on("finish", () => ctx.logger.debug({ via, op, status: res.statusCode }, "sandbox request"));
       next();
     },
-    ctx.faults.middleware({ via, mutating, onDrop: (req) => ctx.requests.markDropped(req) }),
+    ctx.faults.middleware({ via, mutating, onDrop: (req) => ctx.requests.markDropped(req), onHold: (req) => ctx.requests.markHeld(req) }),
   ];
 }

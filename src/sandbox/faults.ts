@@ -14,9 +14,19 @@ export interface Faults {
   failNext: number;
   /** The next N mutating requests are committed, then dropped. */
   dropNext: number;
+  /**
+   * How long a held request is held before it is carried out. A slow reseller: the caller may
+   * time out and give up, and the request still takes effect afterwards (and is answered, to
+   * nobody). Held requests are those of `holdNext` and `holdRate`.
+   */
+  holdMs: number;
+  /** The next N mutating requests are held for `holdMs`, then carried out. */
+  holdNext: number;
+  /** 0..1: share of mutating requests held for `holdMs`, then carried out. */
+  holdRate: number;
 }
 
-export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 0, dropNext: 0 };
+export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 0, dropNext: 0, holdMs: 0, holdNext: 0, holdRate: 0 };
 
 const rate = z.number().min(0).max(1);
 const count = z.number().int().min(0);
@@ -26,6 +36,9 @@ export const faultsPatchSchema = z.strictObject({
   dropAfterCommitRate: rate.optional(),
   failNext: count.optional(),
   dropNext: count.optional(),
+  holdMs: z.number().min(0).max(600_000).optional(),
+  holdNext: count.optional(),
+  holdRate: rate.optional(),
 });
 
 export class FaultController {
@@ -70,17 +83,31 @@ export class FaultController {
     return this.faults.dropAfterCommitRate > 0 && this.random() < this.faults.dropAfterCommitRate;
   }
 
+  /** Consumes one forced hold, or rolls the hold rate. */
+  takeHold(): boolean {
+    if (this.faults.holdNext > 0) {
+      this.faults.holdNext -= 1;
+      return true;
+    }
+    return this.faults.holdRate > 0 && this.random() < this.faults.holdRate;
+  }
+
   /**
    * Middleware for one API route: latency, then maybe a 503 before anything happens, then
    * (mutating routes) maybe let the handler commit and destroy the socket instead of answering,
    * which is the case a client must survive without double-charging on retry.
    */
-  middleware(options: { via: Via; mutating: boolean; onDrop: (req: Request) => void }): RequestHandler {
+  middleware(options: { via: Via; mutating: boolean; onDrop: (req: Request) => void; onHold?: (req: Request) => void }): RequestHandler {
     return async (req, res, next) => {
       if (this.faults.latencyMs > 0) await sleep(this.faults.latencyMs);
       if (this.takeFailure()) {
         serviceUnavailable(res, options.via);
         return;
+      }
+      if (options.mutating && this.faults.holdMs > 0 && this.takeHold()) {
+        options.onHold?.(req);
+        // Carried out after the hold whether or not the caller is still there, as a slow reseller does.
+        await sleep(this.faults.holdMs);
       }
       if (options.mutating && this.takeDrop()) hangUpInsteadOfAnswering(req, res, options.onDrop);
       next();

@@ -17,6 +17,8 @@ const envSchema = z.object({
   SANDBOX_LATENCY_MS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).default(0)),
   SANDBOX_ERROR_RATE: rate,
   SANDBOX_DROP_RATE: rate,
+  SANDBOX_HOLD_MS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(600_000).default(0)),
+  SANDBOX_HOLD_RATE: rate,
   SANDBOX_STATE_PATH: optionalText,
 });
 
@@ -47,6 +49,8 @@ export async function startSandboxFromEnv(
       latencyMs: config.SANDBOX_LATENCY_MS,
       errorRate: config.SANDBOX_ERROR_RATE,
       dropAfterCommitRate: config.SANDBOX_DROP_RATE,
+      holdMs: config.SANDBOX_HOLD_MS,
+      holdRate: config.SANDBOX_HOLD_RATE,
     },
     statePath: config.SANDBOX_STATE_PATH,
     logger,

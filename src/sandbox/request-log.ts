@@ -10,6 +10,8 @@ export interface RecordedRequest {
   params: Record<string, unknown>;
   /** 0 while the request is still being answered. */
   status: number | "dropped";
+  /** Held by the `hold` fault before it was carried out (its caller may have given up by then). */
+  held?: true;
 }
 
 /**
@@ -50,6 +52,11 @@ export class RequestLog {
       });
       next();
     };
+  }
+
+  markHeld(req: Request): void {
+    const entry = this.live.get(req);
+    if (entry) entry.held = true;
   }
 
   markDropped(req: Request): void {

@@ -23,11 +23,17 @@ export interface ServiceRow {
   ip_changes: number;
   companions: string;
   last_error: string | null;
+  /** The event of the order that last (re)created the service; null for rows older than migration 4. */
+  order_event_id: string | null;
   created_at: number;
   updated_at: number;
 }
 
-export type NewService = Omit<ServiceRow, "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at"> & {
+export type NewService = Omit<
+  ServiceRow,
+  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "order_event_id"
+> & {
+  order_event_id?: string | null;
   expires_at?: number | null;
 };
 
@@ -53,9 +59,9 @@ export class ServiceStore {
       get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
       insert: db.prepare(
         `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
-           customer_email, customer_name, expires_at, paid_until, created_at, updated_at)
+           customer_email, customer_name, expires_at, paid_until, order_event_id, created_at, updated_at)
          VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
-           @customer_email, @customer_name, @expires_at, @paid_until, @now, @now)`,
+           @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @now, @now)`,
       ),
       history: db.prepare(
         "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
@@ -70,6 +76,14 @@ export class ServiceStore {
            SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail FROM history WHERE service_id = @id)
          ORDER BY at, src, id`,
       ),
+      // Services other than @except that hold @ip now, or will once a queued IP change is applied.
+      holders: db.prepare(
+        `SELECT * FROM services WHERE ip = @ip AND service_id <> @except AND status <> 'terminated'
+         UNION
+         SELECT s.* FROM jobs j JOIN services s ON s.service_id = j.service_id
+         WHERE j.kind = 'change_ip' AND j.state IN ('queued', 'running', 'blocked')
+           AND json_extract(j.payload, '$.ip') = @ip AND s.service_id <> @except AND s.status <> 'terminated'`,
+      ),
       byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
       all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
     };
@@ -80,7 +94,7 @@ export class ServiceStore {
   }
 
   insert(row: NewService, now: number): void {
-    this.s.insert.run({ ...row, expires_at: row.expires_at ?? null, now });
+    this.s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, now });
   }
 
   /** Updates the named columns only. */
@@ -103,6 +117,14 @@ export class ServiceStore {
 
   history(serviceId: string): HistoryRow[] {
     return this.s.historyOf.all({ id: serviceId }) as HistoryRow[];
+  }
+
+  /**
+   * The services, other than `except`, that hold a licence at `ip` (not terminated), or will once
+   * an IP change queued for them is applied. `ip` must be canonical.
+   */
+  holdersOf(ip: string, except: string): ServiceRow[] {
+    return this.s.holders.all({ ip, except }) as ServiceRow[];
   }
 
   list(status?: ServiceStatus, limit = 10_000): ServiceRow[] {

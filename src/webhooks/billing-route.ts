@@ -1,8 +1,8 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Clock } from "../jobs/clock.js";
 import { sendError } from "../http/errors.js";
-import { billingEventSchema, fieldErrors, type BillingEvent } from "./event-schema.js";
-import type { IntakeResult } from "./intake.js";
+import { billingEventSchema, fieldErrors } from "./event-schema.js";
+import type { AcceptEvents } from "./group-commit.js";
 import { verifyWebhook, WebhookVerificationError } from "./signature.js";
 
 export const MAX_WEBHOOK_BYTES = 64 * 1024;
@@ -12,7 +12,7 @@ export interface WebhookObserver {
 }
 
 export interface BillingRouteDeps {
-  accept: (source: string, webhookId: string, event: BillingEvent) => Promise<IntakeResult> | IntakeResult;
+  accept: AcceptEvents;
   keys: readonly Buffer[];
   clock: Clock;
   observer?: WebhookObserver;
@@ -78,7 +78,7 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
         return sendError(res, 422, "Validation error", { errors: fieldErrors(parsed.error) });
       }
 
-      const result = await deps.accept("billing", webhookId!, parsed.data);
+      const result = (await deps.accept("billing", [{ webhookId: webhookId!, event: parsed.data }]))[0]!;
       res.locals.webhookId = webhookId;
       note(parsed.data.type, result.status);
       switch (result.status) {
@@ -88,6 +88,8 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
           return res.status(200).json({ event_id: result.eventId, status: "duplicate" });
         case "unknown_service":
           return sendError(res, 409, "unknown service");
+        case "retry_later":
+          return sendError(res, 409, result.reason);
         case "invalid":
           return sendError(res, 422, "Validation error", { errors: result.errors });
       }

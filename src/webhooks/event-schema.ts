@@ -14,19 +14,38 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Panels send ids as strings or numbers; we keep them as strings. */
-const idSchema = z
+export const idSchema = z
   .union([z.string().trim().min(1).max(64), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
   .transform(String)
   .pipe(z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" }));
 
-const dateSchema = z
+export const dateSchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, { error: "must be an ISO 8601 date, e.g. 2026-12-31" })
-  .refine((s) => !Number.isNaN(Date.parse(s)), { error: "is not a real date" });
+  .refine(isCalendarDate, { error: "is not a real date" });
+
+/** Date.parse rolls 2026-02-31 over to 3 March; a date must exist as written. */
+function isCalendarDate(s: string): boolean {
+  if (Number.isNaN(Date.parse(s))) return false;
+  const [y, m, d] = s.slice(0, 10).split("-").map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
+/** Printable text: a control character (NUL, ESC, CR, ...) has no business in a name that reaches a mail. */
+export const printableText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    .refine((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s), { error: "must not contain control characters" });
+
+export const customerEmailSchema = z.email({ error: "must be an e-mail address" }).max(254);
 
 const customerSchema = z.object({
-  email: z.email({ error: "must be an e-mail address" }).max(254),
-  name: z.string().trim().max(200).optional(),
+  email: customerEmailSchema,
+  name: printableText(200).optional(),
 });
 
 const serviceSchema = z.object({

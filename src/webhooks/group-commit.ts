@@ -1,15 +1,13 @@
-import type { Db } from "../store/database.js";
-import { createGroupCommit, type GroupCommit } from "../store/group-commit.js";
-import type { BillingEvent } from "./event-schema.js";
-import type { IntakeResult } from "./intake.js";
+import type { GroupCommit } from "../store/group-commit.js";
+import type { Intake, IntakeItem, IntakeResult } from "./intake.js";
 
-export type AcceptEvent = (source: string, webhookId: string, event: BillingEvent) => IntakeResult;
-export type AcceptEventAsync = (source: string, webhookId: string, event: BillingEvent) => Promise<IntakeResult>;
+/** Accepts the events of one delivery; resolves once they are committed and fsynced. */
+export type AcceptEvents = (source: string, items: readonly IntakeItem[]) => Promise<IntakeResult[]>;
 
 /**
- * The intake behind group commit: each request is answered only after its event is committed
+ * The intake behind group commit: each request is answered only after its events are committed
  * and fsynced, together with whatever else arrived in the same turn of the event loop.
  */
-export function groupCommit(db: Db, accept: AcceptEvent, group: GroupCommit = createGroupCommit(db)): AcceptEventAsync {
-  return (...args) => group.run(() => accept(...args));
+export function groupCommit(intake: Intake, group: GroupCommit): AcceptEvents {
+  return (source, items) => group.run(() => intake(source, items));
 }

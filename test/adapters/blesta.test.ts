@@ -121,6 +121,27 @@ describe("Blesta adapter", () => {
     expect(h.events("blesta", old.id)).toHaveLength(3);
   });
 
+  it("stores none of an edit's events when a rule refuses one of them (422): the IP change is not applied", async () => {
+    const h = harness();
+    const old = await added(h);
+    const newIp = freshIp();
+    // A new renewal date, a new IP and a package change to a product that is not a LiteSpeed variant.
+    const edited = {
+      ...old,
+      date_renews: "2026-03-01 09:00:00",
+      package: { id: "15", name: "Imunify360" },
+      package_pricing: { ...old.package_pricing, package_id: "15" },
+      fields: old.fields.map((f) => (f.key === "ip" ? { ...f, value: newIp } : f)),
+    };
+    const res = await send(h, "Services.editAfter", { service_id: old.id, vars: {}, old_service: old, service: edited });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.errors).toEqual({ "changes.product_id": [expect.stringContaining("LiteSpeed")] });
+    await settle(h.bridge);
+    expect(h.events("blesta", old.id).map((e) => e.type)).toEqual(["service.created"]);
+    expect(h.bridge.service.services.get(old.id)).toMatchObject({ ip: ipOf(old), ip_changes: 0 });
+    expect(upstreamCalls(h.sb, "change-ip").filter((c) => c.params.ip === ipOf(old))).toEqual([]);
+  });
+
   it("moves a LiteSpeed licence when the package changes in an edit", async () => {
     const h = harness();
     const old = await added(h, { package_id: "14" });
@@ -193,7 +214,7 @@ describe("Blesta adapter and the request log", () => {
       ADAPTER_FIELD_MAPS_FILE: undefined,
       catalog: createCatalog({ products: {} }),
     };
-    const app = createApp({ logger, routers: adapterRouters({ accept: () => ({ status: "unknown_service" }), config, clock: systemClock, logger }) });
+    const app = createApp({ logger, routers: adapterRouters({ accept: async (_s, items) => items.map(() => ({ status: "unknown_service" as const })), config, clock: systemClock, logger }) });
     const ok = await request(app).post(`/webhooks/blesta/${BLESTA_TOKEN}`).set(blestaHeaders("Services.addAfter")).send({ service_id: "1" });
     expect(ok.status).toBe(422);
     const wrong = await request(app).post(`/webhooks/blesta/${BLESTA_TOKEN}x`).set(blestaHeaders("Services.addAfter")).send({});

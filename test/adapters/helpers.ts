@@ -6,6 +6,7 @@ import { systemClock } from "../../src/jobs/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
 import { groupCommit } from "../../src/webhooks/group-commit.js";
+import { createGroupCommit } from "../../src/store/group-commit.js";
 import { createIntake } from "../../src/webhooks/intake.js";
 import { postTo } from "../helpers/e2e-harness.js";
 import { startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -48,7 +49,7 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
   }
   const { db, queue, services } = bridge.service;
   const config = bridge.config;
-  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock: systemClock }));
+  const accept = groupCommit(createIntake({ db, queue, services, catalog: config.catalog, clock: systemClock }), createGroupCommit(db));
   const app = createApp({
     logger: silentLogger(),
     logRequests: false,

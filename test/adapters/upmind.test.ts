@@ -146,6 +146,23 @@ describe("Upmind adapter", () => {
     expect(h.sb.sandbox.ledger().filter((c) => c.ip === cp.ip)).toHaveLength(1);
   });
 
+  it("a delivery without webhook_event_id replayed with whitespace around it is a duplicate, not another paid cycle", async () => {
+    const h = harness();
+    const cp = await activated(h);
+    const { webhook_event_id: _id, hook_log_id: _log, ...anonymous } = payload("contract_product_renewed", { ...cp, next_due_date: "2026-04-01 00:00:00" });
+    const raw = JSON.stringify(anonymous);
+    // The signature is over the trimmed body (as Upmind's library computes it).
+    const headers = upmindHeaders(raw);
+    const first = await h.post("/webhooks/upmind", raw, headers);
+    expect(first.status).toBe(202);
+    for (const padded of [`${raw}\n`, `  ${raw}\r\n`, `\n${raw} `]) {
+      const again = await h.post("/webhooks/upmind", padded, headers);
+      expect(again.status, JSON.stringify(padded.slice(0, 3))).toBe(200);
+      expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
+    }
+    expect(h.events("upmind", cp.id).filter((e) => e.type === "service.renewed")).toHaveLength(1);
+  });
+
   it("ignores hooks it does not act on and products outside the catalogue (200)", async () => {
     const h = harness();
     const other = await send(h, { ...payload("contract_product_activated", contractProduct()), hook_code: "invoice_paid_hook" });

@@ -8,6 +8,7 @@ import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../he
 import { waitFor } from "../helpers/wait.js";
 
 const ORDERS = 200;
+const aYearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
 const KILLS = 3;
 
 /** A small seeded generator, so a failing run can be replayed with CHAOS_SEED. */
@@ -16,7 +17,7 @@ function seeded(seed: number): () => number {
   return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
 }
 
-describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing twice", () => {
+describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothing and buy nothing twice", () => {
   let sb: TestSandbox | undefined;
   let dir: string | undefined;
   let current: ChildBridge | undefined;
@@ -28,16 +29,26 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
     sb = current = dir = undefined;
   });
 
-  it("200 orders end active, charged once and mailed once", { timeout: 90_000 }, async () => {
+  it("200 orders end active and renewed, each licence charged once per term, mailed once, none shared", { timeout: 120_000 }, async () => {
     const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
     const random = seeded(seed);
-    sb = await startTestSandbox({ balance: 1_000_000, faults: { latencyMs: 10, errorRate: 0.1, dropAfterCommitRate: 0.1 }, random });
+    // 10% of changes are held past the bridge's timeout and carried out afterwards (a slow reseller).
+    sb = await startTestSandbox({
+      balance: 1_000_000,
+      faults: { latencyMs: 10, errorRate: 0.1, dropAfterCommitRate: 0.1, holdMs: 1_500, holdRate: 0.1 },
+      random,
+    });
     dir = mkdtempSync(join(tmpdir(), "lb-chaos-"));
     const env = bridgeEnv(sb.running, dir, {
       PORT: String(await freePort()),
       LOG_LEVEL: "silent",
       RETRY_MAX_DELAY_SECONDS: "2",
-      RESELLER_TIMEOUT_MS: "3000",
+      RESELLER_TIMEOUT_MS: "1000",
+      // Longer than a hold outlasts the timeout: a lost answer is settled by the list, never resent early.
+      RESELLER_SETTLE_SECONDS: "2",
+      // Every fresh monthly licence (paid a year ahead) is due for one renewal at once.
+      RENEWAL_LEAD_DAYS: "40",
+      RENEWAL_CRON: "* * * * * *",
     });
     const context = `(CHAOS_SEED=${seed})`;
     current = await spawnBridge(env);
@@ -45,11 +56,33 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
     // The panel: each order keeps its webhook-id and is re-sent until the bridge acknowledges it.
     const orders = Array.from({ length: ORDERS }, (_, i) => ({
       id: `chaos-msg-${i}`,
-      event: createdEvent({ id: `chaos-${i}`, ip: `10.20.${i >> 8}.${i & 255}`, email: `c${i}@example.com` }),
+      event: createdEvent({ id: `chaos-${i}`, ip: `198.18.${i >> 8}.${i & 255}`, email: `c${i}@example.com`, next_due_date: aYearAhead }),
     }));
+    // Other services ordered for licences the orders above hold: refused, never shared.
+    const intruders = Array.from({ length: 10 }, (_, i) => ({
+      id: `chaos-intruder-msg-${i}`,
+      event: createdEvent({ id: `chaos-intruder-${i}`, ip: `198.18.0.${i * 7}`, email: `i${i}@example.com`, next_due_date: aYearAhead }),
+    }));
+    const refused = new Set<string>();
     const acknowledged = new Set<string>();
     const panel = (async () => {
       const deadline = Date.now() + 60_000;
+      // The intruders come after the orders they clash with were acknowledged.
+      const intruding = (async () => {
+        while (acknowledged.size < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        while (refused.size < intruders.length && Date.now() < deadline) {
+          for (const o of intruders.filter((x) => !refused.has(x.id))) {
+            try {
+              const { status } = await sendTo(current!.url, o.event, o.id);
+              if (status === 422) refused.add(o.id);
+              else if (status === 202 || status === 200) throw new Error(`intruder ${o.event.service.id} was accepted ${context}`);
+            } catch (err) {
+              if ((err as Error).message.startsWith("intruder")) throw err;
+            }
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
       while (acknowledged.size < ORDERS && Date.now() < deadline) {
         const pending = orders.filter((o) => !acknowledged.has(o.id));
         await Promise.all(
@@ -64,6 +97,7 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
         );
         if (acknowledged.size < ORDERS) await new Promise((r) => setTimeout(r, 20));
       }
+      await intruding;
     })();
 
     for (let k = 0; k < KILLS; k++) {
@@ -73,6 +107,7 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
     }
     await panel;
     expect(acknowledged.size, `every order acknowledged ${context}`).toBe(ORDERS);
+    expect(refused.size, `every intruder refused ${context}`).toBe(intruders.length);
 
     const mailed = () => {
       try {
@@ -86,13 +121,17 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
       const unfinished = jobs.filter((j) => j.state !== "succeeded");
       return `${mailed().length} mailed; unfinished jobs: ${JSON.stringify(unfinished.slice(0, 5))} (${unfinished.length})`;
     };
+    const renewed = () => new Set(sb!.sandbox.ledger().filter((c) => c.op === "renew").map((c) => c.ip)).size;
     await waitFor(
       async () => {
         const { body } = await adminGet(current!.url, "/admin/licenses?status=active");
-        return (body.licenses as unknown[] | undefined)?.length === ORDERS && mailed().length >= ORDERS;
+        if ((body.licenses as unknown[] | undefined)?.length !== ORDERS || mailed().length < ORDERS || renewed() !== ORDERS) return false;
+        // A renewal may be carried out by a held call while its job still waits out the settle window.
+        const jobs = ((await adminGet(current!.url, "/admin/jobs")).body.jobs ?? []) as { state: string }[];
+        return jobs.every((j) => j.state === "succeeded");
       },
-      45_000,
-      `all orders active and mailed ${context}`,
+      60_000,
+      `all orders active, mailed and renewed ${context}`,
     ).catch(async (err: Error) => {
       throw new Error(`${err.message}; ${await progress()}`);
     });
@@ -102,6 +141,12 @@ describe("chaos: faults upstream and three SIGKILLs lose nothing and buy nothing
     const registers = sb.sandbox.ledger().filter((c) => c.op === "register");
     expect(registers, `one charge per order ${context}`).toHaveLength(ORDERS);
     expect(new Set(registers.map((c) => c.ip)).size).toBe(ORDERS);
+    const renewals = sb.sandbox.ledger().filter((c) => c.op === "renew");
+    expect(renewals, `one renewal charge per licence and term ${context}`).toHaveLength(ORDERS);
+    expect(new Set(renewals.map((c) => c.ip)).size).toBe(ORDERS);
+    expect(sb.sandbox.requests().some((r) => r.held), `the slow reseller held some calls ${context}`).toBe(true);
+    const cpanel = sb.sandbox.licenses().filter((l) => l.type === "cpanel");
+    expect(new Set(cpanel.map((l) => l.ip)).size, `no licence shared ${context}`).toBe(cpanel.length);
 
     const files = mailed();
     expect(files, `one mail per order ${context}`).toHaveLength(ORDERS);

@@ -267,4 +267,23 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
     expect(messages.join(" ")).toMatch(/\b3\b/);
     expect(messages.join(" ")).toMatch(/max_ip_changes|limit/i);
   });
+
+  it("rejects a date that does not exist (2026-02-31) with errors[service.next_due_date], rather than reading it as 3 March", async () => {
+    const { bridge } = pair();
+    for (const date of ["2026-02-31", "2026-04-31", "2025-02-29", "2026-02-31T10:00:00Z"]) {
+      const body = await expectRejected(bridge.send(createdEvent({ next_due_date: date })), 422, bridge);
+      expect(body.errors, date).toEqual({ "service.next_due_date": ["is not a real date"] });
+    }
+    expect((await bridge.send(createdEvent({ next_due_date: "2028-02-29" }))).status).toBe(202);
+  });
+
+  it("rejects a control character (NUL, ESC, CR) in the customer's name, which would reach the mail", async () => {
+    const { bridge } = pair();
+    for (const name of ["Ann\u0000Example", "Ann\u001b[31m", "Ann\r\nBcc: x@example.com"]) {
+      const event = createdEvent();
+      event.service.customer.name = name;
+      const body = await expectRejected(bridge.send(event), 422, bridge);
+      expect(body.errors, JSON.stringify(name)).toEqual({ "service.customer.name": ["must not contain control characters"] });
+    }
+  });
 });

@@ -37,6 +37,8 @@ export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<st
     WEBHOOK_SECRETS: TEST_SECRET,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     RESELLER_TIMEOUT_MS: "2000",
+    // Tests of lost answers set their own window; the rest need not wait for one.
+    RESELLER_SETTLE_SECONDS: "0",
     LOG_LEVEL: "silent",
     ...extra,
   };
@@ -111,7 +113,17 @@ export async function startTestBridge(
   };
 }
 
-/** A `service.created` body; override any part. */
+let ipSeq = 0;
+/**
+ * A fresh public address per call (198.18.0.0/15, the benchmarking range the bridge accepts):
+ * one licence belongs to one service, so orders that do not name an IP must not share one.
+ */
+export function uniqueIp(): string {
+  const n = ipSeq++ % 64_000;
+  return `198.18.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+}
+
+/** A `service.created` body; override any part. The IP is a fresh one unless given. */
 export function createdEvent(over: { id?: string; product_id?: string; ip?: string; cycle?: string; email?: string; next_due_date?: string } = {}) {
   return {
     type: "service.created",
@@ -119,7 +131,7 @@ export function createdEvent(over: { id?: string; product_id?: string; ip?: stri
       id: over.id ?? uniqueId("svc"),
       product_id: over.product_id ?? "12",
       billing_cycle: over.cycle ?? "monthly",
-      ip: over.ip ?? "203.0.113.10",
+      ip: over.ip ?? uniqueIp(),
       customer: { email: over.email ?? "ann@example.com", name: "Ann Example" },
       ...(over.next_due_date ? { next_due_date: over.next_due_date } : {}),
     },

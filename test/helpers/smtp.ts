@@ -195,7 +195,7 @@ export async function startMailBridge(
   const { db, services, queue, upstream } = bridge.service;
   late.handler = mailHandlers(
     bridge.config,
-    { db, services, queue, upstream, catalog: bridge.config.catalog, clock: systemClock },
+    { db, services, queue, upstream, catalog: bridge.config.catalog, clock: systemClock, settleMs: 0 },
     options.logger ?? silentLogger(),
     { tls: options.tls, templatesDir: options.templatesDir },
   )[JOB_KINDS.installMail];

@@ -67,7 +67,7 @@ describe("the install-command mail over SMTP", () => {
       logger: createLogger({ level: "debug", destination: sink, pretty: false }),
     });
     const serviceId = uniqueId("svc");
-    const sent = await bridge.send(createdEvent({ id: serviceId, email: "ann@example.com" }));
+    const sent = await bridge.send(createdEvent({ id: serviceId, ip: "203.0.113.10", email: "ann@example.com" }));
     expect(sent.status).toBe(202);
 
     await waitFor(() => smtp.messages.length === 1, 10_000, "one message at the SMTP server");

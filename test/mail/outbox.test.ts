@@ -35,7 +35,7 @@ describe("the install-command mail without SMTP_URL", () => {
 
   it("is written as a readable .eml under <dataDir>/outbox/ containing the command", async () => {
     const serviceId = uniqueId("svc");
-    const sent = await bridge.send(createdEvent({ id: serviceId, email: "ann@example.com" }));
+    const sent = await bridge.send(createdEvent({ id: serviceId, ip: "203.0.113.10", email: "ann@example.com" }));
     const raw = await mailFor(serviceId);
 
     expect(readdirSync(outbox())[0]).toMatch(new RegExp(`^\\d{8}T\\d{9}Z-${String(sent.body.event_id)}\\.eml$`));

@@ -7,8 +7,8 @@ import { upstreamCalls } from "../helpers/e2e-harness.js";
 
 /** What reconcile needs, taken from a running test bridge. */
 export function depsOf(bridge: TestBridge): ReconcileDeps {
-  const { db, services, upstream } = bridge.service;
-  return { db, services, upstream, clock: systemClock };
+  const { db, services, upstream, queue } = bridge.service;
+  return { db, services, upstream, clock: systemClock, queue };
 }
 
 /** The reseller's real v1 API with the sandbox's reseller token: changes made behind the bridge's back. */

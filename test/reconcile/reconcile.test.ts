@@ -183,4 +183,29 @@ describe("reconcile", () => {
     expect(result.manual).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id, fix: expect.stringContaining("job") })]);
     expect(bridge.service.services.get(id)?.status).toBe("active");
   });
+
+  it("queues its upstream suspension in the service's own order, so an unsuspend sent meanwhile is applied after it", async () => {
+    const { sb, bridge } = pair();
+    const id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.96" });
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    await settle(bridge);
+    await behindTheBridge(sb).unsuspend({ ip: "203.0.113.96", type: "cpanel" }); // drift: the reseller has it active
+
+    await bridge.service.runner.stop(0);
+    const result = await reconcile(depsOf(bridge), { fix: true, waitMs: 0 });
+    expect(result.manual).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id, fix: expect.stringMatching(/queued as job \d+/) })]);
+    // Nothing was sent from reconcile itself: the suspension waits in the service's queue.
+    const suspendsBefore = sb.sandbox.requests().filter((r) => r.op === "suspend").length;
+    expect((await bridge.send(serviceEvent("service.unsuspended", id))).status).toBe(202);
+    expect(sb.sandbox.requests().filter((r) => r.op === "suspend")).toHaveLength(suspendsBefore);
+
+    bridge.service.runner.start();
+    await waitStatus(bridge, id, "active");
+    await settle(bridge);
+    const last = sb.sandbox.requests().filter((r) => r.op === "suspend" || r.op === "unsuspend").slice(-2).map((r) => r.op);
+    expect(last).toEqual(["suspend", "unsuspend"]);
+    expect(sb.sandbox.licenses().find((l) => l.ip === "203.0.113.96" && l.type === "cpanel")?.status).toBe("active");
+    expect((await reconcile(depsOf(bridge))).drift).toEqual([]);
+  });
 });

@@ -33,7 +33,7 @@ describe("renewal sweep", () => {
     sb = await startTestSandbox();
     // Lead of 40 days makes a fresh monthly licence due at once; one renewal moves it out of the window.
     bridge = await startTestBridge(sb, { env: { RENEWAL_CRON: "* * * * * *", RENEWAL_LEAD_DAYS: "40" } });
-    await bridge.send(createdEvent({ id: "r1", next_due_date: inDays(365) }));
+    await bridge.send(createdEvent({ id: "r1", ip: "203.0.113.10", next_due_date: inDays(365) }));
     const before = (await activeService("r1")).expires_at!;
     await new Promise((r) => setTimeout(r, 4_500));
     await waitFor(() => idle(bridge!.service));

@@ -49,7 +49,7 @@ describe("/_sandbox control endpoints", () => {
 
   it("sets faults, validating them", async () => {
     const set = await h().control("POST", "/faults", { body: { failNext: 2, latencyMs: 0 } });
-    expect(set.body).toEqual({ faults: { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 2, dropNext: 0 } });
+    expect(set.body).toEqual({ faults: { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 2, dropNext: 0, holdMs: 0, holdNext: 0, holdRate: 0 } });
     expect((await h().v1("GET", "/license/list")).status).toBe(503);
 
     const bad = await h().control("POST", "/faults", { body: { errorRate: 2, typo: 1 } });

@@ -1,6 +1,7 @@
 import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { systemClock } from "../../jobs/clock.js";
+import { JobQueue } from "../../jobs/queue.js";
 import { reconcile, type DriftItem, type ReconcileProgress } from "../../reconcile/reconcile.js";
 import { ServiceStore } from "../../store/services.js";
 import { configOrExit } from "../context.js";
@@ -60,7 +61,7 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
       const result = await withBridgeDatabase(config, (db) =>
         upstreamCall(() =>
           reconcile(
-            { db, services: new ServiceStore(db), upstream, clock: systemClock },
+            { db, services: new ServiceStore(db), upstream, clock: systemClock, queue: new JobQueue(db, systemClock, { maxAttempts: config.JOB_MAX_ATTEMPTS }) },
             { fix: opts.fix === true, onProgress: progress.onProgress },
           ),
         ).finally(progress.stop),

@@ -3,12 +3,12 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import type { BillingCycle, Catalog } from "../../catalog/catalog.js";
 import { sendError } from "../../http/errors.js";
 import type { Clock } from "../../jobs/clock.js";
-import { sameIp } from "../../lifecycle/upstream.js";
+import { sameIp } from "../../reseller/ip-address.js";
 import type { Logger } from "../../log/logger.js";
 import type { ServiceRow } from "../../store/services.js";
 import { isJsonContentType, MAX_WEBHOOK_BYTES, type WebhookObserver } from "../billing-route.js";
 import { billingEventSchema, fieldErrors, type BillingEvent, type EventType, type FieldErrors } from "../event-schema.js";
-import type { IntakeResult } from "../intake.js";
+import type { AcceptEvents } from "../group-commit.js";
 import { str } from "./field-maps.js";
 
 export type AdapterSource = "hostbill" | "upmind" | "blesta";
@@ -16,7 +16,7 @@ export type AdapterSource = "hostbill" | "upmind" | "blesta";
 /** What every adapter route needs: the same intake as the native route, and the catalogue. */
 export interface AdapterDeps {
   /** The intake (`groupCommit(db, createIntake(...))`): dedupe, business rules, durable commit. */
-  accept: (source: string, webhookId: string, event: BillingEvent) => Promise<IntakeResult> | IntakeResult;
+  accept: AcceptEvents;
   catalog: Catalog;
   clock: Clock;
   logger: Logger;
@@ -74,7 +74,8 @@ type Outcome =
   | { status: "accepted" | "duplicate"; eventId: string }
   | { status: "ignored"; reason: string }
   | { status: "unknown_service" }
-  | { status: "invalid"; errors: FieldErrors };
+  | { status: "invalid"; errors: FieldErrors }
+  | { status: "retry_later"; reason: string };
 
 /**
  * The route every panel adapter shares: content type → raw body (64 KiB) → the adapter's
@@ -151,8 +152,8 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
         return sendError(res, 422, "Validation error", { errors });
       }
 
-      // Called in order within one tick: with group commit they share one transaction, in order.
-      const results = await Promise.all(valid.map((v) => Promise.resolve(deps.accept(spec.source, v.webhookId, v.event))));
+      // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
+      const results = await deps.accept(spec.source, valid);
       const outcomes: Outcome[] = results.map((r, i) =>
         r.status === "unknown_service" && valid[i]!.ifUnknownService === "ignore"
           ? { status: "ignored", reason: `service ${valid[i]!.event.service.id} is not a licence the bridge manages` }
@@ -171,6 +172,8 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
         log.warn({ errors: merged }, "webhook refused by a business rule");
         return sendError(res, 422, "Validation error", { errors: merged, ...extra });
       }
+      const later = outcomes.find((o) => o.status === "retry_later");
+      if (later) return sendError(res, 409, later.reason, extra);
       if (outcomes.some((o) => o.status === "unknown_service")) return sendError(res, 409, "unknown service", extra);
       const accepted = outcomes.find((o) => o.status === "accepted");
       if (accepted && "eventId" in accepted) return res.status(202).json({ event_id: accepted.eventId, status: "accepted", ...extra });
@@ -195,6 +198,8 @@ function outcomeBody(o: Outcome): Record<string, unknown> {
       return { status: o.status };
     case "invalid":
       return { status: o.status, errors: o.errors };
+    case "retry_later":
+      return { status: o.status, reason: o.reason };
   }
 }
 

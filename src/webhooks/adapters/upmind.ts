@@ -92,7 +92,9 @@ export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIN
       const kind = HOOKS[hook];
       if (!kind) return { kind: "ignored", reason: `Upmind hook "${code.slice(0, 60)}" is not one the bridge acts on` };
 
-      const delivery = deliveryId(f("delivery_id")) ?? `body:${sha256Hex(ctx.raw).slice(0, 40)}`;
+      // The signature covers the trimmed body, so the key must too: whitespace added around a
+      // replayed body must not make it a new delivery.
+      const delivery = deliveryId(f("delivery_id")) ?? `body:${sha256Hex(ctx.raw.toString("utf8").trim()).slice(0, 40)}`;
       const idRaw = f("service.id");
       const serviceId = str(idRaw);
       const productRaw = f("service.product_id");

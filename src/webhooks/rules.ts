@@ -1,0 +1,124 @@
+import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
+import type { Job } from "../jobs/types.js";
+import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import { bundleComponents } from "../lifecycle/upstream.js";
+import { unusableIpReason } from "../reseller/ip-address.js";
+import type { ServiceRow } from "../store/services.js";
+import type { BillingEvent, FieldErrors } from "./event-schema.js";
+
+/**
+ * What a service will be once the events already accepted for it are applied: rules about
+ * the licence's IP or status compare with this, not with the stored row, so an IP change and
+ * its reversal sent in quick succession are both accepted and applied in order.
+ */
+export interface Projection {
+  ip: string;
+  /** Terminated, or will be once a queued termination is applied. */
+  terminated: boolean;
+  /** A termination is accepted but not applied yet. */
+  terminating: boolean;
+}
+
+/** Folds the service's unfinished jobs (in queue order) over its stored row. */
+export function project(row: ServiceRow, unfinished: readonly Job[]): Projection {
+  const p: Projection = { ip: row.ip, terminated: row.status === "terminated", terminating: false };
+  for (const job of unfinished) {
+    const payload = (job.payload ?? {}) as { ip?: unknown; reactivate?: unknown };
+    if (job.kind === JOB_KINDS.changeIp && typeof payload.ip === "string") p.ip = payload.ip;
+    if (job.kind === JOB_KINDS.terminate) p.terminated = p.terminating = true;
+    if (job.kind === JOB_KINDS.register && payload.reactivate === true) p.terminated = p.terminating = false;
+  }
+  return p;
+}
+
+/** The licence types a catalogue product (or a stored service) buys upstream. */
+export function typesOf(p: Pick<CatalogProduct, "kind"> & { type?: string | null; bundle?: string | null }): string[] {
+  return p.kind === "bundle" ? bundleComponents(p.bundle ?? "") : p.type ? [p.type] : [];
+}
+
+export interface RuleDeps {
+  catalog: Catalog;
+  allowPrivateIps: boolean;
+  /** Services other than `except` that hold, or will hold, a licence at `ip`. */
+  holdersOf(ip: string, except: string): ServiceRow[];
+}
+
+export interface Verdict {
+  errors?: FieldErrors;
+  /** Not now, but later: the event is not stored and the panel's retry will be. */
+  retryLater?: string;
+}
+
+/** Rules that need the catalogue or the stored service; an empty verdict when the event passes. */
+export function businessErrors(event: BillingEvent, existing: ServiceRow | undefined, projection: Projection | undefined, deps: RuleDeps): Verdict {
+  const { catalog } = deps;
+  const errors: FieldErrors = {};
+  const add = (path: string, message: string) => (errors[path] ??= []).push(message);
+  const serviceId = event.service.id;
+
+  /** One licence, one service: no other service of ours may hold (ip, any of `types`). */
+  const checkFree = (path: string, ip: string, types: string[]) => {
+    for (const other of deps.holdersOf(ip, serviceId)) {
+      const shared = typesOf(other).filter((t) => types.includes(t));
+      if (shared.length) {
+        add(path, `${ip} already has a ${shared.join(" and ")} licence held by service ${other.service_id}; one licence belongs to one service`);
+        return;
+      }
+    }
+  };
+  const checkUsable = (path: string, ip: string) => {
+    const why = unusableIpReason(ip, deps.allowPrivateIps);
+    if (why) add(path, why);
+  };
+
+  if (event.type === "service.created") {
+    const product = catalog.product(event.service.product_id!);
+    if (!product) add("service.product_id", `unknown product "${event.service.product_id}" (not in the product catalogue)`);
+    checkUsable("service.ip", event.service.ip!);
+    if (projection?.terminating) {
+      return { retryLater: `service ${serviceId} is being terminated; send the order again once the termination is applied` };
+    }
+    const orders = !existing || existing.status === "failed" || projection?.terminated === true;
+    if (product && orders && !errors["service.ip"]) checkFree("service.ip", event.service.ip!, typesOf(product));
+    return verdict(errors);
+  }
+
+  // Every other event is about a service the bridge has (the intake answers 409 otherwise).
+  const svc = existing!;
+  const p = projection!;
+  if (p.terminated) {
+    // Terminating twice is harmless; the intake records it and does nothing.
+    if (event.type === "service.terminated") return {};
+    add("service.id", `service ${serviceId} is terminated; only service.created (ordering it again) applies to it`);
+    return verdict(errors);
+  }
+
+  if (event.type === "service.ip_changed") {
+    const to = event.changes!.ip!;
+    const limit = catalog.product(svc.product_id)?.maxIpChanges ?? null;
+    if (limit !== null && svc.ip_changes >= limit) {
+      add("changes.ip", `IP change limit reached: product ${svc.product_id} allows ${limit} IP changes (max_ip_changes)`);
+    }
+    if (to === p.ip) add("changes.ip", "is the licence's current IP");
+    else {
+      checkUsable("changes.ip", to);
+      if (!errors["changes.ip"]) checkFree("changes.ip", to, typesOf(svc));
+    }
+  }
+  if (event.type === "service.product_changed") {
+    const to = catalog.product(event.changes!.product_id!);
+    const from = catalog.product(svc.product_id);
+    if (!to) {
+      add("changes.product_id", `unknown product "${event.changes!.product_id}" (not in the product catalogue)`);
+    } else if (to.kind !== "licence" || to.type !== "litespeed") {
+      add("changes.product_id", `only a LiteSpeed core change can be applied; product "${to.productId}" is not a LiteSpeed licence`);
+    } else if (!from || from.kind !== "licence" || from.type !== "litespeed") {
+      add("changes.product_id", `only a LiteSpeed core change can be applied; the service's product "${svc.product_id}" is not a LiteSpeed licence`);
+    }
+  }
+  return verdict(errors);
+}
+
+function verdict(errors: FieldErrors): Verdict {
+  return Object.keys(errors).length ? { errors } : {};
+}
