@@ -34,6 +34,9 @@ import { adapterRouters } from "./webhooks/adapters/index.js";
 import { createGroupCommit } from "./store/group-commit.js";
 import { groupCommit } from "./webhooks/group-commit.js";
 import { createIntake } from "./webhooks/intake.js";
+import { JobWaiter } from "./provisioning/job-waiter.js";
+import { createProvisioning } from "./provisioning/provisioning.js";
+import { provisioningRouter } from "./provisioning/routes.js";
 import { secretKey } from "./webhooks/signature.js";
 
 export interface ResellerClients {
@@ -169,6 +172,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const deps: LifecycleDeps = { db, services, queue, upstream, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
 
   const sweep = createSweep(db, queue, clock, config.RENEWAL_LEAD_DAYS);
+  // Provisioning calls wait for their jobs here: no transaction and no worker slot held.
+  const waiter = new JobWaiter(queue);
   const stopped = recordStoppedJobs(deps);
   const alerts = createAlerts({ db, queue, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
   const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
@@ -189,6 +194,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     handlers,
     observer: {
       attemptFinished: (job, outcome, ms, error) => {
+        waiter.notify(job.id);
         metrics.jobs.attemptFinished(job, outcome, ms);
         if (outcome === "succeeded") resolveOnSuccess(alerts, job);
         options.observer?.attemptFinished?.(job, outcome, ms, error);
@@ -212,6 +218,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
       ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
+      ...(config.PROVISIONING_TOKEN
+        ? [
+            provisioningRouter({
+              token: config.PROVISIONING_TOKEN,
+              provisioning: createProvisioning({
+                accept,
+                services,
+                queue,
+                waiter,
+                catalog: config.catalog,
+                waitMs: config.PROVISION_WAIT_SECONDS * 1000,
+                // A read for a panel's client area: straight to the reseller, not behind the jobs' upstream slots.
+                installCommand: async (ip, type) => (await reseller.v1.installCommand({ ip, type })).command,
+                logger: logger.child({ component: "provisioning" }),
+              }),
+            }),
+          ]
+        : []),
       reconcileRouter({ adminToken: config.ADMIN_TOKEN, db, services, upstream, clock, queue, logger: logger.child({ component: "reconcile" }) }),
     ],
   });

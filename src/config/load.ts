@@ -19,6 +19,8 @@ export type UpstreamConfig =
     };
 
 export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN"> {
+  /** Unset outside sandbox mode when not configured: the provisioning API then answers 404. */
+  PROVISIONING_TOKEN?: string;
   sandbox: boolean;
   upstream: UpstreamConfig;
   /** Directory of the database; sandbox credentials and the mail outbox live here. */
@@ -77,10 +79,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const sandbox = raw.RESELLER_API_URL === undefined;
   let secrets = raw.WEBHOOK_SECRETS;
   let adminToken = raw.ADMIN_TOKEN;
-  if (sandbox && (!secrets || !adminToken)) {
+  let provisioningToken = raw.PROVISIONING_TOKEN;
+  if (sandbox && (!secrets || !adminToken || !provisioningToken)) {
     const creds = sandboxCredentials(dataDir);
     secrets ??= [creds.webhook_secret];
     adminToken ??= creds.admin_token;
+    provisioningToken ??= creds.provisioning_token;
   }
 
   const upstream: UpstreamConfig = sandbox
@@ -98,6 +102,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     PRODUCTS_FILE: catalogPath,
     WEBHOOK_SECRETS: secrets!,
     ADMIN_TOKEN: adminToken!,
+    PROVISIONING_TOKEN: provisioningToken,
     sandbox,
     upstream,
     dataDir,
@@ -155,20 +160,25 @@ function nonEmpty(v: string | undefined): string | undefined {
 interface SandboxCredentials {
   webhook_secret: string;
   admin_token: string;
+  provisioning_token: string;
 }
 
 /** Generated once per data directory so `trigger` and the admin API work with no set-up. */
 export function sandboxCredentials(dataDir: string): SandboxCredentials {
   const path = resolve(dataDir, "sandbox-credentials.json");
+  let kept: Partial<SandboxCredentials> = {};
   if (existsSync(path)) {
     const parsed = z
-      .object({ webhook_secret: z.string(), admin_token: z.string() })
+      .object({ webhook_secret: z.string(), admin_token: z.string(), provisioning_token: z.string().min(16).optional() })
       .safeParse(JSON.parse(readFileSync(path, "utf8")));
-    if (parsed.success) return parsed.data;
+    if (parsed.success && parsed.data.provisioning_token) return parsed.data as SandboxCredentials;
+    // A file from before the provisioning API: keep its secrets, add the new token.
+    if (parsed.success) kept = parsed.data;
   }
   const creds: SandboxCredentials = {
-    webhook_secret: `whsec_${randomBytes(24).toString("base64")}`,
-    admin_token: `sbx_${randomBytes(24).toString("base64url")}`,
+    webhook_secret: kept.webhook_secret ?? `whsec_${randomBytes(24).toString("base64")}`,
+    admin_token: kept.admin_token ?? `sbx_${randomBytes(24).toString("base64url")}`,
+    provisioning_token: `sbp_${randomBytes(24).toString("base64url")}`,
   };
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(path, JSON.stringify(creds, null, 2) + "\n", { mode: 0o600 });

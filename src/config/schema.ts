@@ -12,6 +12,7 @@ export const SECRET_KEYS = [
   "HOSTBILL_WEBHOOK_SECRET",
   "UPMIND_WEBHOOK_SECRET",
   "BLESTA_WEBHOOK_TOKEN",
+  "PROVISIONING_TOKEN",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -82,6 +83,8 @@ export const configSchema = z
     ALLOW_PRIVATE_IPS: booleanFlag.default(false),
     WEBHOOK_SECRETS: whsecList.optional(),
     ADMIN_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    PROVISIONING_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    PROVISION_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(20),
     SMTP_URL: z
       .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
       .optional(),
@@ -149,6 +152,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
   WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
   ADMIN_TOKEN: "a random string of 16 or more characters",
+  PROVISIONING_TOKEN: "a random string of 16 or more characters (the panel modules' bearer token)",
+  PROVISION_WAIT_SECONDS: "seconds 0-300 a provisioning call waits for its work before answering 202 pending, e.g. 20",
   SMTP_URL: "smtp://user:pass@mail.example:587 or smtps://...",
   MAIL_FROM: "an e-mail address, e.g. licenses@example.com",
   OPERATOR_EMAIL: "an e-mail address",

@@ -19,6 +19,7 @@ interface JobRow {
   leased_by: string | null;
   intent: string | null;
   last_error: string | null;
+  error_code: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -40,6 +41,7 @@ function toJob(r: JobRow): Job {
     leasedBy: r.leased_by,
     intent: r.intent === null ? null : (JSON.parse(r.intent) as unknown),
     lastError: r.last_error,
+    errorCode: r.error_code,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -111,7 +113,7 @@ export class JobQueue {
         "UPDATE jobs SET lease_until = @until WHERE state = 'running' AND leased_by = @worker",
       ),
       finish: db.prepare(
-        `UPDATE jobs SET state = @state, run_at = @run_at, last_error = @error, leased_by = NULL, lease_until = NULL,
+        `UPDATE jobs SET state = @state, run_at = @run_at, last_error = @error, error_code = @code, leased_by = NULL, lease_until = NULL,
            intent = CASE WHEN @state = 'succeeded' THEN NULL ELSE intent END, updated_at = @now
          WHERE id = @id AND state = 'running' AND leased_by = @worker`,
       ),
@@ -128,11 +130,11 @@ export class JobQueue {
          WHERE id = @id AND state = 'running' AND leased_by = @worker`,
       ),
       requeueBlocked: db.prepare(
-        `UPDATE jobs SET state = 'queued', run_at = @now, updated_at = @now
+        `UPDATE jobs SET state = 'queued', run_at = @now, error_code = NULL, updated_at = @now
          WHERE kind = @kind AND state = 'blocked' AND updated_at <= @before`,
       ),
       requeue: db.prepare(
-        `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, updated_at = @now
+        `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, error_code = NULL, updated_at = @now
          WHERE id = @id AND state IN ('failed', 'blocked') RETURNING *`,
       ),
       counts: db.prepare("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"),
@@ -225,19 +227,19 @@ export class JobQueue {
 
   /** Done: the intent is cleared with it. Every other ending keeps the intent for the next attempt to check. */
   succeed(id: number, worker: string): boolean {
-    return this.finish(id, worker, "succeeded", null, this.clock.now());
+    return this.finish(id, worker, "succeeded", null, this.clock.now(), null);
   }
 
   /**
    * Schedules another attempt, or fails the job when its attempts are used up (the claim counted
    * this one, and nothing else changes them while the lease is held). Returns the state it ends in.
    */
-  retryLater(job: Pick<Job, "id" | "attempts" | "maxAttempts">, worker: string, error: string, delayMs: number): JobState {
+  retryLater(job: Pick<Job, "id" | "attempts" | "maxAttempts">, worker: string, error: string, delayMs: number, code: string | null = null): JobState {
     if (job.attempts >= job.maxAttempts) {
-      this.finish(job.id, worker, "failed", error, this.clock.now());
+      this.finish(job.id, worker, "failed", error, this.clock.now(), code);
       return "failed";
     }
-    this.finish(job.id, worker, "queued", error, this.clock.now() + delayMs);
+    this.finish(job.id, worker, "queued", error, this.clock.now() + delayMs, null);
     return "queued";
   }
 
@@ -257,12 +259,12 @@ export class JobQueue {
   }
 
   /** Parks a job for the operator (or a later automatic retry), without burning attempts. */
-  block(id: number, worker: string, error: string): boolean {
-    return this.finish(id, worker, "blocked", error, this.clock.now());
+  block(id: number, worker: string, error: string, code: string | null = null): boolean {
+    return this.finish(id, worker, "blocked", error, this.clock.now(), code);
   }
 
-  fail(id: number, worker: string, error: string): boolean {
-    return this.finish(id, worker, "failed", error, this.clock.now());
+  fail(id: number, worker: string, error: string, code: string | null = null): boolean {
+    return this.finish(id, worker, "failed", error, this.clock.now(), code);
   }
 
   /**
@@ -333,12 +335,14 @@ export class JobQueue {
     state: JobState,
     error: string | null,
     runAt: number,
+    code: string | null,
   ): boolean {
     const res = this.s.finish.run({
       id,
       worker,
       state,
       error,
+      code,
       run_at: runAt,
       now: this.clock.now(),
     });

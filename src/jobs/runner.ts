@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
-import { ResellerError } from "../reseller/errors.js";
+import type { ErrorCode } from "../http/error-codes.js";
+import { ResellerError, type ResellerErrorKind } from "../reseller/errors.js";
 import { backoffDelay } from "./backoff.js";
 import type { Clock } from "./clock.js";
 import { JobBlockedError, JobDeferredError, JobFailedError, JobInterruptedError } from "./errors.js";
@@ -66,7 +67,19 @@ export function deadOnThisHost(worker: string, self: string): boolean {
   }
 }
 
-type Verdict = { action: "retry" | "block" | "fail"; message: string };
+type Verdict = { action: "retry" | "block" | "fail"; message: string; code: ErrorCode };
+
+/** The stable code of a reseller error, for the provisioning API and the job list. */
+const CODE_BY_KIND: Record<ResellerErrorKind, ErrorCode> = {
+  insufficient_balance: "insufficient_balance",
+  unauthorized: "upstream_unauthorized",
+  forbidden: "upstream_refused",
+  validation: "upstream_refused",
+  not_found: "upstream_not_found",
+  already_exists: "upstream_refused",
+  unavailable: "upstream_unavailable",
+  unexpected: "upstream_unavailable",
+};
 
 /**
  * One ordered list of rules deciding what a failed attempt means. First match wins.
@@ -74,20 +87,21 @@ type Verdict = { action: "retry" | "block" | "fail"; message: string };
 export function judgeFailure(err: unknown): Verdict {
   const message = err instanceof Error ? err.message : String(err);
   // The handler knows best.
-  if (err instanceof JobBlockedError) return { action: "block", message };
-  if (err instanceof JobFailedError) return { action: "fail", message };
+  if (err instanceof JobBlockedError) return { action: "block", message, code: "needs_operator" };
+  if (err instanceof JobFailedError) return { action: "fail", message, code: "job_failed" };
   if (err instanceof ResellerError) {
+    const code = CODE_BY_KIND[err.kind];
     // No balance, a bad token, a forbidden call, or an upstream that rejects our data: retrying
     // burns attempts without any chance; the operator must act (then retry, or it heals itself).
     if (["insufficient_balance", "unauthorized", "forbidden", "validation"].includes(err.kind)) {
-      return { action: "block", message };
+      return { action: "block", message, code };
     }
     // Timeouts, 5xx and connection failures pass; so may an answer we could not read.
-    if (err.retryable || err.kind === "unexpected") return { action: "retry", message };
-    return { action: "fail", message };
+    if (err.retryable || err.kind === "unexpected") return { action: "retry", message, code };
+    return { action: "fail", message, code };
   }
   // Anything else is most likely transient (SQLITE_BUSY, a bug fixed by the next release): retry with backoff.
-  return { action: "retry", message };
+  return { action: "retry", message, code: "job_failed" };
 }
 
 export class JobRunner {
@@ -209,18 +223,18 @@ export class JobRunner {
     try {
       if (verdict.action === "retry") {
         const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-        const state = queue.retryLater(job, this.workerId, verdict.message, delay);
+        const state = queue.retryLater(job, this.workerId, verdict.message, delay, verdict.code);
         outcome = state === "failed" ? "failed" : "retry";
         logger[outcome === "failed" ? "error" : "warn"](
           { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
           "job attempt",
         );
       } else if (verdict.action === "block") {
-        queue.block(job.id, this.workerId, verdict.message);
+        queue.block(job.id, this.workerId, verdict.message, verdict.code);
         outcome = "blocked";
         logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
       } else {
-        queue.fail(job.id, this.workerId, verdict.message);
+        queue.fail(job.id, this.workerId, verdict.message, verdict.code);
         outcome = "failed";
         logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
       }

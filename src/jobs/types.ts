@@ -18,6 +18,8 @@ export interface Job {
   /** Set while a call that may charge money is (or was) under way; see JobContext.withIntent. */
   intent: unknown;
   lastError: string | null;
+  /** Why it stopped (blocked or failed), as a stable code (src/http/error-codes.ts). */
+  errorCode: string | null;
   createdAt: number;
   updatedAt: number;
 }

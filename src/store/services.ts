@@ -1,4 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type { Db } from "./database.js";
+
+/** 92 random bits: a licence key says nothing about the service and cannot be guessed. */
+export function newLicenseKey(): string {
+  return `lb_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
 
 export const SERVICE_STATUSES = ["pending", "active", "suspended", "terminated", "failed"] as const;
 export type ServiceStatus = (typeof SERVICE_STATUSES)[number];
@@ -25,13 +31,15 @@ export interface ServiceRow {
   last_error: string | null;
   /** The event of the order that last (re)created the service; null for rows older than migration 4. */
   order_event_id: string | null;
+  /** The provisioning API's stable name of the licence (`lb_...`). */
+  license_key: string;
   created_at: number;
   updated_at: number;
 }
 
 export type NewService = Omit<
   ServiceRow,
-  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "order_event_id"
+  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "order_event_id" | "license_key"
 > & {
   order_event_id?: string | null;
   expires_at?: number | null;
@@ -57,11 +65,12 @@ export class ServiceStore {
   constructor(private readonly db: Db) {
     this.s = {
       get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
+      byLicenseKey: db.prepare("SELECT * FROM services WHERE license_key = ?"),
       insert: db.prepare(
         `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
-           customer_email, customer_name, expires_at, paid_until, order_event_id, created_at, updated_at)
+           customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, created_at, updated_at)
          VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
-           @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @now, @now)`,
+           @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @now, @now)`,
       ),
       history: db.prepare(
         "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
@@ -93,8 +102,12 @@ export class ServiceStore {
     return this.s.get.get(serviceId) as ServiceRow | undefined;
   }
 
+  byLicenseKey(key: string): ServiceRow | undefined {
+    return this.s.byLicenseKey.get(key) as ServiceRow | undefined;
+  }
+
   insert(row: NewService, now: number): void {
-    this.s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, now });
+    this.s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, license_key: newLicenseKey(), now });
   }
 
   /** Updates the named columns only. */

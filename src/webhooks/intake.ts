@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Catalog } from "../catalog/catalog.js";
+import type { ErrorCode } from "../http/error-codes.js";
 import type { Clock } from "../jobs/clock.js";
 import type { JobQueue } from "../jobs/queue.js";
 import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
@@ -9,10 +10,11 @@ import type { BillingEvent, FieldErrors } from "./event-schema.js";
 import { businessErrors, project, type Projection } from "./rules.js";
 
 export type IntakeResult =
-  | { status: "accepted"; eventId: string }
+  /** `jobId`: the job the event queued, when it needs work. */
+  | { status: "accepted"; eventId: string; jobId?: number }
   | { status: "duplicate"; eventId: string }
   | { status: "unknown_service" }
-  | { status: "invalid"; errors: FieldErrors }
+  | { status: "invalid"; errors: FieldErrors; code: ErrorCode }
   /** Not stored, but the same event sent again later will be (e.g. a termination still being applied). */
   | { status: "retry_later"; reason: string };
 
@@ -76,7 +78,7 @@ export function createIntake(deps: IntakeDeps): Intake {
 
     const verdict = businessErrors(event, existing, projection, rules);
     if (verdict.retryLater) return { status: "retry_later", reason: verdict.retryLater };
-    if (verdict.errors) return { status: "invalid", errors: verdict.errors };
+    if (verdict.errors) return { status: "invalid", errors: verdict.errors, code: verdict.code ?? "validation" };
 
     const now = clock.now();
     const eventId = newEventId(now);
@@ -96,10 +98,9 @@ export function createIntake(deps: IntakeDeps): Intake {
     if (event.type === "service.ip_changed") {
       services.update(serviceId, { ip_changes: existing!.ip_changes + 1 }, now);
     }
-    if (plan.job) {
-      queue.enqueue({ kind: plan.job, queueKey: serviceQueueKey(serviceId), serviceId, eventId, payload: plan.payload ?? {} });
-    }
-    return { status: "accepted", eventId };
+    if (!plan.job) return { status: "accepted", eventId };
+    const { id: jobId } = queue.enqueue({ kind: plan.job, queueKey: serviceQueueKey(serviceId), serviceId, eventId, payload: plan.payload ?? {} });
+    return { status: "accepted", eventId, jobId };
   };
 
   /** The service row as this order describes it: new, or a failed or terminated service ordered again. */

@@ -1,4 +1,5 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
+import type { ErrorCode } from "../http/error-codes.js";
 import type { Job } from "../jobs/types.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { bundleComponents } from "../lifecycle/upstream.js";
@@ -45,6 +46,8 @@ export interface RuleDeps {
 
 export interface Verdict {
   errors?: FieldErrors;
+  /** The most specific code of the refusal: one rule's own, or `validation` when several fields are wrong. */
+  code?: ErrorCode;
   /** Not now, but later: the event is not stored and the panel's retry will be. */
   retryLater?: string;
 }
@@ -53,7 +56,12 @@ export interface Verdict {
 export function businessErrors(event: BillingEvent, existing: ServiceRow | undefined, projection: Projection | undefined, deps: RuleDeps): Verdict {
   const { catalog } = deps;
   const errors: FieldErrors = {};
-  const add = (path: string, message: string) => (errors[path] ??= []).push(message);
+  const codes = new Set<ErrorCode>();
+  const add = (path: string, message: string, code: ErrorCode = "validation") => {
+    (errors[path] ??= []).push(message);
+    codes.add(code);
+  };
+  const verdict = (): Verdict => (Object.keys(errors).length ? { errors, code: codes.size === 1 ? [...codes][0]! : "validation" } : {});
   const serviceId = event.service.id;
 
   /** One licence, one service: no other service of ours may hold (ip, any of `types`). */
@@ -61,14 +69,14 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     for (const other of deps.holdersOf(ip, serviceId)) {
       const shared = typesOf(other).filter((t) => types.includes(t));
       if (shared.length) {
-        add(path, `${ip} already has a ${shared.join(" and ")} licence held by service ${other.service_id}; one licence belongs to one service`);
+        add(path, `${ip} already has a ${shared.join(" and ")} licence held by service ${other.service_id}; one licence belongs to one service`, "ip_in_use");
         return;
       }
     }
   };
   const checkUsable = (path: string, ip: string) => {
     const why = unusableIpReason(ip, deps.allowPrivateIps);
-    if (why) add(path, why);
+    if (why) add(path, why, "ip_unusable");
   };
 
   if (event.type === "service.created") {
@@ -80,7 +88,7 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     }
     const orders = !existing || existing.status === "failed" || projection?.terminated === true;
     if (product && orders && !errors["service.ip"]) checkFree("service.ip", event.service.ip!, typesOf(product));
-    return verdict(errors);
+    return verdict();
   }
 
   // Every other event is about a service the bridge has (the intake answers 409 otherwise).
@@ -89,15 +97,15 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
   if (p.terminated) {
     // Terminating twice is harmless; the intake records it and does nothing.
     if (event.type === "service.terminated") return {};
-    add("service.id", `service ${serviceId} is terminated; only service.created (ordering it again) applies to it`);
-    return verdict(errors);
+    add("service.id", `service ${serviceId} is terminated; only service.created (ordering it again) applies to it`, "service_terminated");
+    return verdict();
   }
 
   if (event.type === "service.ip_changed") {
     const to = event.changes!.ip!;
     const limit = catalog.product(svc.product_id)?.maxIpChanges ?? null;
     if (limit !== null && svc.ip_changes >= limit) {
-      add("changes.ip", `IP change limit reached: product ${svc.product_id} allows ${limit} IP changes (max_ip_changes)`);
+      add("changes.ip", `IP change limit reached: product ${svc.product_id} allows ${limit} IP changes (max_ip_changes)`, "ip_change_limit");
     }
     if (to === p.ip) add("changes.ip", "is the licence's current IP");
     else {
@@ -116,9 +124,5 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
       add("changes.product_id", `only a LiteSpeed core change can be applied; the service's product "${svc.product_id}" is not a LiteSpeed licence`);
     }
   }
-  return verdict(errors);
-}
-
-function verdict(errors: FieldErrors): Verdict {
-  return Object.keys(errors).length ? { errors } : {};
+  return verdict();
 }

@@ -11,6 +11,7 @@ import { signWebhook } from "../../src/webhooks/signature.js";
 
 export const TEST_SECRET = "whsec_" + Buffer.from("test-secret-0123456789abcdef").toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
+export const TEST_PROVISIONING_TOKEN = "test-provisioning-token-0123456789";
 
 export interface TestSandbox {
   sandbox: Sandbox;
@@ -36,6 +37,7 @@ export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<st
     RESELLER_LEGACY_TOKEN: DEFAULT_SANDBOX_TOKENS.legacy,
     WEBHOOK_SECRETS: TEST_SECRET,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    PROVISIONING_TOKEN: TEST_PROVISIONING_TOKEN,
     RESELLER_TIMEOUT_MS: "2000",
     // Tests of lost answers set their own window; the rest need not wait for one.
     RESELLER_SETTLE_SECONDS: "0",
@@ -52,7 +54,39 @@ export interface TestBridge {
   /** Signs and posts an event; returns status and JSON body. */
   send(event: unknown, options?: SendOptions): Promise<{ status: number; body: Record<string, unknown> }>;
   admin(path: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Calls the provisioning API: a POST form by default (as Upmind and the PHP modules send), JSON or GET on request. */
+  provision(call: string, params: Record<string, string | number | undefined>, options?: ProvisionOptions): Promise<{ status: number; body: Record<string, unknown> }>;
   close(): Promise<void>;
+}
+
+export interface ProvisionOptions {
+  as?: "form" | "json" | "query";
+  method?: string;
+  token?: string;
+}
+
+/** A provisioning API call against `url`, as a panel module makes it. */
+export async function provisionAt(
+  url: string,
+  call: string,
+  params: Record<string, string | number | undefined>,
+  o: ProvisionOptions = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const defined = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+  const as = o.as ?? (call === "info" ? "query" : "form");
+  const headers: Record<string, string> = { authorization: `Bearer ${o.token ?? TEST_PROVISIONING_TOKEN}` };
+  let target = `${url}/provision/v1/${call}`;
+  let body: string | undefined;
+  if (as === "query") target += `?${new URLSearchParams(defined)}`;
+  else if (as === "json") {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(params);
+  } else {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(defined).toString();
+  }
+  const res = await fetch(target, { method: o.method ?? (as === "query" ? "GET" : "POST"), headers, body });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
 }
 
 export interface SendOptions {
@@ -106,6 +140,7 @@ export async function startTestBridge(
       });
       return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
     },
+    provision: (call, params, o) => provisionAt(url, call, params, o),
     async close() {
       await service.close();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,59 @@
+import type { JobQueue } from "../jobs/queue.js";
+import type { Job } from "../jobs/types.js";
+
+/** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
+export const isSettled = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";
+
+/**
+ * Lets a provisioning call wait for its job without holding anything but a promise: no
+ * transaction, no worker slot. The runner of this process calls `notify` when an attempt ends;
+ * a slow poll covers jobs run by another instance on a shared database.
+ */
+export class JobWaiter {
+  private readonly waiting = new Map<number, Set<() => void>>();
+
+  constructor(
+    private readonly queue: Pick<JobQueue, "get">,
+    /** How often a waiting call re-reads its job when no notification comes. (Default: 1000 ms) */
+    private readonly pollMs = 1_000,
+  ) {}
+
+  /** An attempt of job `id` ended (in any way). */
+  notify(id: number): void {
+    const wakers = this.waiting.get(id);
+    if (!wakers) return;
+    this.waiting.delete(id);
+    for (const wake of wakers) wake();
+  }
+
+  /**
+   * Resolves with the job once `settled(job)` holds, or with its latest state at `deadline`
+   * (Unix ms). Undefined when the job does not exist.
+   */
+  async until(id: number, deadline: number, settled: (job: Job) => boolean = isSettled): Promise<Job | undefined> {
+    for (;;) {
+      const job = this.queue.get(id);
+      if (!job || settled(job)) return job;
+      const left = deadline - Date.now();
+      if (left <= 0) return job;
+      await this.sleep(id, Math.min(left, this.pollMs));
+    }
+  }
+
+  private sleep(id: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.waiting.get(id) ?? new Set<() => void>();
+      this.waiting.set(id, set);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        set.delete(wake);
+        if (set.size === 0 && this.waiting.get(id) === set) this.waiting.delete(id);
+        resolve();
+      }, ms);
+      set.add(wake);
+    });
+  }
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
+import { ipSchema } from "../reseller/vocabulary.js";
+import { normalizeDate } from "../webhooks/adapters/common.js";
+import { customerEmailSchema, dateSchema, idSchema, printableText } from "../webhooks/event-schema.js";
+
+/**
+ * The parameters of the provisioning API (service-contract.md section 8), as panels send them:
+ * form fields or query strings (everything a string), or JSON. Unknown parameters are ignored;
+ * a parameter sent twice (`a=1&a=2`) is refused rather than guessed.
+ */
+
+const MONTHS_TO_CYCLE: Record<string, BillingCycle> = { "1": "monthly", "3": "quarterly", "6": "semiannually", "12": "annually", "24": "biennially", "36": "triennially" };
+
+/** Blank form fields are absent: a panel sends `next_due_date=` for "none". */
+const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+const single = <T extends z.ZodType>(schema: T) =>
+  z.preprocess(blankToUndefined, z.unknown().refine((v) => !Array.isArray(v), { error: "must be given once" }).pipe(schema));
+
+const billingCycle = z
+  .union([z.string(), z.number()])
+  .transform((v, ctx) => {
+    const s = String(v).trim().toLowerCase();
+    const cycle = (BILLING_CYCLES as readonly string[]).includes(s) ? (s as BillingCycle) : MONTHS_TO_CYCLE[s];
+    if (!cycle) {
+      ctx.addIssue({ code: "custom", message: `must be one of ${BILLING_CYCLES.join(", ")}, or the months 1, 3, 6, 12, 24, 36` });
+      return z.NEVER;
+    }
+    return cycle;
+  });
+
+/** Panels' dates: ISO 8601, or "2026-12-31 00:00:00" as WHMCS and Blesta write them. */
+const panelDate = z.string().transform((s) => normalizeDate(s) as string).pipe(dateSchema);
+
+const licenseKey = z.string({ error: "must be a licence key" }).trim().min(1).max(64);
+
+/** Names the licence on every call but create: `license_key`, or the panel's `service_identifier`. */
+const target = {
+  license_key: single(licenseKey).optional(),
+  service_identifier: single(idSchema).optional(),
+};
+
+function requireTarget(v: { license_key?: string; service_identifier?: string }, ctx: z.RefinementCtx) {
+  if (v.license_key === undefined && v.service_identifier === undefined) {
+    ctx.addIssue({ code: "custom", path: ["license_key"], message: "license_key or service_identifier is required" });
+  }
+}
+
+export const createParams = z
+  .object({
+    service_identifier: single(idSchema),
+    package_identifier: single(idSchema),
+    ip: single(ipSchema),
+    customer_email: single(customerEmailSchema).optional(),
+    customer_name: single(printableText(200)).optional(),
+    billing_cycle: single(billingCycle).optional(),
+    // Upmind's Generic provider sends the months under this name.
+    billing_cycle_months: single(billingCycle).optional(),
+    next_due_date: single(panelDate).optional(),
+  })
+  .transform(({ billing_cycle_months, ...p }) => ({ ...p, billing_cycle: p.billing_cycle ?? billing_cycle_months ?? ("monthly" as const) }));
+
+export const targetParams = z.object(target).superRefine(requireTarget);
+
+export const renewParams = z.object({ ...target, next_due_date: single(panelDate).optional() }).superRefine(requireTarget);
+
+export const changeIpParams = z.object({ ...target, new_ip: single(ipSchema) }).superRefine(requireTarget);
+
+export const changePackageParams = z.object({ ...target, package_identifier: single(idSchema) }).superRefine(requireTarget);
+
+export type CreateParams = z.output<typeof createParams>;
+export type TargetParams = z.output<typeof targetParams>;
+
+/**
+ * Where the intake's rules name an event field, the API names its own parameter: a refusal
+ * must point at what the panel sent.
+ */
+export function paramOf(eventPath: string, keyParam: "license_key" | "service_identifier"): string {
+  switch (eventPath) {
+    case "service.id":
+      return keyParam;
+    case "service.product_id":
+    case "changes.product_id":
+      return "package_identifier";
+    case "service.ip":
+      return "ip";
+    case "changes.ip":
+      return "new_ip";
+    case "service.billing_cycle":
+      return "billing_cycle";
+    case "service.customer.email":
+      return "customer_email";
+    case "service.customer.name":
+      return "customer_name";
+    case "service.next_due_date":
+      return "next_due_date";
+    default:
+      return eventPath;
+  }
+}

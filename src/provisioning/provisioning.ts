@@ -1,0 +1,281 @@
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import type { Catalog } from "../catalog/catalog.js";
+import type { ErrorCode } from "../http/error-codes.js";
+import type { JobQueue } from "../jobs/queue.js";
+import type { Job } from "../jobs/types.js";
+import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
+import { licenceTypes } from "../lifecycle/targets.js";
+import type { Logger } from "../log/logger.js";
+import type { ProductType } from "../reseller/vocabulary.js";
+import type { ServiceRow, ServiceStore } from "../store/services.js";
+import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/event-schema.js";
+import type { AcceptEvents } from "../webhooks/group-commit.js";
+import { project } from "../webhooks/rules.js";
+import { isSettled, type JobWaiter } from "./job-waiter.js";
+import { changeIpParams, changePackageParams, createParams, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
+
+export const PROVISIONING_CALLS = ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"] as const;
+export type ProvisioningCall = (typeof PROVISIONING_CALLS)[number];
+
+/** What the HTTP layer sends back: a status and a JSON body. */
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export interface ProvisioningDeps {
+  /** The intake, exactly as the webhooks use it: the call's event is stored durably before any work. */
+  accept: AcceptEvents;
+  services: Pick<ServiceStore, "get" | "byLicenseKey">;
+  queue: Pick<JobQueue, "get" | "unfinished" | "retry">;
+  waiter: JobWaiter;
+  catalog: Catalog;
+  /** PROVISION_WAIT_SECONDS in ms. */
+  waitMs: number;
+  /** The licence's install command from the reseller (a read; not counted against WORKER_CONCURRENCY). */
+  installCommand(ip: string, type: ProductType): Promise<string>;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** The job kind each call queues: a repeated call re-runs a job of its own kind that is blocked. */
+const KIND_OF: Record<Exclude<ProvisioningCall, "info">, string> = {
+  create: JOB_KINDS.register,
+  suspend: JOB_KINDS.suspend,
+  unsuspend: JOB_KINDS.unsuspend,
+  terminate: JOB_KINDS.terminate,
+  renew: JOB_KINDS.recordPayment,
+  "change-ip": JOB_KINDS.changeIp,
+  "change-package": JOB_KINDS.changeProduct,
+};
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const INSTALL_COMMAND_TTL_MS = 5 * 60_000;
+
+export function createProvisioning(deps: ProvisioningDeps) {
+  const now = deps.now ?? Date.now;
+  const commands = new Map<string, { command: string; at: number }>();
+
+  /** The install command(s) of an active licence, one line per licence of a bundle; null when the reseller cannot say. */
+  const installCommand = async (svc: ServiceRow): Promise<string | null> => {
+    const lines: string[] = [];
+    for (const type of licenceTypes(svc)) {
+      const key = `${svc.ip}|${type}`;
+      const cached = commands.get(key);
+      if (cached && now() - cached.at < INSTALL_COMMAND_TTL_MS) {
+        lines.push(cached.command);
+        continue;
+      }
+      try {
+        const command = (await deps.installCommand(svc.ip, type)).trim();
+        if (!command) return null;
+        commands.set(key, { command, at: now() });
+        lines.push(command);
+      } catch (err) {
+        deps.logger.warn({ err, service_id: svc.service_id }, "provisioning: no install command from the reseller");
+        return null;
+      }
+    }
+    return lines.length ? lines.join("\n") : null;
+  };
+
+  const licence = async (svc: ServiceRow): Promise<Answer> => {
+    const limit = deps.catalog.product(svc.product_id)?.maxIpChanges ?? null;
+    return {
+      status: 200,
+      body: {
+        success: true,
+        license_key: svc.license_key,
+        service_identifier: svc.service_id,
+        package_identifier: svc.product_id,
+        status: svc.status,
+        ip: svc.ip,
+        type: svc.type,
+        variant: svc.variant,
+        bundle: svc.bundle,
+        expires_at: iso(svc.expires_at),
+        paid_until: iso(svc.paid_until),
+        install_command: svc.status === "active" ? await installCommand(svc) : null,
+        ip_changes_left: limit === null ? null : Math.max(0, limit - svc.ip_changes),
+        last_error: svc.last_error,
+      },
+    };
+  };
+
+  const refusal = (status: number, code: ErrorCode, error: string, extra: Record<string, unknown> = {}): Answer => ({
+    status,
+    body: { success: false, error, code, ...extra },
+  });
+  const invalid = (errors: FieldErrors, code: ErrorCode = "validation") => refusal(422, code, "Validation error", { errors });
+  const unknown = () => refusal(404, "unknown_service", "unknown service");
+
+  const parse = <S extends z.ZodType>(schema: S, params: Record<string, unknown>): { ok: true; value: z.output<S> } | { ok: false; answer: Answer } => {
+    const r = schema.safeParse(params);
+    return r.success ? { ok: true, value: r.data } : { ok: false, answer: invalid(fieldErrors(r.error, "(parameters)")) };
+  };
+
+  const find = (t: TargetParams): ServiceRow | undefined => {
+    if (t.license_key !== undefined) {
+      const svc = deps.services.byLicenseKey(t.license_key);
+      // Both given: they must name the same service.
+      return svc && (t.service_identifier === undefined || t.service_identifier === svc.service_id) ? svc : undefined;
+    }
+    return deps.services.get(t.service_identifier!);
+  };
+
+  /**
+   * Stores the event as a webhook would and waits (up to PROVISION_WAIT_SECONDS) for the job it
+   * queued, or for the job already running for the service when it queued none.
+   */
+  const submit = async (call: Exclude<ProvisioningCall, "info">, event: BillingEvent, keyParam: "license_key" | "service_identifier"): Promise<Answer> => {
+    const [result] = await deps.accept("provisioning", [{ webhookId: `prov:${randomUUID()}`, event }]);
+    switch (result!.status) {
+      case "invalid": {
+        const errors: FieldErrors = {};
+        for (const [path, messages] of Object.entries(result!.errors)) (errors[paramOf(path, keyParam)] ??= []).push(...messages);
+        return invalid(errors, result!.code);
+      }
+      case "unknown_service":
+        return unknown();
+      case "retry_later":
+        return refusal(409, "retry_later", result!.reason);
+      case "duplicate":
+      case "accepted":
+        break;
+    }
+    const serviceId = event.service.id;
+    const jobId = result!.status === "accepted" ? result!.jobId : undefined;
+    return outcome(call, serviceId, jobId);
+  };
+
+  const outcome = async (call: Exclude<ProvisioningCall, "info">, serviceId: string, jobId: number | undefined): Promise<Answer> => {
+    const deadline = now() + deps.waitMs;
+    const queueKey = serviceQueueKey(serviceId);
+    let target: Job | undefined = jobId !== undefined ? deps.queue.get(jobId) : deps.queue.unfinished(queueKey).at(-1);
+    // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
+    const head = deps.queue.unfinished(queueKey)[0];
+    if (head?.state === "blocked" && head.kind === KIND_OF[call] && (!target || head.id <= target.id)) {
+      deps.queue.retry(head.id);
+      target ??= head;
+    }
+    if (target) target = await deps.waiter.until(target.id, deadline, (j) => isSettled(j) || blockedBehind(j) !== undefined);
+    const svc = deps.services.get(serviceId);
+    if (!svc) return unknown();
+    if (!target || target.state === "succeeded") return licence(svc);
+    const stuck = target.state === "blocked" || target.state === "failed" ? target : blockedBehind(target);
+    if (stuck) {
+      return refusal(502, (stuck.errorCode as ErrorCode | null) ?? "job_failed", stuck.lastError ?? `job ${stuck.id} is ${stuck.state}`, {
+        status: stuck.state,
+        license_key: svc.license_key,
+        job_id: stuck.id,
+      });
+    }
+    return {
+      status: 202,
+      body: {
+        success: false,
+        status: "pending",
+        license_key: svc.license_key,
+        message:
+          `still in progress (job ${target.id}${target.lastError ? `: ${target.lastError}` : ""}); ` +
+          "the work goes on, and the same call made again later answers with its outcome",
+      },
+    };
+  };
+
+  /** The blocked job, earlier in the service's queue, that keeps `job` from running. */
+  const blockedBehind = (job: Job): Job | undefined => {
+    if (!job.queueKey || job.state !== "queued") return undefined;
+    const first = deps.queue.unfinished(job.queueKey)[0];
+    return first && first.id < job.id && first.state === "blocked" ? first : undefined;
+  };
+
+  const targetOf = (params: Record<string, unknown>) => parse(targetParams, params);
+  const keyParamOf = (t: TargetParams) => (t.license_key !== undefined ? "license_key" : "service_identifier") as "license_key" | "service_identifier";
+
+  const calls: Record<ProvisioningCall, (params: Record<string, unknown>) => Promise<Answer>> = {
+    async create(params) {
+      const p = parse(createParams, params);
+      if (!p.ok) return p.answer;
+      const v = p.value;
+      const event: BillingEvent = {
+        type: "service.created",
+        service: {
+          id: v.service_identifier,
+          product_id: v.package_identifier,
+          billing_cycle: v.billing_cycle,
+          ip: v.ip,
+          ...(v.customer_email ? { customer: { email: v.customer_email, ...(v.customer_name ? { name: v.customer_name } : {}) } } : {}),
+          ...(v.next_due_date ? { next_due_date: v.next_due_date } : {}),
+        },
+      };
+      return submit("create", event, "service_identifier");
+    },
+
+    suspend: (params) => statusCall("suspend", "service.suspended", params),
+    unsuspend: (params) => statusCall("unsuspend", "service.unsuspended", params),
+    terminate: (params) => statusCall("terminate", "service.terminated", params),
+
+    async renew(params) {
+      const p = parse(renewParams, params);
+      if (!p.ok) return p.answer;
+      const svc = find(p.value);
+      if (!svc) return unknown();
+      const service = { id: svc.service_id, ...(p.value.next_due_date ? { next_due_date: p.value.next_due_date } : {}) };
+      return submit("renew", { type: "service.renewed", service }, keyParamOf(p.value));
+    },
+
+    async "change-ip"(params) {
+      const p = parse(changeIpParams, params);
+      if (!p.ok) return p.answer;
+      const svc = find(p.value);
+      if (!svc) return unknown();
+      // Already there, or on its way there: nothing to change; answer once what is queued is done.
+      const unfinished = deps.queue.unfinished(serviceQueueKey(svc.service_id));
+      if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, unfinished.at(-1)?.id);
+      const event: BillingEvent = { type: "service.ip_changed", service: { id: svc.service_id, ip: svc.ip }, changes: { ip: p.value.new_ip } };
+      return submit("change-ip", event, keyParamOf(p.value));
+    },
+
+    async "change-package"(params) {
+      const p = parse(changePackageParams, params);
+      if (!p.ok) return p.answer;
+      const svc = find(p.value);
+      if (!svc) return unknown();
+      const unfinished = deps.queue.unfinished(serviceQueueKey(svc.service_id));
+      if (p.value.package_identifier === svc.product_id && !unfinished.some((j) => j.kind === JOB_KINDS.changeProduct)) {
+        return outcome("change-package", svc.service_id, unfinished.at(-1)?.id);
+      }
+      const event: BillingEvent = {
+        type: "service.product_changed",
+        service: { id: svc.service_id, product_id: svc.product_id },
+        changes: { product_id: p.value.package_identifier },
+      };
+      return submit("change-package", event, keyParamOf(p.value));
+    },
+
+    async info(params) {
+      const p = targetOf(params);
+      if (!p.ok) return p.answer;
+      const svc = find(p.value);
+      return svc ? licence(svc) : unknown();
+    },
+  };
+
+  async function statusCall(call: "suspend" | "unsuspend" | "terminate", type: BillingEvent["type"], params: Record<string, unknown>): Promise<Answer> {
+    const p = targetOf(params);
+    if (!p.ok) return p.answer;
+    const svc = find(p.value);
+    if (!svc) return unknown();
+    return submit(call, { type, service: { id: svc.service_id } }, keyParamOf(p.value));
+  }
+
+  return {
+    call(name: ProvisioningCall, params: Record<string, unknown>): Promise<Answer> {
+      return calls[name](params);
+    },
+  };
+}
+
+export type Provisioning = ReturnType<typeof createProvisioning>;

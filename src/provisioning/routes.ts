@@ -1,0 +1,63 @@
+import express, { type ErrorRequestHandler, type Request, type Router } from "express";
+import { requireBearer } from "../http/auth.js";
+import { PROVISIONING_CALLS, type Provisioning, type ProvisioningCall } from "./provisioning.js";
+
+export const MAX_PARAMETERS_BYTES = 64 * 1024;
+
+export interface ProvisioningRouteDeps {
+  token: string;
+  provisioning: Provisioning;
+}
+
+const isCall = (s: string): s is ProvisioningCall => (PROVISIONING_CALLS as readonly string[]).includes(s);
+
+/** No prototype: a parameter may be called "constructor". */
+function parameters(req: Request): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  Object.assign(out, req.query);
+  const body: unknown = req.body;
+  if (body !== null && typeof body === "object" && !Array.isArray(body) && !Buffer.isBuffer(body)) Object.assign(out, body);
+  return out;
+}
+
+const hasBody = (req: Request) => Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+
+/**
+ * `/provision/v1/<call>` (service-contract.md section 8): what panel modules and Upmind's
+ * Generic software-licence provider call. Parameters come as a form or JSON body, or in the
+ * query string; every method is accepted, because panels let the operator pick one per call.
+ * Answers are always `{"success": ...}` JSON, errors with a stable `code`.
+ */
+export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
+  const router = express.Router();
+  const fail = (res: express.Response, status: number, code: string, error: string) => res.status(status).json({ success: false, error, code });
+
+  router.use("/provision", requireBearer(deps.token, "provisioning", (res, message) => fail(res, 401, "unauthorized", message)));
+  router.all(
+    "/provision/v1/:call",
+    (req, res, next) => {
+      if (!isCall(req.params.call as string)) return fail(res, 404, "not_found", `unknown call; one of ${PROVISIONING_CALLS.join(", ")}`);
+      const type = req.is(["application/x-www-form-urlencoded", "application/json", "application/*+json"]);
+      if (hasBody(req) && !type) return fail(res, 415, "unsupported_media_type", "send parameters as application/x-www-form-urlencoded or application/json");
+      next();
+    },
+    express.urlencoded({ extended: false, limit: MAX_PARAMETERS_BYTES, parameterLimit: 100 }),
+    express.json({ limit: MAX_PARAMETERS_BYTES, type: ["application/json", "application/*+json"] }),
+    async (req, res) => {
+      const answer = await deps.provisioning.call(req.params.call as ProvisioningCall, parameters(req));
+      res.locals.serviceId = answer.body.service_identifier;
+      res.status(answer.status).json(answer.body);
+    },
+  );
+  router.use("/provision", (_req, res) => fail(res, 404, "not_found", "Not found"));
+  const errors: ErrorRequestHandler = (err, _req, res, next) => {
+    if (res.headersSent) return next(err);
+    const e = err as { type?: string };
+    if (e.type === "entity.too.large") return fail(res, 413, "payload_too_large", "parameters larger than 64 KiB");
+    if (e.type === "entity.parse.failed") return fail(res, 400, "bad_json", "the body is not valid JSON");
+    if (e.type === "parameters.too.many") return fail(res, 413, "payload_too_large", "more than 100 parameters");
+    next(err);
+  };
+  router.use(errors);
+  return router;
+}
