@@ -1,0 +1,85 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { COPIES, SOURCE } from "../../integrations/sync-client.js";
+import { createdEvent, TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
+import { usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
+
+/**
+ * The one PHP client of the provisioning API that every panel module carries a copy of
+ * (integrations/shared/LicenseBridgeClient.php), run for real by php-cli against a bridge.
+ */
+
+describe("the shared PHP client's copies", () => {
+  it("every module carries a byte-identical copy of integrations/shared/LicenseBridgeClient.php (npm run integrations:sync)", () => {
+    const source = readFileSync(SOURCE);
+    for (const copy of COPIES) {
+      expect(existsSync(copy), copy).toBe(true);
+      expect(readFileSync(copy).equals(source), `${copy} differs from the source: run npm run integrations:sync`).toBe(true);
+    }
+  });
+});
+
+const skip = phpUnavailable();
+const DRIVER = join(INTEGRATIONS, "shared/tests/client-call.php");
+
+interface Call {
+  result: { ok: boolean; pending: boolean; status: number; data: Record<string, unknown>; code: string | null; error: string | null };
+  logged: { action: string; request: Record<string, unknown>; response: { status: number; body: string } }[];
+}
+
+describe.skipIf(skip !== null)(`the shared PHP client against a running bridge${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const pair = usePair();
+  const call = async (name: string, params: Record<string, unknown>, env: Record<string, string> = {}, method = "POST") => {
+    const run = await runPhp(DRIVER, [name, method], {
+      LB_URL: pair().bridge.url,
+      LB_TOKEN: TEST_PROVISIONING_TOKEN,
+      LB_PARAMS: JSON.stringify(params),
+      ...env,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    return run.json<Call>();
+  };
+
+  it("creates a licence with a form POST and reads it back with a GET; the token reaches no log", async () => {
+    const created = await call("create", { service_identifier: "php-1", package_identifier: "12", ip: "203.0.113.61", customer_email: "ann@example.com" });
+    expect(created.result).toMatchObject({ ok: true, pending: false, status: 200, code: null, error: null });
+    expect(created.result.data).toMatchObject({ status: "active", ip: "203.0.113.61", install_command: expect.stringContaining("203.0.113.61") });
+    const info = await call("info", { license_key: created.result.data.license_key }, {}, "GET");
+    expect(info.result.data.service_identifier).toBe("php-1");
+    for (const c of [created, info]) {
+      expect(c.logged).toHaveLength(1);
+      expect(JSON.stringify(c.logged)).not.toContain(TEST_PROVISIONING_TOKEN);
+    }
+  });
+
+  it("returns the bridge's code and a readable error for a refusal, and `pending` for a 202", async () => {
+    const refused = await call("create", { service_identifier: "php-2", package_identifier: "12", ip: "127.0.0.1" });
+    expect(refused.result).toMatchObject({ ok: false, status: 422, code: "ip_unusable", error: expect.stringMatching(/^Validation error: ip /) });
+
+    pair().sb.sandbox.setFaults({ latencyMs: 1_500 });
+    const slow = await call("create", { service_identifier: "php-3", package_identifier: "12", ip: "203.0.113.63" }, {}, "POST");
+    // PROVISION_WAIT_SECONDS is 20 here: a slow reseller is still faster, so this one completes.
+    expect(slow.result.ok).toBe(true);
+  });
+
+  it("reports an unreachable bridge without throwing, and never shows the token", async () => {
+    const run = await call("info", { service_identifier: "x" }, { LB_URL: "http://127.0.0.1:9", LB_TOKEN: "secret-token-that-must-not-leak", LB_TIMEOUT: "2" }, "GET");
+    expect(run.result).toMatchObject({ ok: false, status: 0, code: "unreachable", error: expect.stringContaining("could not be reached") });
+    expect(JSON.stringify(run)).not.toContain("secret-token-that-must-not-leak");
+  });
+
+  it("a wrong token is a 401 with code unauthorized", async () => {
+    const run = await call("info", { service_identifier: "x" }, { LB_TOKEN: "not-the-token-0123456789" }, "GET");
+    expect(run.result).toMatchObject({ ok: false, status: 401, code: "unauthorized" });
+  });
+
+  it("waits for an order made over a webhook as for its own", async () => {
+    const order = createdEvent();
+    await pair().bridge.send(order);
+    await waitStatus(pair().bridge, order.service.id, "active");
+    const info = await call("info", { service_identifier: order.service.id }, {}, "GET");
+    expect(info.result.data.status).toBe("active");
+  });
+});
