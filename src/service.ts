@@ -1,10 +1,10 @@
 import { writeFileSync, rmSync } from "node:fs";
-import type { Server } from "node:http";
 import type { Express } from "express";
 import { resolve } from "node:path";
 import type { Config } from "./config/load.js";
 import { adminRouter } from "./http/admin-routes.js";
 import { createApp } from "./http/app.js";
+import { hostPort, listen } from "./http/listen.js";
 import { healthRouter } from "./http/health-routes.js";
 import { openApiRouter } from "./http/openapi.js";
 import { reconcileRouter } from "./http/reconcile-routes.js";
@@ -151,14 +151,33 @@ export interface RunningService {
 
 /** The composition root: database, queue, runner, HTTP server. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const db = openDatabase(options.config.DATABASE_PATH);
+  // What start-up has opened so far, closed again (last first) when it fails half-way: a service
+  // that cannot start leaves nothing running that would keep the process alive.
+  const opened: (() => unknown)[] = [() => db.close()];
+  try {
+    return await assemble(options, db, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) {
+      try {
+        await close();
+      } catch (closeErr) {
+        options.logger.warn({ err: closeErr }, "could not close after a failed start");
+      }
+    }
+    throw err;
+  }
+}
+
+async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)[]): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const db = openDatabase(config.DATABASE_PATH);
   const applied = migrate(db);
   if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
 
   const metrics = options.metrics ?? createMetrics();
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
+  if (!options.reseller) opened.push(() => reseller.close());
   // WORKER_CONCURRENCY bounds upstream calls in flight; the runner runs twice as many jobs, so
   // a job busy with local work (a mail being written) never leaves an upstream slot idle.
   const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2, { maxInFlight: config.WORKER_CONCURRENCY });
@@ -172,6 +191,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const stopped = recordStoppedJobs(deps);
   const alerts = createAlerts({ db, queue, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
   const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
+  if (!options.mailer) opened.push(() => mailer.close());
   const handlers: Record<string, JobHandler> = {
     ...lifecycleHandlers(deps, { afterPayment: (id) => sweep.sweepService(id) }),
     ...mailHandlers(config, deps, logger, { mailer, templatesDir: options.templatesDir }),
@@ -216,14 +236,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ],
   });
 
-  const server = await new Promise<Server>((ok, fail) => {
-    const s = app.listen(config.PORT, config.HOST, () => ok(s));
-    s.once("error", fail);
-  });
+  // Listen before anything runs in the background: a service that cannot listen must not
+  // claim jobs or tick the cron without anyone able to reach it.
+  const server = await listen(app, config.PORT, config.HOST);
+  opened.push(() => new Promise<void>((r) => server.close(() => r())));
   const address = server.address();
-  const port = typeof address === "object" && address ? address.port : config.PORT;
-  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-  const url = `http://${host}:${port}`;
+  const url = `http://${hostPort(config.HOST, typeof address === "object" && address ? address.port : config.PORT)}`;
   runner.start();
   const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
   const heal = () => healBlockedRenewals(queue, clock, healEveryMs);

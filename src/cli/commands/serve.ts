@@ -4,6 +4,7 @@ import { DatabaseNewerThanCodeError } from "../../store/migrations.js";
 import { startService } from "../../service.js";
 import { cliLogger, configOrExit } from "../context.js";
 import { ConfigError } from "../../config/load.js";
+import { ListenError } from "../../http/listen.js";
 import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
 
@@ -33,8 +34,7 @@ export function serveCommand(program: Command): void {
         if (err instanceof ConfigError) {
           throw new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
         }
-        const e = err as NodeJS.ErrnoException;
-        if (e.code === "EADDRINUSE") throw new CliError(`cannot listen on ${config.HOST}:${config.PORT}: address in use (set PORT)`);
+        if (err instanceof ListenError) throw new CliError(err.message);
         throw err;
       }
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
