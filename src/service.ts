@@ -27,12 +27,14 @@ import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js"
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
 import { openDatabase, type Db } from "./store/database.js";
+import { watchDatabaseFile } from "./store/database-file.js";
 import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
 import { billingWebhookRouter } from "./webhooks/billing-route.js";
 import { adapterRouters } from "./webhooks/adapters/index.js";
 import { createGroupCommit } from "./store/group-commit.js";
 import { groupCommit } from "./webhooks/group-commit.js";
+import { guardAccept } from "./webhooks/availability.js";
 import { createIntake } from "./webhooks/intake.js";
 import { secretKey } from "./webhooks/signature.js";
 
@@ -198,8 +200,15 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
     ...(config.OPERATOR_EMAIL ? { [ALERT_JOB_KIND]: alertMailHandler(mailer, config.MAIL_FROM, config.OPERATOR_EMAIL) } : {}),
     ...options.handlers,
   };
+  // An `rm` or `mv` over DATABASE_PATH leaves this connection writing into a file nobody will
+  // read again: from then on, no webhook is accepted, no job claimed, and /readyz says why.
+  const dbFile = watchDatabaseFile(config.DATABASE_PATH, {
+    onLost: (reason) => logger.error({ path: config.DATABASE_PATH, reason }, `database file lost: ${reason}`),
+  });
+  opened.push(() => dbFile.stop());
   const runner = new JobRunner({
     queue,
+    canClaim: () => dbFile.check() === undefined,
     clock,
     logger: logger.child({ component: "jobs" }),
     concurrency: config.WORKER_CONCURRENCY * 2,
@@ -223,11 +232,11 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
 
   metrics.track({ jobCounts: () => queue.counts(), openAlerts: () => alerts.open().length });
 
-  const accept = groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }), group);
+  const accept = guardAccept(groupCommit(db, createIntake({ db, queue, services, catalog: config.catalog, clock }), group), dbFile.check);
   const app = createApp({
     logger: logger.child({ component: "http" }),
     routers: [
-      healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller) }),
+      healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: dbFile.check }),
       openApiRouter(),
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
       ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
@@ -262,6 +271,7 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
     (closing ??= (async () => {
       renewals?.stop();
       clearInterval(healTimer);
+      dbFile.stop();
       // Jobs still waiting for an upstream slot go back to the queue untouched.
       upstream.stopCalls();
       const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);

@@ -7,10 +7,30 @@ export function sendError(res: Response, status: number, error: string, extra: R
   res.status(status).json({ error, ...extra });
 }
 
+/**
+ * The service cannot take the request now but will later (the database is busy or gone): 503
+ * with `Retry-After`, so a panel retries instead of dropping the event.
+ */
+export class ServiceUnavailableError extends Error {
+  readonly status = 503;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = "ServiceUnavailableError";
+  }
+}
+
 /** Maps body-parser failures to their statuses, and anything unexpected to a 500 without internals. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
+    if (err instanceof ServiceUnavailableError) {
+      logger.warn({ path: loggablePath(req.originalUrl), reason: err.message }, "refused: service unavailable");
+      res.setHeader("Retry-After", String(err.retryAfterSeconds));
+      return sendError(res, 503, err.message);
+    }
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
     if (e.type === "entity.too.large") return sendError(res, 413, "Request body too large (64 KiB at most)");
     if (e.type === "entity.parse.failed") return sendError(res, 400, "Request body is not valid JSON");

@@ -15,6 +15,8 @@ export interface HealthRouteDeps {
   upstreamTimeoutMs?: number;
   /** The migrations the code knows. (Default: the `migrations/` directory) */
   migrations?: Migration[];
+  /** Why the database file is no longer the one the service has open, if it is not. (Default: never) */
+  databaseLost?: () => string | undefined;
 }
 
 export interface CheckResult {
@@ -132,8 +134,9 @@ export function healthRouter(deps: HealthRouteDeps): Router {
 
   router.get("/readyz", async (_req, res) => {
     const pendingUpstream = upstream();
+    const lost = deps.databaseLost?.();
     const checks: ReadinessChecks = {
-      database: checkDatabase(deps.db),
+      database: lost ? { status: "failed", detail: lost } : checkDatabase(deps.db),
       migrations: checkMigrations(deps.db, migrations),
       upstream: await pendingUpstream,
     };

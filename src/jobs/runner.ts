@@ -46,6 +46,8 @@ export interface JobRunnerOptions {
   baseDelayMs?: number;
   observer?: RunnerObserver;
   workerId?: string;
+  /** Claim new jobs only while this says so (false: the database file is gone). (Default: always) */
+  canClaim?: () => boolean;
 }
 
 /**
@@ -143,7 +145,7 @@ export class JobRunner {
   }
 
   private fill(): void {
-    if (!this.running) return;
+    if (!this.running || this.o.canClaim?.() === false) return;
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return;
     let jobs: Job[];

@@ -67,14 +67,20 @@ export async function spawnBridge(env: Record<string, string>, timeoutMs = 20_00
 }
 
 /** Signs and posts an event to a bridge at `url`. */
-export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const body = JSON.stringify(event);
   const res = await fetch(`${url}/webhooks/billing`, {
     method: "POST",
     headers: { "content-type": "application/json", ...signWebhook(TEST_SECRET, id, body) },
     body,
   });
-  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown>, headers: res.headers };
+}
+
+/** GET /readyz of a bridge at `url`: status and body. */
+export async function readyz(url: string): Promise<{ status: number; body: { status?: string; reasons?: string[] } }> {
+  const res = await fetch(`${url}/readyz`);
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as { status?: string; reasons?: string[] } };
 }
 
 export async function adminGet(url: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
