@@ -151,6 +151,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** How long a statement of the running service waits for another connection's write lock. */
+export const SERVING_BUSY_TIMEOUT_MS = 100;
+
 /** The composition root: database, queue, runner, HTTP server. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const db = openDatabase(options.config.DATABASE_PATH);
@@ -176,6 +179,10 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
   const clock = options.clock ?? systemClock;
   const applied = migrate(db);
   if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+  // From here on a lock held by another process (a backup, a sqlite3 shell) must not stall the
+  // event loop: better-sqlite3 waits for it synchronously. Requests answer 503 and jobs retry
+  // instead; start-up above may wait the default 5 s, there is nothing to serve yet.
+  db.pragma(`busy_timeout = ${SERVING_BUSY_TIMEOUT_MS}`);
 
   const metrics = options.metrics ?? createMetrics();
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
@@ -253,7 +260,14 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
   const url = `http://${hostPort(config.HOST, typeof address === "object" && address ? address.port : config.PORT)}`;
   runner.start();
   const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
-  const heal = () => healBlockedRenewals(queue, clock, healEveryMs);
+  const heal = () => {
+    try {
+      healBlockedRenewals(queue, clock, healEveryMs);
+    } catch (err) {
+      // A timer must not throw: that would end the process. The next tick tries again.
+      logger.error({ err }, "could not put blocked renewals back in the queue; trying again later");
+    }
+  };
   const maintenance = () => {
     checkRenewalsAtRisk(db, clock, alerts);
     heal();

@@ -13,7 +13,8 @@ export interface OpenDatabaseOptions {
  * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
  * - synchronous=NORMAL: commits survive a process crash; the writes that must also survive a
  *   power cut (accepted webhooks, charging intents) are fsynced through `withFullSync`.
- * - busy_timeout: the CLI and the service may briefly contend for the write lock.
+ * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
+ *   blocks the event loop, so the running service shortens it once started (src/service.ts).
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Db {
   if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
@@ -25,4 +26,10 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   }
   db.pragma("foreign_keys = ON");
   return db;
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED (or one of their extended codes): another connection holds a lock; try later. */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
