@@ -127,7 +127,7 @@ export interface ServiceOptions {
   templatesDir?: string;
   /** Run the renewal sweep on RENEWAL_CRON. (Default: true) */
   renewalSchedule?: boolean;
-  /** Grace for running jobs at shutdown. (Default: 10000 ms) */
+  /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
 }
 
@@ -148,7 +148,12 @@ export interface RunningService {
   app: Express;
   /** One maintenance pass (renewals at risk, blocked renewals back in the queue), as the cron tick runs it. */
   maintenance(): void;
-  close(): Promise<void>;
+  /**
+   * Stops intake and the runner, waits the shutdown grace for running jobs, closes everything.
+   * `unfinished`: jobs still running when the grace ran out, left to their leases; their calls
+   * may still be in flight and keep the process alive until they end.
+   */
+  close(): Promise<{ unfinished: number }>;
 }
 
 /** How long a statement of the running service waits for another connection's write lock. */
@@ -280,7 +285,7 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
   const healTimer = setInterval(heal, Math.min(60_000, healEveryMs));
   healTimer.unref();
 
-  let closing: Promise<void> | undefined;
+  let closing: Promise<{ unfinished: number }> | undefined;
   const close = () =>
     (closing ??= (async () => {
       renewals?.stop();
@@ -288,7 +293,7 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
       dbFile.stop();
       // Jobs still waiting for an upstream slot go back to the queue untouched.
       upstream.stopCalls();
-      const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);
+      const { unfinished } = await runner.stop(options.shutdownGraceMs ?? config.SHUTDOWN_GRACE_MS);
       if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
       await new Promise<void>((r) => {
         server.close(() => r());
@@ -297,6 +302,7 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
       if (!options.reseller) await reseller.close();
       if (!options.mailer) mailer.close();
       db.close();
+      return { unfinished };
     })());
 
   return { url, db, queue, services, runner, upstream, reseller, sweep, alerts, mailer, metrics, app, maintenance, close };

@@ -102,6 +102,8 @@ export class JobRunner {
   /** Finished attempts whose outcome could not be written yet (the database was busy). */
   private readonly unsettled = new Map<number, { logger: Logger; steps: Step[] }>();
   private claimBusy = false;
+  /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
+  private abandoned = false;
   private running = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -138,7 +140,11 @@ export class JobRunner {
     this.fill();
   }
 
-  /** Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry. */
+  /**
+   * Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry:
+   * from then on the runner writes nothing for them (the database is about to be closed), and a
+   * restart takes them back.
+   */
   async stop(graceMs = 10_000): Promise<{ unfinished: number }> {
     this.running = false;
     clearInterval(this.pollTimer);
@@ -148,6 +154,7 @@ export class JobRunner {
     await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     clearInterval(this.heartbeatTimer);
+    if (this.inFlight.size > 0) this.abandoned = true;
     return { unfinished: this.inFlight.size };
   }
 
@@ -195,10 +202,14 @@ export class JobRunner {
     const ctx: JobContext = {
       logger,
       recordIntent: async (intent, o) => {
+        // Past the shutdown grace no new call may be announced, let alone made.
+        if (this.abandoned) throw new JobInterruptedError("the service has stopped; the job is left to its lease");
         if (o?.durable === false) queue.setIntent(job.id, this.workerId, intent);
         else await queue.setIntentDurably(job.id, this.workerId, intent);
       },
-      clearIntent: () => queue.setIntent(job.id, this.workerId, null),
+      clearIntent: () => {
+        if (!this.abandoned) queue.setIntent(job.id, this.workerId, null);
+      },
     };
     let failure: { err: unknown } | undefined;
     try {
@@ -208,6 +219,12 @@ export class JobRunner {
       failure = { err };
     }
     const ms = clock.now() - started;
+    if (this.abandoned) {
+      // The database is closed or closing. Whatever happened upstream, the job is still `running`
+      // under an expiring lease; the next process takes it back and checks before acting again.
+      logger.warn({ outcome: failure ? "failed" : "succeeded", duration_ms: ms }, "job attempt ended after shutdown; not recorded, it resumes on restart");
+      return;
+    }
     this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms));
   }
 

@@ -40,7 +40,10 @@ export function serveCommand(program: Command): void {
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
       const signal = await untilSignal();
       logger.info({ signal }, "shutting down: no new jobs are claimed; running ones may finish");
-      await service.close();
+      const { unfinished } = await service.close();
       logger.info("stopped");
+      // A call still in flight would hold the process until it times out, for nothing: its job
+      // records nothing more and resumes on restart, when its lease is taken back.
+      if (unfinished > 0) process.exit(EXIT.ok);
     });
 }
