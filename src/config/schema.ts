@@ -124,7 +124,7 @@ export type RawConfig = z.output<typeof configSchema>;
 export const EXPECTED: Record<keyof RawConfig, string> = {
   HOST: "a host name or address, e.g. 127.0.0.1",
   PORT: "a port number 0-65535, e.g. 8080",
-  DATABASE_PATH: "a file path, e.g. ./data/license-bridge.db",
+  DATABASE_PATH: "the path of a SQLite file in a directory this user can write, e.g. ./data/license-bridge.db",
   RESELLER_API_URL: "the reseller's v1 base URL, e.g. https://reseller.example/api/v1",
   RESELLER_API_TOKEN: "the v1 bearer token from the reseller panel's API Tokens page",
   RESELLER_LEGACY_URL: "the v2.0 base URL, e.g. https://reseller.example",

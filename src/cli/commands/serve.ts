@@ -3,7 +3,6 @@ import { describeConfig } from "../../config/describe.js";
 import { DatabaseNewerThanCodeError } from "../../store/migrations.js";
 import { startService } from "../../service.js";
 import { cliLogger, configOrExit } from "../context.js";
-import { ConfigError } from "../../config/load.js";
 import { ListenError } from "../../http/listen.js";
 import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
@@ -31,9 +30,6 @@ export function serveCommand(program: Command): void {
         service = await startService({ config, logger });
       } catch (err) {
         if (err instanceof DatabaseNewerThanCodeError) throw new CliError(err.message);
-        if (err instanceof ConfigError) {
-          throw new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
-        }
         if (err instanceof ListenError) throw new CliError(err.message);
         throw err;
       }
