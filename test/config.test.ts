@@ -151,6 +151,7 @@ describe("a database or data directory the service cannot use", () => {
 
   const broken: [string, string][] = [
     ["not JSON", "{ this is not json"],
+    ["cut short, with a secret in it", 'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw== "admin_token"'],
     ["JSON of another shape", '{"webhook_secret": 42}'],
   ];
   for (const [what, content] of broken) {
@@ -163,6 +164,7 @@ describe("a database or data directory the service cannot use", () => {
         expect(res.status, res.stderr).toBe(EX_CONFIG);
         expect(linesNaming(res.stderr, credentials)).toEqual([expect.stringMatching(/delete it .*or fix/)]);
         expect(readFileSync(credentials, "utf8"), "the file is left for the operator").toBe(content);
+        expect(res.stderr, "the file's content is never quoted").not.toContain("whsec_");
       });
     }
   }

@@ -173,7 +173,9 @@ export function sandboxCredentials(dataDir: string): SandboxCredentials {
     try {
       json = JSON.parse(readFileSync(path, "utf8"));
     } catch (err) {
-      throw new ConfigError([line(path, `cannot be read as JSON (${(err as Error).message})`, what)]);
+      // Not the parser's message: it may quote the file, and the file holds secrets.
+      const position = /at position (\d+)/.exec((err as Error).message)?.[1];
+      throw new ConfigError([line(path, `is not valid JSON${position ? ` (at position ${position})` : ""}`, what)]);
     }
     const parsed = sandboxCredentialsSchema.safeParse(json);
     if (!parsed.success) throw new ConfigError([line(path, 'lacks "webhook_secret" or "admin_token" (text)', what)]);
