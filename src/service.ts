@@ -1,10 +1,10 @@
 import { writeFileSync, rmSync } from "node:fs";
-import type { Server } from "node:http";
 import type { Express } from "express";
 import { resolve } from "node:path";
 import type { Config } from "./config/load.js";
 import { adminRouter } from "./http/admin-routes.js";
 import { createApp } from "./http/app.js";
+import { hostPort, listen } from "./http/listen.js";
 import { healthRouter } from "./http/health-routes.js";
 import { openApiRouter } from "./http/openapi.js";
 import { reconcileRouter } from "./http/reconcile-routes.js";
@@ -27,12 +27,14 @@ import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js"
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
 import { openDatabase, type Db } from "./store/database.js";
+import { watchDatabaseFile } from "./store/database-file.js";
 import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
 import { billingWebhookRouter } from "./webhooks/billing-route.js";
 import { adapterRouters } from "./webhooks/adapters/index.js";
 import { createGroupCommit } from "./store/group-commit.js";
 import { groupCommit } from "./webhooks/group-commit.js";
+import { guardAccept } from "./webhooks/availability.js";
 import { createIntake } from "./webhooks/intake.js";
 import { JobWaiter } from "./provisioning/job-waiter.js";
 import { createProvisioning } from "./provisioning/provisioning.js";
@@ -128,7 +130,7 @@ export interface ServiceOptions {
   templatesDir?: string;
   /** Run the renewal sweep on RENEWAL_CRON. (Default: true) */
   renewalSchedule?: boolean;
-  /** Grace for running jobs at shutdown. (Default: 10000 ms) */
+  /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
 }
 
@@ -149,19 +151,50 @@ export interface RunningService {
   app: Express;
   /** One maintenance pass (renewals at risk, blocked renewals back in the queue), as the cron tick runs it. */
   maintenance(): void;
-  close(): Promise<void>;
+  /**
+   * Stops intake and the runner, waits the shutdown grace for running jobs, closes everything.
+   * `unfinished`: jobs still running when the grace ran out, left to their leases; their calls
+   * may still be in flight and keep the process alive until they end.
+   */
+  close(): Promise<{ unfinished: number }>;
 }
+
+/** How long a statement of the running service waits for another connection's write lock. */
+export const SERVING_BUSY_TIMEOUT_MS = 100;
 
 /** The composition root: database, queue, runner, HTTP server. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const db = openDatabase(options.config.DATABASE_PATH);
+  // What start-up has opened so far, closed again (last first) when it fails half-way: a service
+  // that cannot start leaves nothing running that would keep the process alive.
+  const opened: (() => unknown)[] = [() => db.close()];
+  try {
+    return await assemble(options, db, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) {
+      try {
+        await close();
+      } catch (closeErr) {
+        options.logger.warn({ err: closeErr }, "could not close after a failed start");
+      }
+    }
+    throw err;
+  }
+}
+
+async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)[]): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const db = openDatabase(config.DATABASE_PATH);
   const applied = migrate(db);
   if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+  // From here on a lock held by another process (a backup, a sqlite3 shell) must not stall the
+  // event loop: better-sqlite3 waits for it synchronously. Requests answer 503 and jobs retry
+  // instead; start-up above may wait the default 5 s, there is nothing to serve yet.
+  db.pragma(`busy_timeout = ${SERVING_BUSY_TIMEOUT_MS}`);
 
   const metrics = options.metrics ?? createMetrics();
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
+  if (!options.reseller) opened.push(() => reseller.close());
   // WORKER_CONCURRENCY bounds upstream calls in flight; the runner runs twice as many jobs, so
   // a job busy with local work (a mail being written) never leaves an upstream slot idle.
   const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2, { maxInFlight: config.WORKER_CONCURRENCY });
@@ -177,14 +210,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const stopped = recordStoppedJobs(deps);
   const alerts = createAlerts({ db, queue, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
   const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
+  if (!options.mailer) opened.push(() => mailer.close());
   const handlers: Record<string, JobHandler> = {
     ...lifecycleHandlers(deps, { afterPayment: (id) => sweep.sweepService(id) }),
     ...mailHandlers(config, deps, logger, { mailer, templatesDir: options.templatesDir }),
     ...(config.OPERATOR_EMAIL ? { [ALERT_JOB_KIND]: alertMailHandler(mailer, config.MAIL_FROM, config.OPERATOR_EMAIL) } : {}),
     ...options.handlers,
   };
+  // An `rm` or `mv` over DATABASE_PATH leaves this connection writing into a file nobody will
+  // read again: from then on, no webhook is accepted, no job claimed, and /readyz says why.
+  const dbFile = watchDatabaseFile(config.DATABASE_PATH, {
+    onLost: (reason) => logger.error({ path: config.DATABASE_PATH, reason }, `database file lost: ${reason}`),
+  });
+  opened.push(() => dbFile.stop());
   const runner = new JobRunner({
     queue,
+    canClaim: () => dbFile.check() === undefined,
     clock,
     logger: logger.child({ component: "jobs" }),
     concurrency: config.WORKER_CONCURRENCY * 2,
@@ -209,11 +250,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   metrics.track({ jobCounts: () => queue.counts(), openAlerts: () => alerts.open().length });
 
-  const accept = groupCommit(createIntake({ db, queue, services, catalog: config.catalog, clock, allowPrivateIps: config.ALLOW_PRIVATE_IPS }), group);
+  const accept = guardAccept(
+    groupCommit(createIntake({ db, queue, services, catalog: config.catalog, clock, allowPrivateIps: config.ALLOW_PRIVATE_IPS }), group),
+    dbFile.check,
+  );
   const app = createApp({
     logger: logger.child({ component: "http" }),
     routers: [
-      healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller) }),
+      healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: dbFile.check }),
       openApiRouter(),
       billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
       ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
@@ -240,17 +284,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ],
   });
 
-  const server = await new Promise<Server>((ok, fail) => {
-    const s = app.listen(config.PORT, config.HOST, () => ok(s));
-    s.once("error", fail);
-  });
+  // Listen before anything runs in the background: a service that cannot listen must not
+  // claim jobs or tick the cron without anyone able to reach it.
+  const server = await listen(app, config.PORT, config.HOST);
+  opened.push(() => new Promise<void>((r) => server.close(() => r())));
   const address = server.address();
-  const port = typeof address === "object" && address ? address.port : config.PORT;
-  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-  const url = `http://${host}:${port}`;
+  const url = `http://${hostPort(config.HOST, typeof address === "object" && address ? address.port : config.PORT)}`;
   runner.start();
   const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
-  const heal = () => healBlockedRenewals(queue, clock, healEveryMs);
+  const heal = () => {
+    try {
+      healBlockedRenewals(queue, clock, healEveryMs);
+    } catch (err) {
+      // A timer must not throw: that would end the process. The next tick tries again.
+      logger.error({ err }, "could not put blocked renewals back in the queue; trying again later");
+    }
+  };
   const maintenance = () => {
     checkRenewalsAtRisk(db, clock, alerts);
     heal();
@@ -263,14 +312,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const healTimer = setInterval(heal, Math.min(60_000, healEveryMs));
   healTimer.unref();
 
-  let closing: Promise<void> | undefined;
+  let closing: Promise<{ unfinished: number }> | undefined;
   const close = () =>
     (closing ??= (async () => {
       renewals?.stop();
       clearInterval(healTimer);
+      dbFile.stop();
       // Jobs still waiting for an upstream slot go back to the queue untouched.
       upstream.stopCalls();
-      const { unfinished } = await runner.stop(options.shutdownGraceMs ?? 10_000);
+      const { unfinished } = await runner.stop(options.shutdownGraceMs ?? config.SHUTDOWN_GRACE_MS);
       if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
       await new Promise<void>((r) => {
         server.close(() => r());
@@ -279,6 +329,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       if (!options.reseller) await reseller.close();
       if (!options.mailer) mailer.close();
       db.close();
+      return { unfinished };
     })());
 
   return { url, db, queue, services, runner, upstream, reseller, sweep, alerts, mailer, metrics, app, maintenance, close };

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -115,4 +115,57 @@ describe("configuration", () => {
     expect(res.stderr).toMatch(/RENEWAL_CRON: is not a valid cron expression/);
     expect(res.stderr).not.toContain("at ");
   });
+});
+
+/** Runs the real CLI with `env` over this process's environment (no RESELLER_* from outside). */
+function cli(args: string[], env: Record<string, string>) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RESELLER_"))) as Record<string, string>;
+  return spawnSync(process.execPath, ["bin/license-bridge.mjs", ...args], { env: { ...base, LOG_LEVEL: "silent", PORT: "0", ...env }, encoding: "utf8", timeout: 20_000 });
+}
+
+/** The lines of stderr that mention `text`. */
+const linesNaming = (stderr: string, text: string) => stderr.split("\n").filter((l) => l.includes(text));
+
+describe("a database or data directory the service cannot use", () => {
+  /** A regular file where a directory should be: no database can be created under it, not even by root. */
+  function pathUnderAFile(): string {
+    const file = join(tempDir(), "not-a-directory");
+    writeFileSync(file, "");
+    return join(file, "bridge.db");
+  }
+
+  for (const command of ["serve", "migrate"]) {
+    it(`${command} exits 78 with one line naming DATABASE_PATH when it cannot be created (live mode)`, () => {
+      const res = cli([command], { ...live, DATABASE_PATH: pathUnderAFile() });
+      expect(res.status, res.stderr).toBe(EX_CONFIG);
+      expect(linesNaming(res.stderr, "DATABASE_PATH")).toEqual([expect.stringMatching(/^ {2}DATABASE_PATH: .*not-a-directory.* \(expected /)]);
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it(`${command} exits 78 with one line naming DATABASE_PATH when its directory cannot hold the sandbox's files`, () => {
+      const res = cli([command], { DATABASE_PATH: pathUnderAFile() });
+      expect(res.status, res.stderr).toBe(EX_CONFIG);
+      expect(linesNaming(res.stderr, "DATABASE_PATH")).toEqual([expect.stringMatching(/^ {2}DATABASE_PATH: .*not-a-directory/)]);
+    });
+  }
+
+  const broken: [string, string][] = [
+    ["not JSON", "{ this is not json"],
+    ["cut short, with a secret in it", 'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw== "admin_token"'],
+    ["JSON of another shape", '{"webhook_secret": 42}'],
+  ];
+  for (const [what, content] of broken) {
+    for (const command of ["serve", "migrate"]) {
+      it(`${command} exits 78 naming data/sandbox-credentials.json and what to do when it is ${what}`, () => {
+        const dir = tempDir();
+        const credentials = join(dir, "sandbox-credentials.json");
+        writeFileSync(credentials, content);
+        const res = cli([command], { DATABASE_PATH: join(dir, "bridge.db") });
+        expect(res.status, res.stderr).toBe(EX_CONFIG);
+        expect(linesNaming(res.stderr, credentials)).toEqual([expect.stringMatching(/delete it .*or fix/)]);
+        expect(readFileSync(credentials, "utf8"), "the file is left for the operator").toBe(content);
+        expect(res.stderr, "the file's content is never quoted").not.toContain("whsec_");
+      });
+    }
+  }
 });

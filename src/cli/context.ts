@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig, type Config } from "../config/load.js";
+import { ConfigError, databasePathProblem, loadConfig, type Config } from "../config/load.js";
+import { DatabaseOpenError } from "../store/database.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { CliError, EXIT } from "./output.js";
 
@@ -7,11 +8,25 @@ export function configOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   try {
     return loadConfig({ env });
   } catch (err) {
-    if (err instanceof ConfigError) {
-      throw new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
-    }
+    if (err instanceof ConfigError) throw configCliError(err);
     throw err;
   }
+}
+
+/** A configuration problem as the CLI reports it: a heading, one line per problem, exit code 78. */
+export function configCliError(err: ConfigError): CliError {
+  return new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
+}
+
+/**
+ * The CLI's error for a failure of any command: configuration problems found late (a database
+ * that cannot be opened at DATABASE_PATH) exit 78 like those found while loading.
+ */
+export function asCliError(err: unknown): CliError | undefined {
+  if (err instanceof CliError) return err;
+  if (err instanceof ConfigError) return configCliError(err);
+  if (err instanceof DatabaseOpenError) return configCliError(databasePathProblem(err));
+  return undefined;
 }
 
 /** Logs to stderr so stdout stays clean for --json. */

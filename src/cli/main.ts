@@ -8,7 +8,8 @@ import { resellerAccountCommands } from "./commands/reseller-account.js";
 import { sandboxCommand } from "./commands/sandbox.js";
 import { serveCommand } from "./commands/serve.js";
 import { triggerCommand } from "./commands/trigger.js";
-import { CliError, EXIT, stdio, type Output } from "./output.js";
+import { asCliError } from "./context.js";
+import { EXIT, stdio, type Output } from "./output.js";
 
 function outputOf(cmd: Command): Output {
   return { json: Boolean(cmd.optsWithGlobals().json), ...stdio };
@@ -50,9 +51,10 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
       return EXIT.usage;
     }
-    if (err instanceof CliError) {
-      process.stderr.write(`license-bridge: ${err.message}\n`);
-      return err.exitCode;
+    const known = asCliError(err);
+    if (known) {
+      process.stderr.write(`license-bridge: ${known.message}\n`);
+      return known.exitCode;
     }
     process.stderr.write(`license-bridge: ${(err as Error).message ?? String(err)}\n`);
     return EXIT.failed;

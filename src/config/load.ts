@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { loadCatalog, type Catalog } from "../catalog/catalog.js";
+import { whyNotWritable, type DatabaseOpenError } from "../store/database.js";
 import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, type RawConfig } from "./schema.js";
 
 export const EX_CONFIG = 78;
@@ -163,24 +164,51 @@ interface SandboxCredentials {
   provisioning_token: string;
 }
 
-/** Generated once per data directory so `trigger` and the admin API work with no set-up. */
+const sandboxCredentialsSchema = z.object({
+  webhook_secret: z.string().min(1),
+  admin_token: z.string().min(1),
+  provisioning_token: z.string().min(16).optional(),
+});
+
+/**
+ * Generated once per data directory so `trigger` and the admin API work with no set-up. A file
+ * that cannot be read as the credentials is never overwritten: a panel may be configured with
+ * the secret in it, so the operator decides.
+ */
 export function sandboxCredentials(dataDir: string): SandboxCredentials {
   const path = resolve(dataDir, "sandbox-credentials.json");
   let kept: Partial<SandboxCredentials> = {};
   if (existsSync(path)) {
-    const parsed = z
-      .object({ webhook_secret: z.string(), admin_token: z.string(), provisioning_token: z.string().min(16).optional() })
-      .safeParse(JSON.parse(readFileSync(path, "utf8")));
-    if (parsed.success && parsed.data.provisioning_token) return parsed.data as SandboxCredentials;
+    const what = "the sandbox credentials this service generated: delete it to generate new ones (give the panel the new webhook secret), or fix the JSON";
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(path, "utf8"));
+    } catch (err) {
+      // Not the parser's message: it may quote the file, and the file holds secrets.
+      const position = /at position (\d+)/.exec((err as Error).message)?.[1];
+      throw new ConfigError([line(path, `is not valid JSON${position ? ` (at position ${position})` : ""}`, what)]);
+    }
+    const parsed = sandboxCredentialsSchema.safeParse(json);
+    if (!parsed.success) throw new ConfigError([line(path, 'lacks "webhook_secret" or "admin_token" (text)', what)]);
+    if (parsed.data.provisioning_token) return parsed.data as SandboxCredentials;
     // A file from before the provisioning API: keep its secrets, add the new token.
-    if (parsed.success) kept = parsed.data;
+    kept = parsed.data;
   }
   const creds: SandboxCredentials = {
     webhook_secret: kept.webhook_secret ?? `whsec_${randomBytes(24).toString("base64")}`,
     admin_token: kept.admin_token ?? `sbx_${randomBytes(24).toString("base64url")}`,
     provisioning_token: `sbp_${randomBytes(24).toString("base64url")}`,
   };
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(path, JSON.stringify(creds, null, 2) + "\n", { mode: 0o600 });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path, JSON.stringify(creds, null, 2) + "\n", { mode: 0o600 });
+  } catch (err) {
+    throw new ConfigError([line("DATABASE_PATH", `its directory ${dataDir} cannot hold the sandbox credentials: ${whyNotWritable(err)}`, EXPECTED.DATABASE_PATH)]);
+  }
   return creds;
+}
+
+/** The one configuration line for a database that cannot be opened at DATABASE_PATH. */
+export function databasePathProblem(err: DatabaseOpenError): ConfigError {
+  return new ConfigError([line("DATABASE_PATH", err.message, EXPECTED.DATABASE_PATH)]);
 }

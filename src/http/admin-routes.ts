@@ -20,7 +20,17 @@ export const jobsQuerySchema = z.strictObject({
   service_id: z.string().min(1).max(64).optional(),
   kind: z.string().min(1).max(64).optional(),
 });
-export const jobIdSchema = z.coerce.number().int().positive();
+/** What a job id looks like wherever one is typed (admin API, CLI). */
+export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";
+/**
+ * Plain decimal digits only: `Number()` (or `z.coerce`) would read `0x1` as job 1 and `1e3` as
+ * job 1000, so an id written any other way would act on a job nobody named.
+ */
+export const jobIdSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}$/, { error: JOB_ID_RULE })
+  .transform(Number)
+  .refine(Number.isSafeInteger, { error: JOB_ID_RULE });
 
 /** The operator's API: read licences and jobs, retry a stuck job. */
 export function adminRouter(deps: AdminRouteDeps): Router {
@@ -47,7 +57,7 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   router.post("/admin/jobs/:id/retry", (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "Validation error", { errors: { id: ["must be a positive whole number"] } });
+    if (!id.success) return sendError(res, 422, "Validation error", { errors: { id: [JOB_ID_RULE] } });
     const job = deps.queue.get(id.data);
     if (!job) return sendError(res, 404, "unknown job");
     const retried = deps.queue.retry(id.data);

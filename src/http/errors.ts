@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
+import { isDatabaseBusy } from "../store/database.js";
 import { loggablePath } from "./loggable-path.js";
 
 /** Every error answer has this shape: `{"error": "..."}` plus details, with the real status. */
@@ -7,10 +8,43 @@ export function sendError(res: Response, status: number, error: string, extra: R
   res.status(status).json({ error, ...extra });
 }
 
-/** Maps body-parser failures to their statuses, and anything unexpected to a 500 without internals. */
+/**
+ * The service cannot take the request now but will later (the database is busy or gone): 503
+ * with `Retry-After`, so a panel retries instead of dropping the event.
+ */
+export class ServiceUnavailableError extends Error {
+  readonly status = 503;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = "ServiceUnavailableError";
+  }
+}
+
+/** Seconds a client should wait before trying again while another process holds the write lock. */
+export const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Maps body-parser failures to their statuses; an unavailable service and a database locked by
+ * another process (a backup, an operator's sqlite3 shell) to 503 with Retry-After; anything
+ * unexpected to a 500 without internals.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
+    const unavailable =
+      err instanceof ServiceUnavailableError
+        ? err
+        : isDatabaseBusy(err)
+          ? new ServiceUnavailableError("the database is busy; try again in a few seconds", BUSY_RETRY_AFTER_SECONDS)
+          : undefined;
+    if (unavailable) {
+      logger.warn({ path: loggablePath(req.originalUrl), reason: unavailable.message }, "refused: service unavailable");
+      res.setHeader("Retry-After", String(unavailable.retryAfterSeconds));
+      return sendError(res, 503, unavailable.message);
+    }
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
     if (e.type === "entity.too.large") return sendError(res, 413, "Request body too large (64 KiB at most)");
     if (e.type === "entity.parse.failed") return sendError(res, 400, "Request body is not valid JSON");

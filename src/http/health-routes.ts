@@ -1,6 +1,6 @@
 import express, { type Response, type Router } from "express";
 import type { Metrics } from "../observability/metrics.js";
-import type { Db } from "../store/database.js";
+import { isDatabaseBusy, type Db } from "../store/database.js";
 import { migrationStatus, readMigrations, type Migration } from "../store/migrations.js";
 
 export interface HealthRouteDeps {
@@ -15,6 +15,8 @@ export interface HealthRouteDeps {
   upstreamTimeoutMs?: number;
   /** The migrations the code knows. (Default: the `migrations/` directory) */
   migrations?: Migration[];
+  /** Why the database file is no longer the one the service has open, if it is not. (Default: never) */
+  databaseLost?: () => string | undefined;
 }
 
 export interface CheckResult {
@@ -28,12 +30,13 @@ export type ReadinessChecks = Record<"database" | "migrations" | "upstream", Che
 
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 2_000;
 
-/** The database accepts a write: take the write lock and change a row, then roll back. */
+/**
+ * The database accepts a write: take the write lock and change a row, then roll back. Waits no
+ * longer than the connection's busy timeout, which the service keeps short (the wait blocks the
+ * event loop).
+ */
 export function checkDatabase(db: Db): CheckResult {
   if (!db.open) return { status: "failed", detail: "the database is closed" };
-  // Fail fast rather than stall the event loop for the connection's whole busy timeout.
-  const busyTimeout = db.pragma("busy_timeout", { simple: true }) as number;
-  db.pragma("busy_timeout = 250");
   try {
     db.exec("BEGIN IMMEDIATE");
     try {
@@ -43,9 +46,8 @@ export function checkDatabase(db: Db): CheckResult {
     }
     return { status: "ok" };
   } catch (err) {
+    if (isDatabaseBusy(err)) return { status: "failed", detail: `not writable: ${(err as Error).message} (another process holds the write lock)` };
     return { status: "failed", detail: `not writable: ${(err as Error).message}` };
-  } finally {
-    db.pragma(`busy_timeout = ${Number(busyTimeout) || 5000}`);
   }
 }
 
@@ -132,8 +134,9 @@ export function healthRouter(deps: HealthRouteDeps): Router {
 
   router.get("/readyz", async (_req, res) => {
     const pendingUpstream = upstream();
+    const lost = deps.databaseLost?.();
     const checks: ReadinessChecks = {
-      database: checkDatabase(deps.db),
+      database: lost ? { status: "failed", detail: lost } : checkDatabase(deps.db),
       migrations: checkMigrations(deps.db, migrations),
       upstream: await pendingUpstream,
     };

@@ -27,6 +27,10 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"):
 
 // ---- Response shapes -----------------------------------------------------------------------
 
+/** What a webhook answers while the database cannot take the event. */
+const UNAVAILABLE =
+  "The database is busy (another process holds its write lock) or its file is gone; nothing stored. Send the event again after the Retry-After header's seconds";
+
 const isoDateTime = z.string().describe("ISO 8601 date and time");
 const nullableIso = isoDateTime.nullable();
 
@@ -231,6 +235,7 @@ export function openApiDocument(): Record<string, unknown> {
             "413": answer(`Body over ${MAX_WEBHOOK_BYTES / 1024} KiB`),
             "415": answer("Content-Type is not application/json"),
             "422": answer("Schema or business-rule violation (unknown product, bad IP, unknown type, IP change limit)", "ValidationError"),
+            "503": answer(UNAVAILABLE),
           },
         },
       },
@@ -389,6 +394,7 @@ function adapterPaths(): Record<string, unknown> {
     "413": answer(`Body over ${MAX_WEBHOOK_BYTES / 1024} KiB`),
     "415": answer("Content-Type is not application/json"),
     "422": answer("The translated event breaks the schema or a business rule", "ValidationError"),
+    "503": answer(UNAVAILABLE),
   };
   const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
     post: {

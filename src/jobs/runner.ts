@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import { ResellerError, type ResellerErrorKind } from "../reseller/errors.js";
+import { isDatabaseBusy } from "../store/database.js";
 import { backoffDelay } from "./backoff.js";
 import type { Clock } from "./clock.js";
 import { JobBlockedError, JobDeferredError, JobFailedError, JobInterruptedError } from "./errors.js";
@@ -47,6 +48,8 @@ export interface JobRunnerOptions {
   baseDelayMs?: number;
   observer?: RunnerObserver;
   workerId?: string;
+  /** Claim new jobs only while this says so (false: the database file is gone). (Default: always) */
+  canClaim?: () => boolean;
 }
 
 /**
@@ -104,9 +107,17 @@ export function judgeFailure(err: unknown): Verdict {
   return { action: "retry", message, code: "job_failed" };
 }
 
+/** One write of a finished attempt's bookkeeping, retried as a whole when the database is busy. */
+type Step = () => void;
+
 export class JobRunner {
   readonly workerId: string;
   private readonly inFlight = new Map<number, Promise<void>>();
+  /** Finished attempts whose outcome could not be written yet (the database was busy). */
+  private readonly unsettled = new Map<number, { logger: Logger; steps: Step[] }>();
+  private claimBusy = false;
+  /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
+  private abandoned = false;
   private running = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -122,17 +133,32 @@ export class JobRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const reclaimed = this.o.queue.reclaimFrom((w) => deadOnThisHost(w, this.workerId));
-    if (reclaimed) this.o.logger.warn({ reclaimed }, "took back jobs of a process on this host that died while running them");
+    try {
+      const reclaimed = this.o.queue.reclaimFrom((w) => deadOnThisHost(w, this.workerId));
+      if (reclaimed) this.o.logger.warn({ reclaimed }, "took back jobs of a process on this host that died while running them");
+    } catch (err) {
+      // Their leases run out and they come back with the next claims; only later than at once.
+      this.o.logger.warn({ err }, "could not take back the jobs of dead processes now; their leases will bring them back");
+    }
     this.unsubscribe = this.o.queue.onEnqueue(() => this.wake());
     this.pollTimer = setInterval(() => this.fill(), this.o.pollMs ?? 500);
     this.heartbeatTimer = setInterval(() => {
-      if (this.inFlight.size > 0) this.o.queue.heartbeat(this.workerId);
+      if (this.inFlight.size === 0 && this.unsettled.size === 0) return;
+      try {
+        this.o.queue.heartbeat(this.workerId);
+      } catch (err) {
+        // Four beats per lease: one missed (the database busy) costs nothing. A timer must not throw.
+        this.o.logger.warn({ err }, "could not extend the leases of running jobs");
+      }
     }, Math.max(250, Math.floor(this.o.queue.leaseMs / 4)));
     this.fill();
   }
 
-  /** Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry. */
+  /**
+   * Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry:
+   * from then on the runner writes nothing for them (the database is about to be closed), and a
+   * restart takes them back.
+   */
   async stop(graceMs = 10_000): Promise<{ unfinished: number }> {
     this.running = false;
     clearInterval(this.pollTimer);
@@ -142,6 +168,7 @@ export class JobRunner {
     await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     clearInterval(this.heartbeatTimer);
+    if (this.inFlight.size > 0) this.abandoned = true;
     return { unfinished: this.inFlight.size };
   }
 
@@ -157,14 +184,19 @@ export class JobRunner {
   }
 
   private fill(): void {
-    if (!this.running) return;
+    if (!this.running || this.o.canClaim?.() === false) return;
+    this.settleDeferred();
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return;
     let jobs: Job[];
     try {
       jobs = this.o.queue.claim(this.workerId, free);
+      this.claimBusy = false;
     } catch (err) {
-      this.o.logger.error({ err }, "could not claim jobs");
+      if (!isDatabaseBusy(err)) this.o.logger.error({ err }, "could not claim jobs");
+      // Once per stretch of a lock held elsewhere (a backup), not on every poll.
+      else if (!this.claimBusy) this.o.logger.warn({ error: (err as Error).message }, "database busy; claiming jobs again on the next polls");
+      this.claimBusy = isDatabaseBusy(err);
       return;
     }
     for (const job of jobs) {
@@ -184,65 +216,118 @@ export class JobRunner {
     const ctx: JobContext = {
       logger,
       recordIntent: async (intent, o) => {
+        // Past the shutdown grace no new call may be announced, let alone made.
+        if (this.abandoned) throw new JobInterruptedError("the service has stopped; the job is left to its lease");
         if (o?.durable === false) queue.setIntent(job.id, this.workerId, intent);
         else await queue.setIntentDurably(job.id, this.workerId, intent);
       },
-      clearIntent: () => queue.setIntent(job.id, this.workerId, null),
+      clearIntent: () => {
+        if (!this.abandoned) queue.setIntent(job.id, this.workerId, null);
+      },
     };
+    let failure: { err: unknown } | undefined;
     try {
       if (!handler) throw new JobFailedError(`no handler for job kind "${job.kind}"`);
       await handler(job, ctx);
-      queue.succeed(job.id, this.workerId);
-      const ms = clock.now() - started;
-      logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
-      this.o.observer?.attemptFinished?.(job, "succeeded", ms);
     } catch (err) {
-      this.settleFailure(job, err, logger, clock.now() - started);
+      failure = { err };
+    }
+    const ms = clock.now() - started;
+    if (this.abandoned) {
+      // The database is closed or closing. Whatever happened upstream, the job is still `running`
+      // under an expiring lease; the next process takes it back and checks before acting again.
+      logger.warn({ outcome: failure ? "failed" : "succeeded", duration_ms: ms }, "job attempt ended after shutdown; not recorded, it resumes on restart");
+      return;
+    }
+    this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms));
+  }
+
+  private successSteps(job: Job, logger: Logger, ms: number): Step[] {
+    return [
+      () => {
+        this.o.queue.succeed(job.id, this.workerId);
+        logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
+      },
+      () => this.o.observer?.attemptFinished?.(job, "succeeded", ms),
+    ];
+  }
+
+  private failureSteps(job: Job, err: unknown, logger: Logger, ms: number): Step[] {
+    const { queue } = this.o;
+    if (err instanceof JobInterruptedError) {
+      return [
+        () => {
+          queue.release(job.id, this.workerId);
+          logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
+        },
+      ];
+    }
+    if (err instanceof JobDeferredError) {
+      return [
+        () => {
+          queue.defer(job.id, this.workerId, err.untilMs, err.message, err.spent);
+          logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: Math.max(0, err.untilMs - this.o.clock.now()) }, "job attempt");
+        },
+        () => this.o.observer?.attemptFinished?.(job, "deferred", ms, err),
+      ];
+    }
+    const verdict = judgeFailure(err);
+    let outcome: AttemptOutcome = "retry";
+    return [
+      () => {
+        if (verdict.action === "retry") {
+          const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
+          const state = queue.retryLater(job, this.workerId, verdict.message, delay, verdict.code);
+          outcome = state === "failed" ? "failed" : "retry";
+          logger[outcome === "failed" ? "error" : "warn"](
+            { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
+            "job attempt",
+          );
+        } else if (verdict.action === "block") {
+          queue.block(job.id, this.workerId, verdict.message, verdict.code);
+          outcome = "blocked";
+          logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
+        } else {
+          queue.fail(job.id, this.workerId, verdict.message, verdict.code);
+          outcome = "failed";
+          logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
+        }
+      },
+      () => this.o.observer?.attemptFinished?.(job, outcome, ms, err),
+      () => {
+        if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
+      },
+    ];
+  }
+
+  /**
+   * Records a finished attempt, step by step. While another process holds the write lock, the
+   * steps left are tried again on each poll: a job whose outcome was never written would stay
+   * `running` under this worker, which never takes back its own jobs, until a restart.
+   */
+  private settle(id: number, logger: Logger, steps: Step[]): void {
+    while (steps.length > 0) {
+      try {
+        steps[0]!();
+        steps.shift();
+      } catch (err) {
+        if (isDatabaseBusy(err) && this.running) {
+          logger.warn({ error: (err as Error).message }, "database busy; recording the job's outcome on the next poll");
+          this.unsettled.set(id, { logger, steps });
+        } else {
+          // The lease will run out and the job come back: nothing is lost, only delayed.
+          logger.error({ err }, "could not record the job's outcome");
+        }
+        return;
+      }
     }
   }
 
-  private settleFailure(job: Job, err: unknown, logger: Logger, ms: number): void {
-    const { queue } = this.o;
-    if (err instanceof JobInterruptedError) {
-      queue.release(job.id, this.workerId);
-      logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
-      return;
-    }
-    if (err instanceof JobDeferredError) {
-      try {
-        queue.defer(job.id, this.workerId, err.untilMs, err.message, err.spent);
-        logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: Math.max(0, err.untilMs - this.o.clock.now()) }, "job attempt");
-        this.o.observer?.attemptFinished?.(job, "deferred", ms, err);
-      } catch (dbErr) {
-        logger.error({ err: dbErr }, "could not record the job's outcome");
-      }
-      return;
-    }
-    const verdict = judgeFailure(err);
-    let outcome: AttemptOutcome;
-    try {
-      if (verdict.action === "retry") {
-        const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-        const state = queue.retryLater(job, this.workerId, verdict.message, delay, verdict.code);
-        outcome = state === "failed" ? "failed" : "retry";
-        logger[outcome === "failed" ? "error" : "warn"](
-          { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
-          "job attempt",
-        );
-      } else if (verdict.action === "block") {
-        queue.block(job.id, this.workerId, verdict.message, verdict.code);
-        outcome = "blocked";
-        logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
-      } else {
-        queue.fail(job.id, this.workerId, verdict.message, verdict.code);
-        outcome = "failed";
-        logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
-      }
-      this.o.observer?.attemptFinished?.(job, outcome, ms, err);
-      if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
-    } catch (dbErr) {
-      // The lease will run out and the job come back: nothing is lost, only delayed.
-      logger.error({ err: dbErr }, "could not record the job's outcome");
+  private settleDeferred(): void {
+    for (const [id, { logger, steps }] of [...this.unsettled]) {
+      this.unsettled.delete(id);
+      this.settle(id, logger, steps);
+      if (this.unsettled.has(id)) return; // still busy: the others wait for the next poll too
     }
   }
 }

@@ -13,16 +13,66 @@ export interface OpenDatabaseOptions {
  * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
  * - synchronous=NORMAL: commits survive a process crash; the writes that must also survive a
  *   power cut (accepted webhooks, charging intents) are fsynced through `withFullSync`.
- * - busy_timeout: the CLI and the service may briefly contend for the write lock.
+ * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
+ *   blocks the event loop, so the running service shortens it once started (src/service.ts).
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Db {
-  if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { readonly: options.readonly ?? false });
-  db.pragma("busy_timeout = 5000");
-  if (!options.readonly) {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
+  let db: Db | undefined;
+  try {
+    if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { readonly: options.readonly ?? false });
+    db.pragma("busy_timeout = 5000");
+    if (!options.readonly) {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+    }
+    db.pragma("foreign_keys = ON");
+    return db;
+  } catch (err) {
+    db?.close();
+    // A lock held elsewhere is not a bad path: the caller may try again.
+    if (isDatabaseBusy(err)) throw err;
+    throw new DatabaseOpenError(path, err);
   }
-  db.pragma("foreign_keys = ON");
-  return db;
+}
+
+/**
+ * The file cannot be opened or created at `path`: a missing or read-only directory, a path under
+ * a regular file, a file that is not SQLite. A configuration problem, not a crash.
+ */
+export class DatabaseOpenError extends Error {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`cannot open or create ${path}: ${whyNotWritable(cause)}`, { cause });
+    this.name = "DatabaseOpenError";
+  }
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED (or one of their extended codes): another connection holds a lock; try later. */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+/** Why a file could not be created or opened, in words an operator can act on. */
+export function whyNotWritable(err: unknown): string {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  switch (code) {
+    case "EEXIST":
+    case "ENOTDIR":
+      return "a part of the path is a file, not a directory";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "EROFS":
+      return "the file system is read-only";
+    case "SQLITE_CANTOPEN":
+      return "SQLite cannot open or create the file there";
+    case "SQLITE_NOTADB":
+      return "the file is not a SQLite database";
+    default:
+      return typeof message === "string" ? message : String(err);
+  }
 }

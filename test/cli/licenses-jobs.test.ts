@@ -103,6 +103,15 @@ describe("licenses and jobs commands", () => {
     expect(run.stderr.trim()).toBe("license-bridge: unknown job 987654 (see `license-bridge jobs list`)");
   });
 
+  it("jobs retry with an id that is not plain decimal digits (0x.., 1e..) is a usage error naming the id, and retries nothing", async () => {
+    for (const id of [`0x${blockedJob.toString(16)}`, `${blockedJob}e0`, `${blockedJob}.0`, `0${blockedJob}`]) {
+      const run = await runCli(["jobs", "retry", id], env);
+      expect(run.code, id).toBe(2);
+      expect(run.stderr.trim().split("\n")).toEqual([`license-bridge: id must be a job id in plain decimal digits (e.g. 42), got "${id}"`]);
+    }
+    expect(bridge.service.queue.get(blockedJob)?.state).toBe("blocked");
+  });
+
   it("jobs retry of the blocked registration, once the balance is back, ends with the licence active", async () => {
     sb.sandbox.setBalance(1000);
     const run = await runCli(["jobs", "retry", String(blockedJob), "--json"], env);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AMOUNT_RULE } from "../../src/cli/arguments.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import { readMigrations } from "../../src/store/migrations.js";
 import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -332,8 +333,40 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
     const credits = calls("sub-reseller-credit").length;
     const run = await runCli(["sub-resellers", "credit", subId, "-5"], env);
     expect(run.code).toBe(2);
-    expect(lines(run.stderr)).toEqual(['license-bridge: amount must be a positive number, got "-5"']);
+    expect(lines(run.stderr)).toEqual([`license-bridge: amount ${AMOUNT_RULE}, got "-5"`]);
     expect(calls("sub-reseller-credit")).toHaveLength(credits);
+  });
+
+  it("reseller credit 1 10.5 credits exactly 10.5", async () => {
+    const before = sb.sandbox.balance();
+    const run = await runCli(["reseller", "credit", "1", "10.5", "--description", "decimal", "--json"], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ id: "1", credited: 10.5, balance: before + 10.5 });
+  });
+
+  /** Numbers that Number() reads (0x10 is 16, 1e1 is 10) but an operator never meant. */
+  const refused: [string, string[], string, string][] = [
+    ["reseller credit, amount 0x10", ["reseller", "credit", "1", "0x10", "--description", "x"], "amount", "0x10"],
+    ["reseller credit, amount 1e1", ["reseller", "credit", "1", "1e1", "--description", "x"], "amount", "1e1"],
+    ["reseller credit, amount 0", ["reseller", "credit", "1", "0", "--description", "x"], "amount", "0"],
+    ["reseller credit, id 0x1", ["reseller", "credit", "0x1", "10", "--description", "x"], "id", "0x1"],
+    ["reseller balance, id 1e0", ["reseller", "balance", "1e0"], "id", "1e0"],
+    ["sub-resellers credit, amount 0x10", ["sub-resellers", "credit", "2", "0x10"], "amount", "0x10"],
+    ["sub-resellers credit, amount ' 5'", ["sub-resellers", "credit", "2", " 5"], "amount", " 5"],
+    ["sub-resellers credit, id 02", ["sub-resellers", "credit", "02", "5"], "id", "02"],
+    ["reseller create, --balance 0x10", ["reseller", "create", "--name", "R", "--email", "r@example.com", "--domain", "r.example", "--password-env", "SUB_PASSWORD", "--balance", "0x10"], "--balance", "0x10"],
+    ["reseller create, --commission 1e1", ["reseller", "create", "--name", "R", "--email", "r@example.com", "--domain", "r.example", "--password-env", "SUB_PASSWORD", "--commission", "1e1"], "--commission", "1e1"],
+    ["sub-resellers create, --commission-rate 0x5", ["sub-resellers", "create", "--name", "S", "--email", "s@example.com", "--password-env", "SUB_PASSWORD", "--commission-rate", "0x5"], "--commission-rate", "0x5"],
+  ];
+  it("amounts and ids that are not plain decimal are usage errors naming the argument, and call nothing upstream", async () => {
+    const before = sb.sandbox.requests().length;
+    const runs = await Promise.all(refused.map(([, args]) => runCli(args, env)));
+    runs.forEach((run, i) => {
+      const [what, , name, value] = refused[i]!;
+      expect(run.code, what).toBe(2);
+      expect(lines(run.stderr), what).toEqual([expect.stringMatching(new RegExp(`^license-bridge: ${name} must be .*, got "${value}"$`))]);
+    });
+    expect(sb.sandbox.requests().slice(before)).toEqual([]);
   });
 });
 

@@ -329,10 +329,10 @@ describe("admin fuzz: GET /admin/services/:id", () => {
 
 // ---- POST /admin/jobs/:id/retry ------------------------------------------------------------
 
-/** What `z.coerce.number().int().positive()` accepts. */
+/** What a job id may be: plain decimal digits without a leading zero (never `0x1`, `1e3`, ` 1`). */
 function validJobId(param: string): number | undefined {
   const n = Number(param);
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  return /^[1-9][0-9]*$/.test(param) && Number.isSafeInteger(n) ? n : undefined;
 }
 
 const otherContentTypes = fc.constantFrom(

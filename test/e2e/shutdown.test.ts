@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { Writable } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { createLogger } from "../../src/log/logger.js";
+import { startService } from "../../src/service.js";
 import { openDatabase } from "../../src/store/database.js";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
-import { freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
+import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { waitFor } from "../helpers/wait.js";
 
 describe("SIGTERM", () => {
@@ -42,5 +46,60 @@ describe("SIGTERM", () => {
       { service_id: "second", kind: "register", state: "queued", attempts: 0 },
     ]);
     expect(sandbox.ledger()).toHaveLength(1);
+  });
+
+  it("leaves a job still running after the grace to its lease: exit 0, no write to the closed database, resumed after a restart", async () => {
+    sb = await startTestSandbox({ faults: { latencyMs: 2_000 } });
+    dir = mkdtempSync(join(tmpdir(), "lb-term-"));
+    const env = bridgeEnv(sb.running, dir, { PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "200", RESELLER_TIMEOUT_MS: "10000", LOG_LEVEL: "info" });
+    child = await spawnBridge(env);
+    expect((await sendTo(child.url, createdEvent({ id: "late", ip: "192.0.2.3" }))).status).toBe(202);
+    const sandbox = sb.sandbox;
+    await waitFor(() => sandbox.requests().some((r) => r.op === "register" && r.status === 0), 10_000, "the register in flight");
+
+    const exited = new Promise<number | null>((r) => child!.proc.once("exit", (code) => r(code)));
+    child.proc.kill("SIGTERM");
+    expect(await exited, child.output()).toBe(0);
+    expect(child.output()).not.toMatch(/database connection is not open/);
+    expect(child.output()).toMatch(/jobs still running at shutdown/);
+
+    const db = openDatabase(join(dir, "bridge.db"), { readonly: true });
+    const job = db.prepare("SELECT state, attempts FROM jobs WHERE kind = 'register' AND service_id = 'late'").get();
+    db.close();
+    expect(job).toEqual({ state: "running", attempts: 1 });
+
+    // The held call commits upstream meanwhile; the restarted bridge finds it there and buys nothing more.
+    sandbox.setFaults({ latencyMs: 0 });
+    await waitFor(() => sandbox.ledger().length === 1, 10_000, "the held register to be charged");
+    child = await spawnBridge(env);
+    await waitFor(async () => (await adminGet(child!.url, "/admin/services/late")).body.status === "active", 15_000, "the licence to be active after the restart");
+    expect(sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
+  });
+
+  it("in-process: a job that ends after the grace writes nothing to the closed database and throws nowhere", async () => {
+    sb = await startTestSandbox({ faults: { latencyMs: 800 } });
+    dir = mkdtempSync(join(tmpdir(), "lb-term-"));
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const config = loadConfig({ env: bridgeEnv(sb.running, dir, { RESELLER_TIMEOUT_MS: "5000" }), cwd: process.cwd() });
+    const service = await startService({ config, logger: createLogger({ level: "info", destination, pretty: false }), pollMs: 50, shutdownGraceMs: 100 });
+    expect((await sendTo(service.url, createdEvent({ id: "late-in-process", ip: "192.0.2.4" }))).status).toBe(202);
+    const sandbox = sb.sandbox;
+    await waitFor(() => sandbox.requests().some((r) => r.op === "register" && r.status === 0), 10_000, "the register in flight");
+
+    expect(await service.close()).toEqual({ unfinished: 1 });
+    await waitFor(() => lines.some((l) => l.includes("job attempt ended after shutdown")), 10_000, "the late job to end");
+
+    const log = lines.join("");
+    expect(log).not.toMatch(/database connection is not open|could not record/);
+    const db = openDatabase(config.DATABASE_PATH, { readonly: true });
+    const job = db.prepare("SELECT state, attempts FROM jobs WHERE service_id = 'late-in-process'").get();
+    db.close();
+    expect(job).toEqual({ state: "running", attempts: 1 });
   });
 });

@@ -67,17 +67,57 @@ export async function spawnBridge(env: Record<string, string>, timeoutMs = 20_00
 }
 
 /** Signs and posts an event to a bridge at `url`. */
-export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const body = JSON.stringify(event);
   const res = await fetch(`${url}/webhooks/billing`, {
     method: "POST",
     headers: { "content-type": "application/json", ...signWebhook(TEST_SECRET, id, body) },
     body,
   });
-  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown>, headers: res.headers };
+}
+
+/** GET /readyz of a bridge at `url`: status and body. */
+export async function readyz(url: string): Promise<{ status: number; body: { status?: string; reasons?: string[] } }> {
+  const res = await fetch(`${url}/readyz`);
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as { status?: string; reasons?: string[] } };
 }
 
 export async function adminGet(url: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
   return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+export interface FinishedBridge {
+  /** The exit code; null when the process was still running at the deadline (and was killed). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node bin/license-bridge.mjs serve` and waits for it to end by itself, for start-ups that
+ * must fail. A process still running after `timeoutMs` is killed and reported with `code: null`.
+ */
+export function runBridgeToExit(env: Record<string, string>, timeoutMs = 20_000): Promise<FinishedBridge> {
+  const proc = spawn(process.execPath, [resolve(ROOT, "bin/license-bridge.mjs"), "serve"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((done) => {
+    let stillRunning = false;
+    const timer = setTimeout(() => {
+      stillRunning = true;
+      proc.kill("SIGKILL");
+    }, timeoutMs);
+    proc.once("close", (code) => {
+      clearTimeout(timer);
+      done({ code: stillRunning ? null : code, stdout, stderr });
+    });
+  });
 }

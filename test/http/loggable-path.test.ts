@@ -26,6 +26,27 @@ describe("paths in log lines", () => {
     expect(loggablePath("/admin/licenses?status=active")).toBe("/admin/licenses");
   });
 
+  it("mask the Blesta token whatever the letter case of the path, as Express routes it", () => {
+    for (const prefix of ["/Webhooks/Blesta/", "/WEBHOOKS/BLESTA/", "/webhooks/BLESTA/", "/wEbHoOkS/bLeStA/"]) {
+      expect(loggablePath(`${prefix}${TOKEN}`)).toBe(`${prefix}[token]`);
+      expect(loggablePath(`${prefix}${TOKEN}/`)).toBe(`${prefix}[token]/`);
+    }
+  });
+
+  it("mask the Blesta token in an absolute-form request target, which Express routes too", () => {
+    expect(loggablePath(`http://bridge.example:8080/Webhooks/Blesta/${TOKEN}?x=1`)).toBe("/Webhooks/Blesta/[token]");
+  });
+
+  it("a request to a mixed-case Blesta path, which the route answers, logs no token", async () => {
+    const router = express.Router();
+    router.post("/webhooks/blesta/:token", (_req, res) => void res.status(202).json({ status: "accepted" }));
+    const { app, log } = capturingApp([router]);
+    await request(app).post(`/Webhooks/Blesta/${TOKEN}`).expect(202);
+    const line = JSON.parse(log().trim().split("\n").at(-1)!) as { msg: string; path: string; status: number };
+    expect(line).toMatchObject({ msg: "request", path: "/Webhooks/Blesta/[token]", status: 202 });
+    expect(log()).not.toContain(TOKEN);
+  });
+
   it("a request to the Blesta path that ends in a 404 logs no token", async () => {
     const { app, log } = capturingApp();
     await request(app).get(`/webhooks/blesta/${TOKEN}`).expect(404);

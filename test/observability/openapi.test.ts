@@ -132,7 +132,7 @@ describe("/openapi.json", () => {
       ["webhook-timestamp", true],
       ["webhook-signature", true],
     ]);
-    expect(Object.keys(op.responses as Schema).sort()).toEqual(["200", "202", "400", "401", "409", "413", "415", "422"]);
+    expect(Object.keys(op.responses as Schema).sort()).toEqual(["200", "202", "400", "401", "409", "413", "415", "422", "503"]);
   });
 
   it("its webhook body schema accepts and rejects what billingEventSchema does", () => {

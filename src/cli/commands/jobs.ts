@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { jobIdSchema } from "../../http/admin-routes.js";
+import { JOB_ID_RULE, jobIdSchema } from "../../http/admin-routes.js";
 import { jobView } from "../../http/views.js";
 import { systemClock } from "../../jobs/clock.js";
 import { JobQueue } from "../../jobs/queue.js";
@@ -46,7 +46,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .option("--json", "machine-readable output: {\"job\": {...}}")
     .action(async (rawId: string, _opts: unknown, cmd: Command) => {
       const id = jobIdSchema.safeParse(rawId);
-      if (!id.success) throw new CliError(`job id must be a positive whole number, got "${rawId}"`, EXIT.usage);
+      if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();
       const retried = await withBridgeDatabase(config, (db) => {
         const queue = new JobQueue(db, systemClock);

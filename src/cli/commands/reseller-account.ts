@@ -1,13 +1,8 @@
 import type { Command } from "commander";
 import { configOrExit } from "../context.js";
+import { accountIdArg, amountArg, nonNegativeOption } from "../arguments.js";
 import { CliError, emit, table, type Output } from "../output.js";
 import { upstreamCall as call, v1ClientFromConfig as clientFor } from "../upstream-from-config.js";
-
-const amount = (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new CliError(`amount must be a positive number, got "${v}"`, 2);
-  return n;
-};
 
 export function resellerAccountCommands(program: Command, output: (cmd: Command) => Output): void {
   const subs = program.command("sub-resellers").description("the reseller's sub-resellers (upstream)");
@@ -26,10 +21,9 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission-rate <rate>", "commission rate", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; passwordEnv: string; commissionRate: string }, cmd: Command) => {
+      const rate = nonNegativeOption("--commission-rate", o.commissionRate);
       const password = process.env[o.passwordEnv];
       if (!password) throw new CliError(`${o.passwordEnv} is not set: put the initial password there`, 2);
-      const rate = Number(o.commissionRate);
-      if (!Number.isFinite(rate) || rate < 0) throw new CliError("--commission-rate must be zero or more", 2);
       const r = await call(() =>
         clientFor(configOrExit(), "reseller").createSubReseller({ name: o.name, email: o.email, password, commission_rate: rate }),
       );
@@ -38,8 +32,9 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
   subs
     .command("credit <id> <amount>")
     .option("--json", "machine-readable output")
-    .action(async (id: string, value: string, _o, cmd: Command) => {
-      const n = amount(value);
+    .action(async (rawId: string, value: string, _o, cmd: Command) => {
+      const id = accountIdArg(rawId);
+      const n = amountArg(value);
       const r = await call(() => clientFor(configOrExit(), "reseller").creditSubReseller(id, { amount: n }));
       emit(output(cmd), { id, credited: n, balance: r.balance ?? null }, () => `credited ${n} to sub-reseller ${id}${r.balance !== undefined ? `; balance ${r.balance}` : ""}`);
     });
@@ -48,7 +43,8 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
   admin
     .command("balance <id>")
     .option("--json", "machine-readable output")
-    .action(async (id: string, _o, cmd: Command) => {
+    .action(async (rawId: string, _o, cmd: Command) => {
+      const id = accountIdArg(rawId);
       const r = await call(() => clientFor(configOrExit(), "admin").resellerBalance(id));
       emit(output(cmd), { id, balance: r.balance ?? null }, () => `reseller ${id}: balance ${r.balance ?? "(not returned)"}`);
     });
@@ -56,8 +52,9 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .command("credit <id> <amount>")
     .requiredOption("--description <text>", "why (kept by the reseller)")
     .option("--json", "machine-readable output")
-    .action(async (id: string, value: string, o: { description: string }, cmd: Command) => {
-      const n = amount(value);
+    .action(async (rawId: string, value: string, o: { description: string }, cmd: Command) => {
+      const id = accountIdArg(rawId);
+      const n = amountArg(value);
       const r = await call(() => clientFor(configOrExit(), "admin").creditReseller(id, { amount: n, description: o.description }));
       emit(output(cmd), { id, credited: n, balance: r.balance ?? null }, () => `credited ${n} to reseller ${id}${r.balance !== undefined ? `; balance ${r.balance}` : ""}`);
     });
@@ -71,11 +68,10 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission <n>", "commission", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; domain: string; passwordEnv: string; balance: string; commission: string }, cmd: Command) => {
+      const balance = nonNegativeOption("--balance", o.balance);
+      const commission = nonNegativeOption("--commission", o.commission);
       const password = process.env[o.passwordEnv];
       if (!password) throw new CliError(`${o.passwordEnv} is not set: put the initial password there`, 2);
-      const balance = Number(o.balance);
-      const commission = Number(o.commission);
-      if (!(balance >= 0) || !(commission >= 0)) throw new CliError("--balance and --commission must be zero or more", 2);
       const r = await call(() =>
         clientFor(configOrExit(), "admin").createReseller({ name: o.name, email: o.email, password, balance, domain: o.domain, commission }),
       );

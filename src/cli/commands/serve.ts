@@ -3,7 +3,7 @@ import { describeConfig } from "../../config/describe.js";
 import { DatabaseNewerThanCodeError } from "../../store/migrations.js";
 import { startService } from "../../service.js";
 import { cliLogger, configOrExit } from "../context.js";
-import { ConfigError } from "../../config/load.js";
+import { ListenError } from "../../http/listen.js";
 import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
 
@@ -30,17 +30,16 @@ export function serveCommand(program: Command): void {
         service = await startService({ config, logger });
       } catch (err) {
         if (err instanceof DatabaseNewerThanCodeError) throw new CliError(err.message);
-        if (err instanceof ConfigError) {
-          throw new CliError(["configuration error:", ...err.lines.map((l) => `  ${l}`)].join("\n"), EXIT.config);
-        }
-        const e = err as NodeJS.ErrnoException;
-        if (e.code === "EADDRINUSE") throw new CliError(`cannot listen on ${config.HOST}:${config.PORT}: address in use (set PORT)`);
+        if (err instanceof ListenError) throw new CliError(err.message);
         throw err;
       }
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
       const signal = await untilSignal();
       logger.info({ signal }, "shutting down: no new jobs are claimed; running ones may finish");
-      await service.close();
+      const { unfinished } = await service.close();
       logger.info("stopped");
+      // A call still in flight would hold the process until it times out, for nothing: its job
+      // records nothing more and resumes on restart, when its lease is taken back.
+      if (unfinished > 0) process.exit(EXIT.ok);
     });
 }
