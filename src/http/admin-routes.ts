@@ -39,29 +39,29 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   router.get("/admin/services/:id", (req, res) => {
     const svc = deps.services.get(req.params.id);
-    if (!svc) return sendError(res, 404, "unknown service");
+    if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
     res.json({ ...licenceView(svc), history: deps.services.history(svc.service_id).map(historyView) });
   });
 
   router.get("/admin/licenses", (req, res) => {
     const q = licencesQuerySchema.safeParse(req.query);
-    if (!q.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(q.error) });
+    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
     res.json({ licenses: deps.services.list(q.data.status).map(licenceView) });
   });
 
   router.get("/admin/jobs", (req, res) => {
     const q = jobsQuerySchema.safeParse(req.query);
-    if (!q.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(q.error) });
+    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
     res.json({ jobs: deps.queue.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind }).map(jobView) });
   });
 
   router.post("/admin/jobs/:id/retry", (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
     const job = deps.queue.get(id.data);
-    if (!job) return sendError(res, 404, "unknown job");
+    if (!job) return sendError(res, 404, "unknown_job", "unknown job");
     const retried = deps.queue.retry(id.data);
-    if (!retried) return sendError(res, 409, `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
+    if (!retried) return sendError(res, 409, "conflict", `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
     res.status(202).json({ job: jobView(retried) });
   });
 

@@ -18,7 +18,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", false);
   if (deps.logRequests !== false) app.use(requestLog(deps.logger));
   for (const r of deps.routers) app.use(r);
-  app.use((_req, res) => sendError(res, 404, "Not found"));
+  app.use((_req, res) => sendError(res, 404, "not_found", "Not found"));
   app.use(errorHandler(deps.logger));
   return app;
 }

@@ -9,7 +9,7 @@ import { sendError } from "./errors.js";
 export function requireBearer(
   token: string,
   realm = "admin",
-  refuse: (res: Response, message: string) => void = (res, message) => sendError(res, 401, message),
+  refuse: (res: Response, message: string) => void = (res, message) => sendError(res, 401, "unauthorized", message),
 ): RequestHandler {
   const expected = createHash("sha256").update(token).digest();
   return (req, res, next) => {

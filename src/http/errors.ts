@@ -1,11 +1,16 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
+import type { ErrorCode } from "./error-codes.js";
 import { isDatabaseBusy } from "../store/database.js";
 import { loggablePath } from "./loggable-path.js";
 
-/** Every error answer has this shape: `{"error": "..."}` plus details, with the real status. */
-export function sendError(res: Response, status: number, error: string, extra: Record<string, unknown> = {}): void {
-  res.status(status).json({ error, ...extra });
+/**
+ * Every error answer has this shape: `{"error": "...", "code": "..."}` plus details, with the real
+ * status. `code` is one of ERROR_CODES (stable; modules match on it). The provisioning API's
+ * answers also carry `"success": false` (its router marks the response so).
+ */
+export function sendError(res: Response, status: number, code: ErrorCode, error: string, extra: Record<string, unknown> = {}): void {
+  res.status(status).json({ ...(res.locals.successFlag ? { success: false } : {}), error, code, ...extra });
 }
 
 /**
@@ -43,15 +48,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (unavailable) {
       logger.warn({ path: loggablePath(req.originalUrl), reason: unavailable.message }, "refused: service unavailable");
       res.setHeader("Retry-After", String(unavailable.retryAfterSeconds));
-      return sendError(res, 503, unavailable.message);
+      return sendError(res, 503, "unavailable", unavailable.message);
     }
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
-    if (e.type === "entity.too.large") return sendError(res, 413, "Request body too large (64 KiB at most)");
-    if (e.type === "entity.parse.failed") return sendError(res, 400, "Request body is not valid JSON");
-    if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, e.message ?? "Unsupported encoding");
+    if (e.type === "entity.too.large") return sendError(res, 413, "payload_too_large", "Request body too large (64 KiB at most)");
+    if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
+    if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
+    if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");
     const status = e.status ?? e.statusCode;
-    if (status && status >= 400 && status < 500) return sendError(res, status, e.message ?? "Bad request");
+    if (status && status >= 400 && status < 500) return sendError(res, status, "bad_request", e.message ?? "Bad request");
     logger.error({ err, path: loggablePath(req.originalUrl) }, "unhandled error");
-    sendError(res, 500, "Internal error");
+    sendError(res, 500, "internal", "Internal error");
   };
 }

@@ -27,14 +27,14 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   // silent dry run: refuse it instead.
   const jsonOnly: express.RequestHandler = (req, res, next) => {
     const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-    if (hasBody && !isJsonContentType(req)) return sendError(res, 415, "Content-Type must be application/json");
+    if (hasBody && !isJsonContentType(req)) return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
     next();
   };
 
   router.post("/admin/reconcile", requireBearer(deps.adminToken), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
-    if (!body.success) return sendError(res, 422, "Validation error", { errors: fieldErrors(body.error) });
-    if (running) return sendError(res, 409, "a reconcile is already running; try again when it has finished");
+    if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
+    if (running) return sendError(res, 409, "conflict", "a reconcile is already running; try again when it has finished");
     running = true;
     try {
       const result = await reconcile(deps, { fix: body.data.fix ?? false });
@@ -42,7 +42,7 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     } catch (err) {
       if (!(err instanceof ResellerError)) throw err;
       deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
-      sendError(res, 502, `cannot read the reseller's licence list: ${err.message}`);
+      sendError(res, 502, "upstream_unavailable", `cannot read the reseller's licence list: ${err.message}`);
     } finally {
       running = false;
     }

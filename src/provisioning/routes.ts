@@ -1,5 +1,7 @@
-import express, { type ErrorRequestHandler, type Request, type Router } from "express";
+import express, { type Request, type Router } from "express";
 import { requireBearer } from "../http/auth.js";
+import type { ErrorCode } from "../http/error-codes.js";
+import { sendError } from "../http/errors.js";
 import { PROVISIONING_CALLS, type Provisioning, type ProvisioningCall } from "./provisioning.js";
 
 export const MAX_PARAMETERS_BYTES = 64 * 1024;
@@ -30,9 +32,14 @@ const hasBody = (req: Request) => Number(req.headers["content-length"] ?? 0) > 0
  */
 export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
   const router = express.Router();
-  const fail = (res: express.Response, status: number, code: string, error: string) => res.status(status).json({ success: false, error, code });
+  const fail = (res: express.Response, status: number, code: ErrorCode, error: string) => sendError(res, status, code, error);
 
-  router.use("/provision", requireBearer(deps.token, "provisioning", (res, message) => fail(res, 401, "unauthorized", message)));
+  // Every answer of this API, errors from the app's handlers included, carries `success`.
+  router.use("/provision", (_req, res, next) => {
+    res.locals.successFlag = true;
+    next();
+  });
+  router.use("/provision", requireBearer(deps.token, "provisioning"));
   router.all(
     "/provision/v1/:call",
     (req, res, next) => {
@@ -50,14 +57,5 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
     },
   );
   router.use("/provision", (_req, res) => fail(res, 404, "not_found", "Not found"));
-  const errors: ErrorRequestHandler = (err, _req, res, next) => {
-    if (res.headersSent) return next(err);
-    const e = err as { type?: string };
-    if (e.type === "entity.too.large") return fail(res, 413, "payload_too_large", "parameters larger than 64 KiB");
-    if (e.type === "entity.parse.failed") return fail(res, 400, "bad_json", "the body is not valid JSON");
-    if (e.type === "parameters.too.many") return fail(res, 413, "payload_too_large", "more than 100 parameters");
-    next(err);
-  };
-  router.use(errors);
   return router;
 }

@@ -37,7 +37,7 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
     (req, res, next) => {
       if (!isJsonContentType(req)) {
         note("unknown", "unsupported_media_type");
-        return sendError(res, 415, "Content-Type must be application/json");
+        return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
       }
       next();
     },
@@ -57,11 +57,11 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
       } catch (err) {
         if (!(err instanceof WebhookVerificationError)) throw err;
         note("unknown", "unauthorized");
-        return sendError(res, 401, `Invalid signature: ${err.message}`);
+        return sendError(res, 401, "unauthorized", `Invalid signature: ${err.message}`);
       }
       if (webhookId!.length > 256) {
         note("unknown", "invalid");
-        return sendError(res, 400, "webhook-id is longer than 256 characters");
+        return sendError(res, 400, "bad_request", "webhook-id is longer than 256 characters");
       }
 
       let json: unknown;
@@ -69,13 +69,13 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
         json = JSON.parse(body.toString("utf8"));
       } catch {
         note("unknown", "bad_json");
-        return sendError(res, 400, "Request body is not valid JSON");
+        return sendError(res, 400, "bad_json", "Request body is not valid JSON");
       }
       const parsed = billingEventSchema.safeParse(json);
       const type = typeof (json as { type?: unknown })?.type === "string" ? String((json as { type: string }).type).slice(0, 40) : "unknown";
       if (!parsed.success) {
         note(type, "invalid");
-        return sendError(res, 422, "Validation error", { errors: fieldErrors(parsed.error) });
+        return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(parsed.error) });
       }
 
       const result = (await deps.accept("billing", [{ webhookId: webhookId!, event: parsed.data }]))[0]!;
@@ -87,11 +87,11 @@ export function billingWebhookRouter(deps: BillingRouteDeps): Router {
         case "duplicate":
           return res.status(200).json({ event_id: result.eventId, status: "duplicate" });
         case "unknown_service":
-          return sendError(res, 409, "unknown service");
+          return sendError(res, 409, "unknown_service", "unknown service");
         case "retry_later":
-          return sendError(res, 409, result.reason);
+          return sendError(res, 409, "retry_later", result.reason);
         case "invalid":
-          return sendError(res, 422, "Validation error", { errors: result.errors });
+          return sendError(res, 422, result.code, "Validation error", { errors: result.errors });
       }
     },
   );

@@ -94,6 +94,7 @@ describe("trigger and renew against a running bridge", () => {
     expect(out.status).toBe(422);
     expect(out.response).toEqual({
       error: "Validation error",
+      code: "validation",
       errors: { "service.product_id": [expect.stringContaining('unknown product "99"')] },
     });
     expect(lines(run.stderr)).toEqual(["license-bridge: the instance refused the event (HTTP 422)"]);

@@ -50,7 +50,7 @@ describe("the database file taken away under a running service", () => {
     const webhook = await sendTo(url, createdEvent());
     expect(webhook.status).toBe(503);
     expect(webhook.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(webhook.body).toEqual({ error: expect.stringMatching(/database/) });
+    expect(webhook.body).toEqual({ error: expect.stringMatching(/database/), code: "unavailable" });
 
     const blesta = await blestaAdded(url);
     expect(blesta.status).toBe(503);

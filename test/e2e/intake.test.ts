@@ -238,7 +238,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
   ])("answers %s for a service it has never seen with 409 and stores nothing", async (type, extra) => {
     const { bridge } = pair();
     const body = await expectRejected(bridge.send(serviceEvent(type, "never-seen-1", extra)), 409, bridge);
-    expect(body).toEqual({ error: "unknown service" });
+    expect(body).toEqual({ error: "unknown service", code: "unknown_service" });
     expect(bridge.service.db.prepare("select count(*) n from events").get()).toEqual({ n: 0 });
   });
 

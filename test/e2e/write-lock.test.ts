@@ -58,7 +58,7 @@ describe("another process holding SQLite's write lock", () => {
     expect(refused.ms).toBeLessThan(5_000);
     expect(refused.value.status).toBe(503);
     expect(refused.value.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(refused.value.body).toEqual({ error: expect.stringMatching(/database/) });
+    expect(refused.value.body).toEqual({ error: expect.stringMatching(/database/), code: "unavailable" });
 
     other.exec("ROLLBACK");
     const accepted = await sendTo(url, createdEvent({ id: "after-lock", ip: "203.0.113.44" }));

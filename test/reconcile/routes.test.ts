@@ -24,14 +24,14 @@ describe("POST /admin/reconcile", () => {
   it("wants the admin token", async () => {
     const res = await request(appFor(pair().bridge)).post("/admin/reconcile").send({});
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: expect.any(String) });
+    expect(res.body).toEqual({ error: expect.any(String), code: "unauthorized" });
   });
 
   it("refuses a body it does not understand with the fields at fault", async () => {
     const app = appFor(pair().bridge);
     const res = await request(app).post("/admin/reconcile").set(auth).send({ fix: "yes" });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: "Validation error", errors: { fix: [expect.any(String)] } });
+    expect(res.body).toEqual({ error: "Validation error", code: "validation", errors: { fix: [expect.any(String)] } });
     expect((await request(app).post("/admin/reconcile").set(auth).send({ fix: true, dry: 1 })).status).toBe(422);
   });
 

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import express, { type Request, type RequestHandler, type Response, type Router } from "express";
 import type { BillingCycle, Catalog } from "../../catalog/catalog.js";
+import type { ErrorCode } from "../../http/error-codes.js";
 import { sendError } from "../../http/errors.js";
 import type { Clock } from "../../jobs/clock.js";
 import { sameIp } from "../../reseller/ip-address.js";
@@ -74,7 +75,7 @@ type Outcome =
   | { status: "accepted" | "duplicate"; eventId: string }
   | { status: "ignored"; reason: string }
   | { status: "unknown_service" }
-  | { status: "invalid"; errors: FieldErrors }
+  | { status: "invalid"; errors: FieldErrors; code: ErrorCode }
   | { status: "retry_later"; reason: string };
 
 /**
@@ -94,7 +95,7 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
     ((req, res, next) => {
       if (!isJsonContentType(req)) {
         note("unknown", "unsupported_media_type");
-        return sendError(res, 415, spec.contentTypeHint ?? "Content-Type must be application/json");
+        return sendError(res, 415, "unsupported_media_type", spec.contentTypeHint ?? "Content-Type must be application/json");
       }
       next();
     }) satisfies RequestHandler,
@@ -106,7 +107,7 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
       if (denied) {
         note("unknown", denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "invalid");
         log.warn({ status: denied.status, reason: denied.error, ip: req.ip }, "webhook refused");
-        return sendError(res, denied.status, denied.error);
+        return sendError(res, denied.status, denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "bad_request", denied.error);
       }
 
       let json: unknown;
@@ -114,11 +115,11 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
         json = JSON.parse(raw.toString("utf8"));
       } catch {
         note("unknown", "bad_json");
-        return sendError(res, 400, "Request body is not valid JSON");
+        return sendError(res, 400, "bad_json", "Request body is not valid JSON");
       }
       if (json === null || typeof json !== "object" || Array.isArray(json)) {
         note("unknown", "bad_json");
-        return sendError(res, 400, "Request body must be a JSON object");
+        return sendError(res, 400, "bad_json", "Request body must be a JSON object");
       }
 
       const t = spec.translate(json as Record<string, unknown>, { req, raw, catalog: deps.catalog, services: deps.services, nowMs });
@@ -130,7 +131,7 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
       if (t.kind === "invalid") {
         note("unknown", "invalid");
         log.warn({ errors: t.errors }, "webhook could not be translated");
-        return sendError(res, 422, "Validation error", { errors: t.errors });
+        return sendError(res, 422, "validation", "Validation error", { errors: t.errors });
       }
 
       // Validate every event before accepting any, so a bad hook stores nothing.
@@ -149,7 +150,7 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
       if (Object.keys(errors).length > 0) {
         for (const te of t.events) note(te.event.type, "invalid");
         log.warn({ errors }, "webhook failed validation");
-        return sendError(res, 422, "Validation error", { errors });
+        return sendError(res, 422, "validation", "Validation error", { errors });
       }
 
       // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
@@ -170,11 +171,11 @@ export function adapterRouter(spec: AdapterSpec, deps: AdapterDeps): Router {
         const merged: FieldErrors = {};
         for (const o of invalid) mergeErrors(merged, o.errors);
         log.warn({ errors: merged }, "webhook refused by a business rule");
-        return sendError(res, 422, "Validation error", { errors: merged, ...extra });
+        return sendError(res, 422, invalid.length === 1 ? invalid[0]!.code : "validation", "Validation error", { errors: merged, ...extra });
       }
       const later = outcomes.find((o) => o.status === "retry_later");
-      if (later) return sendError(res, 409, later.reason, extra);
-      if (outcomes.some((o) => o.status === "unknown_service")) return sendError(res, 409, "unknown service", extra);
+      if (later) return sendError(res, 409, "retry_later", later.reason, extra);
+      if (outcomes.some((o) => o.status === "unknown_service")) return sendError(res, 409, "unknown_service", "unknown service", extra);
       const accepted = outcomes.find((o) => o.status === "accepted");
       if (accepted && "eventId" in accepted) return res.status(202).json({ event_id: accepted.eventId, status: "accepted", ...extra });
       const duplicate = outcomes.find((o) => o.status === "duplicate");
@@ -214,7 +215,7 @@ export function mergeErrors(into: FieldErrors, from: FieldErrors): FieldErrors {
 /** A 404 for an adapter that is not configured, identical to the app's own. */
 export function notFoundRouter(path: string): Router {
   const router = express.Router();
-  router.all(path, (_req, res) => sendError(res, 404, "Not found"));
+  router.all(path, (_req, res) => sendError(res, 404, "not_found", "Not found"));
   return router;
 }
 
