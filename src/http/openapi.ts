@@ -9,6 +9,9 @@ import { MAX_WEBHOOK_BYTES } from "../webhooks/billing-route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
 import { jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
+import { ERROR_CODE_NAMES, ERROR_CODES } from "./error-codes.js";
+import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
+import { PROVISIONING_CALLS, type ProvisionedLicence } from "../provisioning/provisioning.js";
 import type { historyView, jobView, licenceView } from "./views.js";
 
 /**
@@ -34,8 +37,14 @@ const UNAVAILABLE =
 const isoDateTime = z.string().describe("ISO 8601 date and time");
 const nullableIso = isoDateTime.nullable();
 
+export const errorCodeSchema = z
+  .enum(ERROR_CODE_NAMES)
+  .describe(
+    "Stable, machine-readable: match on this, not on `error`. " + Object.entries(ERROR_CODES).map(([code, meaning]) => `\`${code}\`: ${meaning}`).join(" "),
+  );
+
 export const errorSchema = z
-  .looseObject({ error: z.string().describe("What went wrong, for people") })
+  .looseObject({ error: z.string().describe("What went wrong, for people"), code: errorCodeSchema })
   .describe("Every error answer: the real status code and this body, sometimes with details");
 export const validationErrorSchema = errorSchema
   .extend({
@@ -121,6 +130,36 @@ export const notReadySchema = z.object({
   checks: checksSchema,
 });
 
+export const provisionedLicenceSchema = z.object({
+  success: z.literal(true),
+  license_key: z.string().describe("The bridge's stable name of the licence: returned by create, accepted by every other call"),
+  service_identifier: z.string().describe("The panel's service id"),
+  package_identifier: z.string().describe("The product id of the catalogue"),
+  status: z.enum(SERVICE_STATUSES),
+  ip: z.string(),
+  type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
+  variant: z.string().nullable(),
+  bundle: z.string().nullable(),
+  expires_at: nullableIso.describe("When the upstream term ends"),
+  paid_until: nullableIso.describe("Up to when the customer has paid"),
+  install_command: z.string().nullable().describe("Once the licence is active (one line per licence of a bundle); null otherwise"),
+  ip_changes_left: z.number().int().nullable().describe("null when the product allows unlimited IP changes"),
+  last_error: z.string().nullable(),
+});
+export const provisionPendingSchema = z.object({
+  success: z.literal(false),
+  status: z.literal("pending"),
+  license_key: z.string(),
+  message: z.string(),
+});
+export const provisionErrorSchema = errorSchema
+  .extend({
+    success: z.literal(false),
+    status: z.enum(["blocked", "failed"]).optional().describe("502 only: the job's state"),
+    errors: z.record(z.string(), z.array(z.string())).optional().describe("422 only: parameter → messages"),
+  })
+  .describe("Every error answer of the provisioning API");
+
 // The compiler checks that the documented responses are what the views produce.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const responseShapesMatch: [
@@ -128,7 +167,8 @@ const responseShapesMatch: [
   Same<z.output<typeof historyItemSchema>, ReturnType<typeof historyView>>,
   Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
-] = [true, true, true, true];
+  Same<z.output<typeof provisionedLicenceSchema>, ProvisionedLicence>,
+] = [true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -208,6 +248,7 @@ export function openApiDocument(): Record<string, unknown> {
     tags: [
       { name: "webhooks", description: "Events from the billing panel" },
       { name: "admin", description: "The operator's API" },
+      { name: "provisioning", description: "For panel modules (WHMCS, Blesta, FOSSBilling, Paymenter, HostBill) and Upmind's Generic software-licence provider" },
       { name: "operations", description: "Health, readiness, metrics, this document" },
     ],
     paths: {
@@ -240,6 +281,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       ...adapterPaths(),
+      ...provisioningPaths(),
       "/admin/services/{id}": {
         get: {
           tags: ["admin"],
@@ -364,6 +406,7 @@ export function openApiDocument(): Record<string, unknown> {
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
+        provisioningToken: { type: "http", scheme: "bearer", description: "PROVISIONING_TOKEN" },
       },
       schemas: {
         BillingEvent: jsonSchema(billingEventSchema, "input"),
@@ -374,6 +417,9 @@ export function openApiDocument(): Record<string, unknown> {
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
+        ProvisionedLicence: jsonSchema(provisionedLicenceSchema, "output"),
+        ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
+        ProvisionError: jsonSchema(provisionErrorSchema, "output"),
       },
     },
   };
@@ -421,6 +467,52 @@ function adapterPaths(): Record<string, unknown> {
       responses: { ...common, "403": answer("The sender's IP is not in BLESTA_ALLOWED_IPS") },
     }),
   };
+}
+
+/**
+ * The provisioning API: every call takes GET (query string) or POST (form or JSON body), waits up
+ * to PROVISION_WAIT_SECONDS for its work, and answers with the licence.
+ */
+function provisioningPaths(): Record<string, unknown> {
+  const PARAMS: Record<(typeof PROVISIONING_CALLS)[number], [z.ZodType, string]> = {
+    create: [createParams, "Order the licence (as service.created): buys it, then mails the install command when customer_email is given"],
+    suspend: [targetParams, "Suspend the licence (as service.suspended)"],
+    unsuspend: [targetParams, "Unsuspend the licence (as service.unsuspended)"],
+    terminate: [targetParams, "Terminate: suspend, never renew again (as service.terminated)"],
+    renew: [renewParams, "The customer paid another cycle, up to next_due_date when given (as service.renewed)"],
+    "change-ip": [changeIpParams, "Move the licence to new_ip, within the product's max_ip_changes (as service.ip_changed)"],
+    "change-package": [changePackageParams, "A LiteSpeed core change to package_identifier's variant (as service.product_changed)"],
+    info: [targetParams, "The licence, for a panel's client area; changes nothing"],
+  };
+  const pr = (description: string, schemaName = "ProvisionError") => ({ description, ...json(ref(schemaName)) });
+  const responses = {
+    "200": pr("Done (or nothing to do): the licence", "ProvisionedLicence"),
+    "202": pr("Not done within PROVISION_WAIT_SECONDS; the work goes on, and the same call made again later answers with its outcome", "ProvisionPending"),
+    "400": pr("The body is not valid JSON"),
+    "401": pr("No or wrong `Authorization: Bearer <PROVISIONING_TOKEN>`"),
+    "404": pr("Unknown license_key / service_identifier (code unknown_service)"),
+    "409": pr("Not now: e.g. the service's termination is still being applied (code retry_later)"),
+    "413": pr("Parameters over 64 KiB"),
+    "415": pr("A body that is neither a form nor JSON"),
+    "422": pr("A wrong parameter, named in `errors` (codes validation, ip_in_use, ip_unusable, ip_change_limit, service_terminated)"),
+    "502": pr("The work was refused upstream or needs the operator: the job is blocked or failed (codes insufficient_balance, upstream_unauthorized, upstream_refused, ...)"),
+    "503": pr(UNAVAILABLE),
+  };
+  const paths: Record<string, unknown> = {};
+  for (const call of PROVISIONING_CALLS) {
+    const [schema, summary] = PARAMS[call];
+    const body = jsonSchema(schema);
+    const base = { tags: ["provisioning"], summary, security: [{ provisioningToken: [] }], responses };
+    paths[`/provision/v1/${call}`] = {
+      post: {
+        ...base,
+        operationId: `provision_${call.replace("-", "_")}`,
+        requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: body }, "application/json": { schema: body } } },
+      },
+      get: { ...base, operationId: `provision_${call.replace("-", "_")}_get`, parameters: queryParameters(schema) },
+    };
+  }
+  return paths;
 }
 
 export function openApiRouter(): Router {

@@ -18,6 +18,25 @@ import { changeIpParams, changePackageParams, createParams, paramOf, renewParams
 export const PROVISIONING_CALLS = ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"] as const;
 export type ProvisioningCall = (typeof PROVISIONING_CALLS)[number];
 
+/** A 200's body: the licence as a panel's client area shows it. */
+export interface ProvisionedLicence {
+  success: true;
+  /** The bridge's stable name of the licence, returned by create and accepted by every other call. */
+  license_key: string;
+  service_identifier: string;
+  package_identifier: string;
+  status: ServiceRow["status"];
+  ip: string;
+  type: string | null;
+  variant: string | null;
+  bundle: string | null;
+  expires_at: string | null;
+  paid_until: string | null;
+  install_command: string | null;
+  ip_changes_left: number | null;
+  last_error: string | null;
+}
+
 /** What the HTTP layer sends back: a status and a JSON body. */
 export interface Answer {
   status: number;
@@ -82,25 +101,23 @@ export function createProvisioning(deps: ProvisioningDeps) {
 
   const licence = async (svc: ServiceRow): Promise<Answer> => {
     const limit = deps.catalog.product(svc.product_id)?.maxIpChanges ?? null;
-    return {
-      status: 200,
-      body: {
-        success: true,
-        license_key: svc.license_key,
-        service_identifier: svc.service_id,
-        package_identifier: svc.product_id,
-        status: svc.status,
-        ip: svc.ip,
-        type: svc.type,
-        variant: svc.variant,
-        bundle: svc.bundle,
-        expires_at: iso(svc.expires_at),
-        paid_until: iso(svc.paid_until),
-        install_command: svc.status === "active" ? await installCommand(svc) : null,
-        ip_changes_left: limit === null ? null : Math.max(0, limit - svc.ip_changes),
-        last_error: svc.last_error,
-      },
+    const body: ProvisionedLicence = {
+      success: true,
+      license_key: svc.license_key,
+      service_identifier: svc.service_id,
+      package_identifier: svc.product_id,
+      status: svc.status,
+      ip: svc.ip,
+      type: svc.type,
+      variant: svc.variant,
+      bundle: svc.bundle,
+      expires_at: iso(svc.expires_at),
+      paid_until: iso(svc.paid_until),
+      install_command: svc.status === "active" ? await installCommand(svc) : null,
+      ip_changes_left: limit === null ? null : Math.max(0, limit - svc.ip_changes),
+      last_error: svc.last_error,
     };
+    return { status: 200, body: { ...body } };
   };
 
   const refusal = (status: number, code: ErrorCode, error: string, extra: Record<string, unknown> = {}): Answer => ({

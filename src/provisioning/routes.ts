@@ -2,7 +2,7 @@ import express, { type Request, type Router } from "express";
 import { requireBearer } from "../http/auth.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import { sendError } from "../http/errors.js";
-import { PROVISIONING_CALLS, type Provisioning, type ProvisioningCall } from "./provisioning.js";
+import { PROVISIONING_CALLS, type Provisioning } from "./provisioning.js";
 
 export const MAX_PARAMETERS_BYTES = 64 * 1024;
 
@@ -10,8 +10,6 @@ export interface ProvisioningRouteDeps {
   token: string;
   provisioning: Provisioning;
 }
-
-const isCall = (s: string): s is ProvisioningCall => (PROVISIONING_CALLS as readonly string[]).includes(s);
 
 /** No prototype: a parameter may be called "constructor". */
 function parameters(req: Request): Record<string, unknown> {
@@ -26,8 +24,8 @@ const hasBody = (req: Request) => Number(req.headers["content-length"] ?? 0) > 0
 
 /**
  * `/provision/v1/<call>` (service-contract.md section 8): what panel modules and Upmind's
- * Generic software-licence provider call. Parameters come as a form or JSON body, or in the
- * query string; every method is accepted, because panels let the operator pick one per call.
+ * Generic software-licence provider call. Parameters come as a form or JSON body (POST), or in
+ * the query string (GET); each call takes either method, as panels let the operator pick one.
  * Answers are always `{"success": ...}` JSON, errors with a stable `code`.
  */
 export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
@@ -40,22 +38,24 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
     next();
   });
   router.use("/provision", requireBearer(deps.token, "provisioning"));
-  router.all(
-    "/provision/v1/:call",
+  const handle: express.RequestHandler[] = [
     (req, res, next) => {
-      if (!isCall(req.params.call as string)) return fail(res, 404, "not_found", `unknown call; one of ${PROVISIONING_CALLS.join(", ")}`);
       const type = req.is(["application/x-www-form-urlencoded", "application/json", "application/*+json"]);
       if (hasBody(req) && !type) return fail(res, 415, "unsupported_media_type", "send parameters as application/x-www-form-urlencoded or application/json");
       next();
     },
     express.urlencoded({ extended: false, limit: MAX_PARAMETERS_BYTES, parameterLimit: 100 }),
     express.json({ limit: MAX_PARAMETERS_BYTES, type: ["application/json", "application/*+json"] }),
-    async (req, res) => {
-      const answer = await deps.provisioning.call(req.params.call as ProvisioningCall, parameters(req));
-      res.locals.serviceId = answer.body.service_identifier;
+  ];
+  for (const call of PROVISIONING_CALLS) {
+    const run: express.RequestHandler = async (req, res) => {
+      const answer = await deps.provisioning.call(call, parameters(req));
       res.status(answer.status).json(answer.body);
-    },
-  );
+    };
+    // GET with the query string, POST with a form or JSON body: whichever the panel's module or settings use.
+    router.get(`/provision/v1/${call}`, ...handle, run);
+    router.post(`/provision/v1/${call}`, ...handle, run);
+  }
   router.use("/provision", (_req, res) => fail(res, 404, "not_found", "Not found"));
   return router;
 }

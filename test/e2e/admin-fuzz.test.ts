@@ -141,7 +141,7 @@ async function checked(method: string, path: string, auth: Auth, headers: Record
   if (res.status >= 400) {
     expect(res.headers["content-type"], context).toMatch(/^application\/json/);
     // A HEAD answer has the headers of the GET and no body.
-    if (method !== "HEAD") expect(res.json, `4xx without a JSON {error}: ${context}`).toEqual(expect.objectContaining({ error: expect.any(String) }));
+    if (method !== "HEAD") expect(res.json, `4xx without a JSON {error, code}: ${context}`).toEqual(expect.objectContaining({ error: expect.any(String), code: expect.any(String) }));
     expect(after.rows, `rows written by a rejected request: ${context}`).toEqual(before.rows);
     expect(after.changes, `rows changed by a rejected request: ${context}`).toBe(before.changes);
   } else {

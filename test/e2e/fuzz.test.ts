@@ -45,6 +45,7 @@ async function postAndCheck(headers: Record<string, string>, body: string): Prom
   if (res.status >= 400) {
     expect(after, `rows written by a rejected request: ${context}`).toEqual(before);
     expect(res.body.error, `4xx without an error message: ${context}`).toEqual(expect.any(String));
+    expect(res.body.code, `4xx without an error code: ${context}`).toEqual(expect.any(String));
   }
   if (res.status === 202) expect(after.events, context).toBe(before.events + 1);
   if (res.status === 200) expect(after, context).toEqual(before);

@@ -111,11 +111,14 @@ describe("/openapi.json", () => {
     expect(new Set(documented)).toEqual(new Set(routes));
   });
 
-  it("marks the admin API, and only it, as needing the bearer token", () => {
+  it("marks the admin and provisioning APIs, and only them, as needing their bearer tokens", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const op of Object.values(ops)) {
         if (path.startsWith("/admin/")) {
           expect(op.security).toEqual([{ adminToken: [] }]);
+          expect((op.responses as Schema)["401"]).toBeDefined();
+        } else if (path.startsWith("/provision/")) {
+          expect(op.security).toEqual([{ provisioningToken: [] }]);
           expect((op.responses as Schema)["401"]).toBeDefined();
         } else {
           expect(op.security).toBeUndefined();
@@ -152,6 +155,32 @@ describe("/openapi.json", () => {
     for (const sample of samples) {
       expect(fits(doc, body, sample), JSON.stringify(sample)).toBe(billingEventSchema.safeParse(sample).success);
     }
+  });
+
+  it("documents every provisioning call with GET and POST, its parameters and every answer", () => {
+    for (const call of ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"]) {
+      const path = doc.paths[`/provision/v1/${call}`]!;
+      expect(Object.keys(path).sort(), call).toEqual(["get", "post"]);
+      expect(Object.keys(path.post!.responses as Schema).sort(), call).toEqual(["200", "202", "400", "401", "404", "409", "413", "415", "422", "502", "503"]);
+    }
+    const create = (doc.paths["/provision/v1/create"]!.post!.requestBody as Schema).content as Record<string, { schema: Schema }>;
+    expect(Object.keys(create).sort()).toEqual(["application/json", "application/x-www-form-urlencoded"]);
+    expect(Object.keys(create["application/json"]!.schema.properties as Schema)).toEqual(
+      expect.arrayContaining(["service_identifier", "package_identifier", "ip", "customer_email", "billing_cycle", "next_due_date"]),
+    );
+    const info = doc.paths["/provision/v1/info"]!.get!.parameters as { name: string; in: string }[];
+    expect(info.map((p) => [p.name, p.in])).toEqual([
+      ["license_key", "query"],
+      ["service_identifier", "query"],
+    ]);
+  });
+
+  it("documents the stable error codes on every error answer", () => {
+    const codes = (doc.components.schemas.Error!.properties as Record<string, Schema>).code!;
+    expect(codes.enum).toEqual(expect.arrayContaining(["unauthorized", "validation", "unknown_service", "insufficient_balance", "ip_in_use"]));
+    expect(doc.components.schemas.Error!.required).toEqual(expect.arrayContaining(["error", "code"]));
+    expect(fits(doc, doc.components.schemas.ProvisionError!, { success: false, error: "x", code: "insufficient_balance", status: "blocked" })).toBe(true);
+    expect(fits(doc, doc.components.schemas.ProvisionError!, { success: false, error: "x", code: "not-a-code" })).toBe(false);
   });
 
   it("takes the admin query parameters from the schemas that validate them", () => {
