@@ -13,7 +13,8 @@ import { createLogger } from "../src/log/logger.js";
 import { openDatabase } from "../src/store/database.js";
 import { migrate } from "../src/store/migrations.js";
 import { ServiceStore } from "../src/store/services.js";
-import { billingWebhookRouter } from "../src/webhooks/billing-route.js";
+import { billingSource } from "../src/webhooks/billing-source.js";
+import { webhookRouter } from "../src/webhooks/route.js";
 import { createGroupCommit } from "../src/store/group-commit.js";
 import { groupCommit } from "../src/webhooks/group-commit.js";
 import { createIntake } from "../src/webhooks/intake.js";
@@ -38,7 +39,7 @@ function bridge() {
   const queue = new JobQueue(db, systemClock);
   const accept = groupCommit(createIntake({ db, queue, services: new ServiceStore(db), catalog: config.catalog, clock: systemClock }), createGroupCommit(db));
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
-  return createApp({ logger, routers: [billingWebhookRouter({ accept, keys: [secretKey(secret)], clock: systemClock })] });
+  return createApp({ logger, routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
 }
 
 const app = mode === "bare" ? bare() : bridge();

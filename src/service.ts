@@ -30,7 +30,8 @@ import { openDatabase, type Db } from "./store/database.js";
 import { watchDatabaseFile } from "./store/database-file.js";
 import { migrate } from "./store/migrations.js";
 import { ServiceStore } from "./store/services.js";
-import { billingWebhookRouter } from "./webhooks/billing-route.js";
+import { billingSource } from "./webhooks/billing-source.js";
+import { webhookRouter } from "./webhooks/route.js";
 import { adapterRouters } from "./webhooks/adapters/index.js";
 import { createGroupCommit } from "./store/group-commit.js";
 import { groupCommit } from "./webhooks/group-commit.js";
@@ -259,8 +260,8 @@ async function assemble(options: ServiceOptions, db: Db, opened: (() => unknown)
     routers: [
       healthRouter({ db, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: dbFile.check }),
       openApiRouter(),
-      billingWebhookRouter({ accept, keys: config.WEBHOOK_SECRETS.map(secretKey), clock, observer: metrics.webhooks }),
-      ...adapterRouters({ accept, config, clock, logger, services, observer: metrics.webhooks }),
+      webhookRouter(billingSource(config.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: config.catalog, clock, logger, observer: metrics.webhooks }),
+      ...adapterRouters(config, { accept, clock, logger, services, observer: metrics.webhooks }),
       adminRouter({ adminToken: config.ADMIN_TOKEN, services, queue }),
       ...(config.PROVISIONING_TOKEN
         ? [

@@ -13,6 +13,8 @@ export const SECRET_KEYS = [
   "UPMIND_WEBHOOK_SECRET",
   "BLESTA_WEBHOOK_TOKEN",
   "PROVISIONING_TOKEN",
+  "BLESTA_API_KEY",
+  "HOSTBILL_API_KEY",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -109,6 +111,12 @@ export const configSchema = z
       .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
       .pipe(z.array(z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], { error: "each entry must be an IP address or CIDR range" })))
       .optional(),
+    BLESTA_API_URL: httpUrl.optional(),
+    BLESTA_API_USER: z.string().min(1).optional(),
+    BLESTA_API_KEY: z.string().min(1).optional(),
+    HOSTBILL_API_URL: httpUrl.optional(),
+    HOSTBILL_API_ID: z.string().min(1).optional(),
+    HOSTBILL_API_KEY: z.string().min(1).optional(),
     ADAPTER_FIELD_MAPS_FILE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
   })
@@ -125,6 +133,17 @@ export const configSchema = z
     }
     if (c.RESELLER_PROTOCOL === "v2" && c.RESELLER_API_URL && !c.RESELLER_LEGACY_URL) {
       ctx.addIssue({ code: "custom", path: ["RESELLER_LEGACY_URL"], message: "is required when RESELLER_PROTOCOL is v2" });
+    }
+    for (const [panel, keys] of [
+      ["Blesta", ["BLESTA_API_URL", "BLESTA_API_USER", "BLESTA_API_KEY"]],
+      ["HostBill", ["HOSTBILL_API_URL", "HOSTBILL_API_ID", "HOSTBILL_API_KEY"]],
+    ] as const) {
+      const set = keys.filter((k) => c[k] !== undefined);
+      if (set.length > 0 && set.length < keys.length) {
+        for (const k of keys.filter((x) => c[x] === undefined)) {
+          ctx.addIssue({ code: "custom", path: [k], message: `is required with ${set.join(" and ")}: the ${panel} API needs all of ${keys.join(", ")}` });
+        }
+      }
     }
     const live = Boolean(c.RESELLER_API_URL);
     if (live && !c.WEBHOOK_SECRETS) {
@@ -170,6 +189,12 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   UPMIND_WEBHOOK_SECRET: "the signing secret of the Upmind webhook (16+ characters)",
   BLESTA_WEBHOOK_TOKEN: "a long random token (32+ characters) that ends the Blesta webhook URL",
   BLESTA_ALLOWED_IPS: "comma-separated IPs or CIDR ranges Blesta sends from, e.g. 192.0.2.10,2001:db8::/32",
+  BLESTA_API_URL: "Blesta's API base URL, e.g. https://billing.example.com/api",
+  BLESTA_API_USER: "the user of a Blesta API key (Settings > System > API Access)",
+  BLESTA_API_KEY: "that Blesta API key",
+  HOSTBILL_API_URL: "HostBill's admin API URL, e.g. https://billing.example.com/admin/api.php",
+  HOSTBILL_API_ID: "the HostBill API ID",
+  HOSTBILL_API_KEY: "the HostBill API key",
   ADAPTER_FIELD_MAPS_FILE: "a JSON file overriding the panel adapters' field mappings",
   LOG_LEVEL: LOG_LEVELS.join(", "),
 };

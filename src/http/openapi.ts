@@ -5,7 +5,7 @@ import { JOB_STATES } from "../jobs/types.js";
 import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
 import { SERVICE_STATUSES } from "../store/services.js";
 import { billingEventSchema, EVENT_TYPES } from "../webhooks/event-schema.js";
-import { MAX_WEBHOOK_BYTES } from "../webhooks/billing-route.js";
+import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
 import { jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
@@ -442,30 +442,49 @@ function adapterPaths(): Record<string, unknown> {
     "422": answer("The translated event breaks the schema or a business rule", "ValidationError"),
     "503": answer(UNAVAILABLE),
   };
-  const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}) => ({
+  const own = { type: "object", description: "the panel's own payload" };
+  const op = (operationId: string, summary: string, extra: Record<string, unknown> = {}, forms = false) => ({
     post: {
       tags: ["webhooks"],
       operationId,
       summary,
-      requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "the panel's own payload" } } } },
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: own }, ...(forms ? { "application/x-www-form-urlencoded": { schema: own } } : {}) },
+      },
       responses: common,
       ...extra,
     },
   });
   return {
-    "/webhooks/hostbill": op("receiveHostBillEvent", "HostBill WebHooks plugin (HB-Signature: hex HMAC-SHA256 of HB-Timestamp + body)", {
-      parameters: [
-        { name: "HB-Signature", in: "header", required: true, schema: { type: "string" } },
-        { name: "HB-Timestamp", in: "header", required: true, schema: { type: "string" } },
-      ],
-    }),
+    "/webhooks/hostbill": op(
+      "receiveHostBillEvent",
+      "HostBill WebHooks plugin (HB-Signature: hex HMAC-SHA256 of HB-Timestamp + body; the hook in HB-Event)",
+      {
+        parameters: [
+          { name: "HB-Signature", in: "header", required: true, schema: { type: "string" } },
+          { name: "HB-Timestamp", in: "header", required: true, schema: { type: "string" } },
+          { name: "HB-Event", in: "header", required: true, schema: { type: "string" }, description: "e.g. after_accountcreate" },
+        ],
+      },
+      true,
+    ),
     "/webhooks/upmind": op("receiveUpmindEvent", "Upmind contract-product hooks (X-Webhook-Signature: HMAC-SHA256 of the body)", {
       parameters: [{ name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" } }],
     }),
-    "/webhooks/blesta/{token}": op("receiveBlestaEvent", "Blesta Webhooks plugin (the URL's token, optional IP allow-list)", {
-      parameters: [{ name: "token", in: "path", required: true, description: "BLESTA_WEBHOOK_TOKEN", schema: { type: "string" } }],
-      responses: { ...common, "403": answer("The sender's IP is not in BLESTA_ALLOWED_IPS") },
-    }),
+    "/webhooks/blesta/{token}": op(
+      "receiveBlestaEvent",
+      "Blesta Webhooks plugin (the URL's token, optional IP allow-list; the event in X-Blesta-Event or ?event=)",
+      {
+        parameters: [
+          { name: "token", in: "path", required: true, description: "BLESTA_WEBHOOK_TOKEN", schema: { type: "string" } },
+          { name: "X-Blesta-Event", in: "header", required: false, schema: { type: "string" }, description: "e.g. Services.editAfter (plugin 1.2.1+)" },
+          { name: "event", in: "query", required: false, schema: { type: "string" }, description: "the event, for plugins that send no X-Blesta-Event" },
+        ],
+        responses: { ...common, "403": answer("The sender's IP is not in BLESTA_ALLOWED_IPS") },
+      },
+      true,
+    ),
   };
 }
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Logger } from "../log/logger.js";
 import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
-import { isJsonContentType } from "../webhooks/billing-route.js";
+import { isJsonContentType } from "../webhooks/route.js";
 import { fieldErrors } from "../webhooks/event-schema.js";
 import { requireBearer } from "./auth.js";
 import { sendError } from "./errors.js";

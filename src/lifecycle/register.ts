@@ -63,6 +63,16 @@ export function registerHandler(deps: LifecycleDeps, afterActivation?: (serviceI
 
     deps.db.transaction(() => {
       eventOutcome(deps.db, job, "applied", null);
+      if (!svc.customer_email) {
+        services.addHistory({
+          service_id: svc.service_id,
+          at: clock.now(),
+          event_id: job.eventId,
+          job_id: job.id,
+          action: "install mail not sent",
+          detail: "the order carried no customer e-mail (the panel's hook has none); the install command is in the admin API and the panel module",
+        });
+      }
       if (svc.customer_email) {
         deps.queue.enqueue({
           kind: JOB_KINDS.installMail,

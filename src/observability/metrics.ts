@@ -4,7 +4,7 @@ import type { AttemptOutcome, RunnerObserver } from "../jobs/runner.js";
 import { JOB_STATES } from "../jobs/types.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import type { UpstreamObserver } from "../reseller/transport.js";
-import type { WebhookObserver } from "../webhooks/billing-route.js";
+import type { WebhookObserver } from "../webhooks/route.js";
 
 /** Every metric name starts with this (the service contract, section 4). */
 export const METRIC_PREFIX = "license_bridge_";

@@ -78,19 +78,33 @@ const REQUIRED: Record<EventType, [string[], string][]> = {
   "service.product_changed": [[["changes", "product_id"], "is required for service.product_changed"]],
 };
 
-export const billingEventSchema = z
-  .object({
-    type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }),
-    service: serviceSchema,
-    changes: changesSchema.optional(),
-  })
-  .superRefine((event, ctx) => {
-    for (const [path, message] of REQUIRED[event.type]) {
-      let v: unknown = event;
-      for (const p of path) v = v === undefined || v === null ? undefined : (v as Record<string, unknown>)[p];
-      if (v === undefined) ctx.addIssue({ code: "custom", path, message });
-    }
-  });
+function eventSchema(required: Record<EventType, [string[], string][]>) {
+  return z
+    .object({
+      type: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` }),
+      service: serviceSchema,
+      changes: changesSchema.optional(),
+    })
+    .superRefine((event, ctx) => {
+      for (const [path, message] of required[event.type]) {
+        let v: unknown = event;
+        for (const p of path) v = v === undefined || v === null ? undefined : (v as Record<string, unknown>)[p];
+        if (v === undefined) ctx.addIssue({ code: "custom", path, message });
+      }
+    });
+}
+
+/** The body of `POST /webhooks/billing` (service-contract.md section 2). */
+export const billingEventSchema = eventSchema(REQUIRED);
+
+/**
+ * An event translated from a panel's own webhook. Panels' account hooks often carry no customer
+ * e-mail (HostBill, Blesta): the licence is still bought, and its history says no mail was sent.
+ */
+export const panelEventSchema = eventSchema({
+  ...REQUIRED,
+  "service.created": REQUIRED["service.created"].filter(([path]) => path.join(".") !== "service.customer.email"),
+});
 
 export type BillingEvent = z.output<typeof billingEventSchema>;
 

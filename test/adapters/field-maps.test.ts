@@ -74,7 +74,7 @@ describe("ADAPTER_FIELD_MAPS_FILE", () => {
       ADAPTER_FIELD_MAPS_FILE: mapsFile({ upmind: { nope: "a" } }),
       catalog: createCatalog({ products: {} }),
     };
-    expect(() => adapterRouters({ accept: async (_s, items) => items.map(() => ({ status: "unknown_service" as const })), config, clock: systemClock, logger: silentLogger() })).toThrow(ConfigError);
+    expect(() => adapterRouters(config, { accept: async (_s, items) => items.map(() => ({ status: "unknown_service" as const })), clock: systemClock, logger: silentLogger() })).toThrow(ConfigError);
   });
 });
 

@@ -53,7 +53,7 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
   const app = createApp({
     logger: silentLogger(),
     logRequests: false,
-    routers: adapterRouters({ accept, config, clock: systemClock, logger: silentLogger(), services }),
+    routers: adapterRouters(config, { accept, clock: systemClock, logger: silentLogger(), services }),
   });
   const server = await new Promise<Server>((ok, fail) => {
     const s = app.listen(0, "127.0.0.1", () => ok(s));

@@ -10,19 +10,20 @@ import { waitFor } from "../helpers/wait.js";
 const BLESTA_TOKEN = "blesta-token-0123456789abcdefghijklmnopqrstuv";
 
 /** A Blesta "Services.addAfter" hook for a new service. */
+/** Blesta's Webhooks plugin activating a service (Services.editAfter, as the plugin posts it). */
 async function blestaAdded(url: string): Promise<Response> {
-  const service = {
-    id: "9001",
-    status: "active",
-    package: { id: "12" },
-    package_pricing: { term: 1, period: "month" },
-    fields: [{ key: "ip", value: "203.0.113.91", encrypted: 0 }],
-    client: { email: "cleo@example.com", first_name: "Cleo", last_name: "Example" },
+  const oldService = {
+    id: 9001,
+    status: "pending",
+    pricing_id: 120,
+    package: { id: 12 },
+    package_pricing: { package_id: 12, term: 1, period: "month" },
+    fields: [{ key: "ip", value: "203.0.113.91", serialized: 0, encrypted: 0 }],
   };
   return fetch(`${url}/webhooks/blesta/${BLESTA_TOKEN}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "X-Blesta-Event": "Services.addAfter", "X-Webhook-Id": "1" },
-    body: JSON.stringify({ service_id: service.id, vars: { status: "active" }, service }),
+    headers: { "content-type": "application/json", "X-Blesta-Event": "Services.editAfter", "X-Webhook-Id": "1" },
+    body: JSON.stringify({ service_id: 9001, service_activated: true, vars: { status: "active", pricing_id: 120 }, old_service: oldService }),
   });
 }
 

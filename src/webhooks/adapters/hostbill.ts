@@ -1,10 +1,10 @@
 import { createHmac } from "node:crypto";
-import type { Router } from "express";
 import type { BillingCycle } from "../../catalog/catalog.js";
 import { checkTimestamp } from "../signature.js";
-import type { EventType, FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import type { TranslatedEvent, Translation, WebhookSource } from "../route.js";
+import { panelGet } from "./panel-api.js";
 import {
-  adapterRouter,
   anyDigestMatches,
   catalogueVerdict,
   compact,
@@ -14,39 +14,48 @@ import {
   notInCatalogue,
   sha256Hex,
   signatureCandidates,
-  type AdapterDeps,
-  type AdapterSpec,
-  type TranslatedEvent,
-  type Translation,
 } from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
 
 /**
- * Where the HostBill WebHooks plugin puts each field. HostBill does not document the JSON its
- * plugin posts, so these are assumptions: the hook name under `event`, the account (the hook's
- * `$details`) under `account` (or `details` / `data`), the client under `client`, the invoice
- * under `invoice`. Override any entry with ADAPTER_FIELD_MAPS_FILE `{"hostbill": {...}}`.
- * `invoice.item.*` paths are relative to one invoice item.
+ * Where HostBill's hooks keep each field. The WebHooks plugin (HostBill docs, "WebHooks") posts
+ * the hook's own `$details` with no envelope, as JSON or a form, and names the hook in the
+ * `HB-Event` header. Account hooks carry the account as `service` (after_accountcreate,
+ * after_accountterminate: {service, account_id, server}), `account` (after_accountchangepackage,
+ * newer after_accountunsuspend: {account, product}) or just its id (after_accountsuspend);
+ * after_invoicefullpaid is the invoice with its `items` at the top level. No hook carries the
+ * client's e-mail: with HOSTBILL_API_URL/ID/KEY the bridge reads it (getClientDetails), and the
+ * account's missing fields (getAccountDetails); without, the licence is bought and not mailed.
+ * Override any entry with ADAPTER_FIELD_MAPS_FILE {"hostbill": {...}}.
  */
 export const HOSTBILL_FIELDS = {
-  event: ["event", "hook", "action"],
-  delivery_id: ["delivery_id", "webhook_event_id", "event_id"],
-  "service.id": ["account.id", "details.id", "data.id", "account_id"],
-  "service.product_id": ["account.product_id", "details.product_id", "data.product_id", "product_id"],
-  "service.billing_cycle": ["account.billingcycle", "details.billingcycle", "data.billingcycle", "account.cycle", "details.cycle", "billingcycle"],
-  "service.ip": ["account.ip", "details.ip", "data.ip", "account.dedicated_ip", "details.dedicated_ip", "ip"],
-  "service.next_due_date": ["account.next_due", "details.next_due", "data.next_due", "next_due"],
-  "customer.email": ["client.email", "account.client.email", "details.client.email", "data.client.email", "email"],
-  "customer.name": ["client.name", "client.fullname", "account.client.name"],
-  "customer.firstname": ["client.firstname", "account.client.firstname", "details.client.firstname"],
-  "customer.lastname": ["client.lastname", "account.client.lastname", "details.client.lastname"],
-  "old.product_id": ["old_product_id", "account.old_product_id", "details.old_product_id", "data.old_product_id", "upgrade.old_product_id"],
-  "changes.product_id": ["new_product_id", "account.new_product_id", "details.new_product_id", "data.new_product_id", "upgrade.new_product_id"],
-  "invoice.id": ["invoice.id", "details.id", "data.id", "invoice_id"],
-  "invoice.items": ["invoice.items", "details.items", "data.items", "items"],
+  event: ["event", "hook"],
+  delivery_id: ["delivery_id"],
+  "service.id": ["account_id", "service.id", "account.id", "acc_id", "details.id", "id"],
+  "service.product_id": ["service.product_id", "account.product_id", "details.product_id", "product_id"],
+  "service.billing_cycle": ["service.billingcycle", "account.billingcycle", "details.billingcycle", "service.cycle", "billingcycle"],
+  "service.ip": ["service.ip", "account.ip", "details.ip", "service.dedicated_ip", "service.domain", "account.domain", "ip"],
+  "service.next_due_date": ["service.next_due", "account.next_due", "details.next_due", "next_due"],
+  "service.client_id": ["service.client_id", "account.client_id", "details.client_id", "client_id"],
+  "customer.email": ["client.email", "service.client.email", "account.client.email", "email"],
+  "customer.firstname": ["client.firstname", "service.client.firstname", "account.client.firstname"],
+  "customer.lastname": ["client.lastname", "service.client.lastname", "account.client.lastname"],
+  "old.product_id": ["old_product_id", "account.product_id", "service.product_id"],
+  "changes.product_id": ["product.id", "new_product_id", "product_id"],
+  "invoice.id": ["id", "invoice.id", "invoice_id"],
+  "invoice.items": ["items", "invoice.items"],
   "invoice.item.type": ["type"],
   "invoice.item.account_id": ["item_id", "rel_id", "account_id"],
   "invoice.item.next_due_date": ["next_due", "account.next_due"],
+  // In the answers of HostBill's admin API (getAccountDetails → details, getClientDetails → client).
+  "api.account.product_id": ["details.product_id"],
+  "api.account.billing_cycle": ["details.billingcycle"],
+  "api.account.ip": ["details.custom[variable=ip].data.0", "details.ip", "details.domain"],
+  "api.account.next_due_date": ["details.next_due"],
+  "api.account.client_id": ["details.client_id"],
+  "api.client.email": ["client.email"],
+  "api.client.firstname": ["client.firstname"],
+  "api.client.lastname": ["client.lastname"],
 } as const satisfies FieldMap;
 
 export type HostbillField = keyof typeof HOSTBILL_FIELDS;
@@ -87,15 +96,55 @@ export function hostbillCycle(raw: unknown): BillingCycle | undefined {
 
 const norm = (event: string) => event.toLowerCase().replace(/[^a-z0-9]/g, "");
 
+export interface HostbillApiConfig {
+  /** HostBill's admin API endpoint, e.g. https://billing.example.com/admin/api.php */
+  url: string;
+  id: string;
+  key: string;
+}
+
+export interface HostbillOptions {
+  secret: string;
+  fields?: FieldMap<HostbillField>;
+  /** HOSTBILL_API_URL/ID/KEY: where to read what a hook lacks. */
+  api?: HostbillApiConfig;
+}
+
+/** HostBill's admin API (api.hostbillapp.com): api_id, api_key and call=<method> in a form POST. */
+function hostbillApi(config: HostbillApiConfig) {
+  const call = async (method: string, params: Record<string, string>) => {
+    const answer = await panelGet("HostBill", new URL(config.url), {
+      method: "POST",
+      form: { api_id: config.id, api_key: config.key, call: method, ...params },
+    });
+    return answer !== null && typeof answer === "object" && (answer as { success?: unknown }).success !== false ? (answer as Record<string, unknown>) : undefined;
+  };
+  return {
+    account: (id: string) => call("getAccountDetails", { id }),
+    client: (id: string) => call("getClientDetails", { id }),
+  };
+}
+
+/** A form field's value: HostBill keeps custom data keyed by item id (`data[<item_id>]`). */
+function firstScalar(v: unknown): unknown {
+  if (v !== null && typeof v === "object") return Object.values(v as Record<string, unknown>).find((x) => typeof x === "string" || typeof x === "number");
+  return v;
+}
+
 /**
  * `POST /webhooks/hostbill`: `HB-Signature` is the hex HMAC-SHA256 of `HB-Timestamp` + raw body
- * with HOSTBILL_WEBHOOK_SECRET; timestamps more than 5 minutes off are refused.
+ * with HOSTBILL_WEBHOOK_SECRET; timestamps more than 5 minutes off are refused. The plugin posts
+ * a form by default, or JSON: both are read.
  */
-export function hostbillSpec(secret: string, fields: FieldMap<HostbillField> = HOSTBILL_FIELDS): AdapterSpec {
-  const key = Buffer.from(secret, "utf8");
+export function hostbillSource(options: HostbillOptions): WebhookSource {
+  const key = Buffer.from(options.secret, "utf8");
+  const fields = options.fields ?? HOSTBILL_FIELDS;
+  const api = options.api ? hostbillApi(options.api) : undefined;
   return {
     source: "hostbill",
     path: "/webhooks/hostbill",
+    forms: true,
+    schema: panelEventSchema,
     authenticate(req, raw, nowMs) {
       const signature = req.header("hb-signature");
       const timestamp = req.header("hb-timestamp");
@@ -107,10 +156,15 @@ export function hostbillSpec(secret: string, fields: FieldMap<HostbillField> = H
       if (!anyDigestMatches([expected], signatureCandidates(signature))) return { status: 401, error: "Invalid signature: no matching signature" };
       return undefined;
     },
-    translate(body, ctx) {
+    async translate(raw, ctx) {
+      // Some hooks' $details is the bare account id: a JSON number, or a form of one value.
+      const body: Record<string, unknown> =
+        typeof raw === "number" || typeof raw === "string" ? { account_id: raw } : raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+      if (Object.keys(body).length === 1 && /^\d+$/.test(Object.keys(body)[0]!) && body[Object.keys(body)[0]!] === "") body.account_id = Object.keys(body)[0];
       const f = (k: HostbillField) => pick(body, fields[k]);
-      const eventName = str(f("event")) ?? str(ctx.req.header("hb-event"));
-      if (!eventName) return { kind: "invalid", errors: { event: ["is required: the HostBill hook name, e.g. after_accountcreate"] } };
+      // The plugin names the hook in HB-Event only; a body field is the fallback for custom senders.
+      const eventName = str(ctx.req.header("hb-event")) ?? str(f("event"));
+      if (!eventName) return { kind: "invalid", errors: { event: ["is required: the HB-Event header, e.g. after_accountcreate"] } };
       const delivery = HOSTBILL_DELIVERY_HEADERS.map((h) => deliveryId(ctx.req.header(h))).find(Boolean) ?? deliveryId(f("delivery_id"));
       const timestamp = ctx.req.header("hb-timestamp")?.trim() ?? "";
       const name = norm(eventName);
@@ -121,56 +175,59 @@ export function hostbillSpec(secret: string, fields: FieldMap<HostbillField> = H
 
       const idRaw = f("service.id");
       const serviceId = str(idRaw);
-      const productId = str(f("service.product_id"));
-      const webhookId = delivery ?? `h:${sha256Hex(name, serviceId ?? "", timestamp).slice(0, 40)}`;
-      const errors: FieldErrors = {};
+      if (!serviceId) return { kind: "invalid", errors: { "service.id": ["is required: the hook names no account (account_id, service.id or account.id)"] } };
+      const webhookId = delivery ?? `h:${sha256Hex(name, serviceId, timestamp, ctx.raw).slice(0, 40)}`;
 
       if (type === "service.created") {
-        const notLicence = notInCatalogue(ctx.catalog, productId);
+        const account = api ? await api.account(serviceId) : undefined;
+        const a = (k: HostbillField) => (account ? firstScalar(pick(account, fields[k])) : undefined);
+        const productRaw = f("service.product_id") ?? a("api.account.product_id");
+        const notLicence = notInCatalogue(ctx.catalog, str(productRaw));
         if (notLicence) return { kind: "ignored", reason: notLicence };
-        const cycleRaw = f("service.billing_cycle");
+        const errors: FieldErrors = {};
+        const cycleRaw = f("service.billing_cycle") ?? a("api.account.billing_cycle");
         const cycle = hostbillCycle(cycleRaw);
         if (cycleRaw !== undefined && cycle === undefined) {
           errors["service.billing_cycle"] = [
             `HostBill billing cycle "${String(cycleRaw).slice(0, 40)}" has no licence equivalent (expected m, q, s, a, b, t or Monthly, Quarterly, Semi-Annually, Annually, Biennially, Triennially)`,
           ];
         }
+        const clientId = str(f("service.client_id") ?? a("api.account.client_id"));
+        const client = api && clientId && f("customer.email") === undefined ? await api.client(clientId) : undefined;
+        const c = (k: HostbillField) => (client ? pick(client, fields[k]) : undefined);
+        const email = f("customer.email") ?? c("api.client.email");
         const event = {
           type,
           service: compact({
             id: idRaw,
-            product_id: f("service.product_id"),
+            product_id: productRaw,
             billing_cycle: cycle,
-            ip: f("service.ip"),
+            ip: f("service.ip") ?? a("api.account.ip"),
             customer: {
-              email: f("customer.email"),
-              name: str(f("customer.name")) ?? fullName(f("customer.firstname"), f("customer.lastname")),
+              email,
+              name: fullName(f("customer.firstname") ?? c("api.client.firstname"), f("customer.lastname") ?? c("api.client.lastname")),
             },
-            next_due_date: normalizeDate(f("service.next_due_date")),
+            next_due_date: normalizeDate(f("service.next_due_date") ?? a("api.account.next_due_date")),
           }),
         };
-        return { kind: "events", events: [{ webhookId, event, errors }] };
+        const notes = email === undefined ? [`no customer e-mail (${api ? "HostBill's API has none" : "HostBill's hooks do not carry it: set HOSTBILL_API_URL, HOSTBILL_API_ID and HOSTBILL_API_KEY, or use the HostBill module"}); the install command is not mailed`] : undefined;
+        return { kind: "events", events: [{ webhookId, event, errors }], ...(notes ? { notes } : {}) };
       }
 
       if (type === "service.product_changed") {
-        const oldProduct = str(f("old.product_id"));
-        // After the change, the account's own product_id is the new one.
-        const newRaw = f("changes.product_id") ?? f("service.product_id");
+        const newRaw = f("changes.product_id");
         const newProduct = str(newRaw);
+        const stored = ctx.services?.get(serviceId);
+        const oldProduct = stored?.product_id ?? str(f("old.product_id"));
         if (newProduct !== undefined && oldProduct === newProduct) return { kind: "ignored", reason: "the package did not change" };
         // Neither product is a licence: ignored unless the bridge knows the service (then the intake names the problem).
         const verdict = catalogueVerdict(ctx.catalog, [oldProduct, newProduct]);
-        const event = {
-          type,
-          service: compact({ id: idRaw, product_id: oldProduct }),
-          changes: compact({ product_id: newRaw }),
-        };
+        const event = { type, service: compact({ id: idRaw, product_id: oldProduct }), changes: compact({ product_id: newRaw }) };
         return { kind: "events", events: [{ webhookId, event, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict" }] };
       }
 
-      const verdict = catalogueVerdict(ctx.catalog, [productId]);
-      const event = { type, service: compact({ id: idRaw }) };
-      return { kind: "events", events: [{ webhookId, event, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict" }] };
+      const verdict = catalogueVerdict(ctx.catalog, [str(f("service.product_id"))]);
+      return { kind: "events", events: [{ webhookId, event: { type, service: { id: idRaw } }, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict" }] };
     },
   };
 }
@@ -205,8 +262,4 @@ function invoicePaid(body: Record<string, unknown>, fields: FieldMap<HostbillFie
     ifUnknownService: "ignore",
   }));
   return { kind: "events", events };
-}
-
-export function hostbillRouter(secret: string, deps: AdapterDeps, fields?: FieldMap<HostbillField>): Router {
-  return adapterRouter(hostbillSpec(secret, fields), deps);
 }

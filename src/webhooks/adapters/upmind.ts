@@ -1,8 +1,7 @@
 import { createHmac } from "node:crypto";
-import type { Router } from "express";
-import type { EventType, FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import type { WebhookSource } from "../route.js";
 import {
-  adapterRouter,
   anyDigestMatches,
   catalogueVerdict,
   changeEvents,
@@ -14,8 +13,6 @@ import {
   numberOrDigits,
   sha256Hex,
   signatureCandidates,
-  type AdapterDeps,
-  type AdapterSpec,
 } from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
 
@@ -70,11 +67,13 @@ export function upmindHook(code: string): string {
  * timestamp header: a replayed delivery is stopped by the dedupe on `webhook_event_id`, and a
  * changed one by the signature; old deliveries are not refused, since Upmind retries for a while.
  */
-export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIND_FIELDS): AdapterSpec {
+export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPMIND_FIELDS): WebhookSource {
   const key = Buffer.from(secret, "utf8");
   return {
     source: "upmind",
     path: "/webhooks/upmind",
+    // Upmind's contract-product hooks carry the client's e-mail; a hook without one still buys the licence.
+    schema: panelEventSchema,
     authenticate(req, raw) {
       const signature = req.header("x-webhook-signature");
       if (!signature) return { status: 401, error: "Invalid signature: missing X-Webhook-Signature header" };
@@ -84,7 +83,9 @@ export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIN
       if (!anyDigestMatches(expected, signatureCandidates(signature))) return { status: 401, error: "Invalid signature: no matching signature" };
       return undefined;
     },
-    translate(body, ctx) {
+    translate(raw, ctx) {
+      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "bad_request", error: "Request body must be a JSON object" };
+      const body = raw as Record<string, unknown>;
       const f = (k: UpmindField) => pick(body, fields[k]);
       const code = str(f("event"));
       if (!code) return { kind: "invalid", errors: { hook_code: ["is required: the Upmind hook code, e.g. contract_product_activated_hook"] } };
@@ -152,8 +153,4 @@ export function upmindSpec(secret: string, fields: FieldMap<UpmindField> = UPMIN
       return { kind: "events", events };
     },
   };
-}
-
-export function upmindRouter(secret: string, deps: AdapterDeps, fields?: FieldMap<UpmindField>): Router {
-  return adapterRouter(upmindSpec(secret, fields), deps);
 }
