@@ -238,7 +238,7 @@ class license_bridge extends HostingModule
             }
             $this->lbRemember($r['data']);
             if (!$r['ok']) {
-                return $this->lbFail('Create', $r, 'The licence is not active yet; the account stays Pending. ');
+                return $this->lbFail('Create', $r, 'The licence is not active yet; the account stays Pending.');
             }
             if (($r['data']['status'] ?? null) !== 'active') {
                 $this->addError('License Bridge: the licence for this account exists but is ' . self::lbText($r['data']['status'] ?? 'unknown')
@@ -369,7 +369,8 @@ class license_bridge extends HostingModule
     /**
      * The customer moves the licence to another IP, within the product's max_ip_changes. Returns
      * ['ok' => bool, 'error' => ?string, 'info' => ?string]; the message also goes to addError /
-     * addInfo. When no change is left it is refused here, before anything is asked upstream.
+     * addInfo. The bridge enforces the limit (422 ip_change_limit, before anything is asked
+     * upstream) and answers a move to the current IP with the licence, changing nothing.
      *
      * @param string|int|null $accountId the account when the caller has it
      */
@@ -390,23 +391,6 @@ class license_bridge extends HostingModule
             $account = $this->lbAccountId($accountId);
             if ($account === null) {
                 return $fail('This licence cannot be changed right now.');
-            }
-            $info = $this->lbCall('info', ['service_identifier' => $account], 'GET');
-            if ($info === null || !$info['ok']) {
-                if ($info !== null) {
-                    $this->lbLogFailure('Change IP', $info);
-                }
-                return $fail('The licence cannot be changed right now. Please try again later.');
-            }
-            $current = (string) ($info['data']['ip'] ?? '');
-            if (filter_var($current, FILTER_VALIDATE_IP) !== false && inet_pton($current) === inet_pton($ip)) {
-                $result['ok'] = true;
-                $result['info'] = 'The licence already runs on ' . $ip . '.';
-                $this->addInfo(self::lbText($result['info']));
-                return true;
-            }
-            if (($info['data']['ip_changes_left'] ?? null) !== null && (int) $info['data']['ip_changes_left'] <= 0) {
-                return $fail(self::LB_NO_CHANGES_LEFT);
             }
             $r = $this->lbCall('change-ip', ['service_identifier' => $account, 'new_ip' => $ip]);
             if ($r === null) {
@@ -485,13 +469,17 @@ class license_bridge extends HostingModule
         return $client->call($call, $params, $method);
     }
 
-    /** Turns a failed answer into HostBill's error form: addError + false. */
-    private function lbFail(string $label, array $r, string $prefix = ''): bool
+    /**
+     * Turns a failed answer into HostBill's error form: addError + false. `$note` follows the
+     * reason (e.g. that the account stays Pending).
+     */
+    private function lbFail(string $label, array $r, string $note = ''): bool
     {
         $this->lbLogFailure($label, $r);
+        $note = $note === '' ? '' : ' ' . $note;
         if ($r['pending']) {
-            $this->addError('License Bridge: ' . $prefix . $label . ' is still in progress at the bridge' . self::lbKeyNote($r['data'])
-                . '. Nothing more is needed: run ' . $label . ' again in a minute to see its outcome (repeating it never buys twice).');
+            $this->addError('License Bridge: ' . $label . ' is still in progress at the bridge' . self::lbKeyNote($r['data']) . '.' . $note
+                . ' Nothing else is needed: run ' . $label . ' again in a minute to see its outcome (repeating it never buys twice).');
             return false;
         }
         $reason = match ($r['code']) {
@@ -501,7 +489,7 @@ class license_bridge extends HostingModule
             'retry_later' => 'the bridge is busy with this account; try again in a minute',
             default => 'the bridge answered: ' . (string) $r['error'] . ($r['code'] ? ' [' . $r['code'] . ']' : ''),
         };
-        $this->addError('License Bridge: ' . $prefix . $label . ' failed: ' . self::lbText($reason) . '.');
+        $this->addError('License Bridge: ' . $label . ' failed: ' . self::lbText(rtrim($reason, '. ')) . '.' . $note);
         return false;
     }
 
