@@ -362,6 +362,17 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
   });
 });
 
+describe.skipIf(skip !== null)(`the HostBill module's files outside HostBill${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  it("each PHP file of the module stops at its guard when requested directly (no HostBill base class), before anything runs", async () => {
+    const dir = join(INTEGRATIONS, "hostbill/includes/modules/Hosting/license_bridge");
+    for (const file of ["class.license_bridge.php", "widgets/lblicence/widget.lblicence.php", "user/class.license_bridge_controller.php"]) {
+      const php = await runPhp(join(dir, file));
+      expect(php.stdout, file).toBe("No direct access");
+      expect(php.stderr, file).toBe("");
+    }
+  });
+});
+
 describe.skipIf(skip !== null)(`the HostBill module when the bridge answers 202 (PROVISION_WAIT_SECONDS=1)${skip ? ` [skipped: ${skip}]` : ""}`, () => {
   const pair = usePair({ env: { PROVISION_WAIT_SECONDS: "1" } });
   const { run, runOk, serviceOf } = harness(pair);

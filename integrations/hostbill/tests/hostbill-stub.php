@@ -6,7 +6,7 @@
  * HostBill's own core (includes/core/class.hostingmodule.php and friends) is ionCube-encoded, so
  * this is built from what HostBill's sample modules and real modules show (integrations/hostbill/
  * README.md, "Sources"):
- *  - the constants DS, APPDIR and APPDIR_MODULES, defined before a module file is included;
+ *  - the constants DS, APPDIR and APPDIR_MODULES (real modules build template paths from the last);
  *  - HostingModule: a constructor, protected $options / $details / $serverFields /
  *    $serverFieldsDescription / $commands / $modname / $version / $description; the account data in
  *    $account_details, $client_data, $product_details, $account_config (kept protected here, the

@@ -24,9 +24,9 @@
  * from every log line and message this module writes.
  */
 
-// Loaded by HostBill only: APPDIR_MODULES is defined before HostBill includes a module file (real
-// modules use it at include time, e.g. `require_once APPDIR_MODULES . 'Hosting/...'`).
-defined('APPDIR_MODULES') or exit('No direct access');
+// Runs inside HostBill only. HostBill's sample modules carry no guard; this one stops a direct
+// request before anything runs, and only where the file could not load anyway (no HostingModule).
+class_exists('HostingModule') or exit('No direct access');
 
 require_once __DIR__ . '/lib/LicenseBridgeClient.php';
 

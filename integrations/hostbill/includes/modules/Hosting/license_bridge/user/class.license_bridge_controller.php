@@ -9,7 +9,8 @@
  * client function (widgets/lblicence).
  */
 
-defined('APPDIR_MODULES') or exit('No direct access');
+// Runs inside HostBill only (see class.license_bridge.php).
+class_exists('HBController') or exit('No direct access');
 
 class license_bridge_controller extends HBController
 {

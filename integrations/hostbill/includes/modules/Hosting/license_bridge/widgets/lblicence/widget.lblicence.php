@@ -10,7 +10,8 @@
  * per product under Products -> Client Functions.
  */
 
-defined('APPDIR_MODULES') or exit('No direct access');
+// Runs inside HostBill only (see class.license_bridge.php).
+class_exists('HostingWidget') or exit('No direct access');
 
 class widget_lblicence extends HostingWidget
 {
