@@ -327,6 +327,11 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
       expect(html).toContain("The licence details are not available right now");
       expect(html).not.toMatch(/127\.0\.0\.1|provision/);
     });
+    // A server with no token: the same page, and nothing called.
+    const noToken = await w.clientArea({ serviceid: 110, pid: 12, dedicatedip: "203.0.113.23", server: { serveraccesshash: "", serverpassword: "" } });
+    expect(noToken.result).toMatchObject({ templatefile: "clientarea", vars: { lb_unavailable: true, lb_known: false } });
+    rendered(noToken, (html) => expect(html).toContain("The licence details are not available right now"));
+    expect(pair().bridge.service.services.get("110")).toBeUndefined();
   });
 
   it("the client changes the IP by POST within the product's limit (3), WHMCS's Dedicated IP follows, and the 4th is refused", async () => {

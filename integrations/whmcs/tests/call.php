@@ -85,7 +85,9 @@ $render = static function (array $page) use ($moduleDir, $params, $call): ?strin
     $smarty->assign($params);
     $smarty->assign($call['page'] ?? []);
     $smarty->assign($page['vars'] ?? []);
-    $level = error_reporting(E_ALL & ~E_DEPRECATED & ~E_NOTICE & ~E_WARNING);
+    // Smarty 3.1 itself sets dynamic properties (deprecated in PHP 8.2); a warning from the
+    // template (e.g. an unassigned variable) still reaches stderr and fails the test.
+    $level = error_reporting(E_ALL & ~E_DEPRECATED);
     try {
         return $smarty->fetch($path);
     } finally {

@@ -212,11 +212,12 @@ final class Actions
         };
     }
 
-    private function clientVars(string $notice): array
+    /** Every var clientarea.tpl reads, for a licence the page knows nothing about yet. */
+    public static function emptyClientVars(Params $p, string $notice = '', bool $unavailable = false): array
     {
-        $vars = [
-            'lb_serviceid' => (int) ($this->p->raw('serviceid') ?? 0),
-            'lb_is_addon' => $this->p->isAddon(),
+        return [
+            'lb_serviceid' => (int) ($p->raw('serviceid') ?? 0),
+            'lb_is_addon' => $p->isAddon(),
             'lb_known' => false,
             'lb_status' => '',
             'lb_ip' => '',
@@ -226,8 +227,13 @@ final class Actions
             'lb_ip_changes_left' => null,
             'lb_can_change_ip' => false,
             'lb_notice' => $notice,
-            'lb_unavailable' => false,
+            'lb_unavailable' => $unavailable,
         ];
+    }
+
+    private function clientVars(string $notice): array
+    {
+        $vars = self::emptyClientVars($this->p, $notice);
         $r = $this->client(true)->info(['service_identifier' => $this->serviceIdentifier()]);
         if (!$r['ok']) {
             // The details stay in the module log; the client gets no URLs or codes.
