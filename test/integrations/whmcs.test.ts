@@ -20,6 +20,8 @@ const CALL = join(INTEGRATIONS, "whmcs/tests/call.php");
 /** WHMCS 8 renders module templates with Smarty 3.1; Debian's smarty3 is the same line. */
 const SMARTY = process.env.LB_SMARTY ?? "/usr/share/php/smarty3/Smarty.class.php";
 const noSmarty = existsSync(SMARTY) ? null : `Smarty 3 is not installed at ${SMARTY} (apt-get install smarty3)`;
+// CI installs it: there a missing Smarty fails the run instead of leaving the rendering untested.
+if (noSmarty && process.env.LB_REQUIRE_PHP) throw new Error(`LB_REQUIRE_PHP is set but ${noSmarty}`);
 /** The server's Password, a second secret that must not leak either. */
 const SERVER_PASSWORD = "server-password-never-shown-42";
 const CSRF = "csrf-token-of-the-page-0123";

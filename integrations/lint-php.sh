@@ -3,7 +3,7 @@
 # of the shared client, and the test stand-ins). .ci/run calls this after the vitest suite, which
 # runs the modules for real against a bridge (test/integrations/*.test.ts).
 set -Eeuo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")"
 
 if ! command -v php >/dev/null 2>&1; then
   echo "run-php-tests: php is not on PATH (apt-get install php-cli php-curl)" >&2
