@@ -6,7 +6,7 @@ set -Eeuo pipefail
 cd "$(dirname "$0")"
 
 if ! command -v php >/dev/null 2>&1; then
-  echo "run-php-tests: php is not on PATH (apt-get install php-cli php-curl)" >&2
+  echo "lint-php: php is not on PATH (apt-get install php-cli php-curl)" >&2
   exit 1
 fi
 echo "php $(php -r 'echo PHP_VERSION;')"
@@ -20,6 +20,6 @@ while IFS= read -r -d '' file; do
     status=1
   fi
 done < <(find . -name node_modules -prune -o -name '*.php' -type f -print0 | sort -z)
-[ "$count" -gt 0 ] || { echo "run-php-tests: no PHP files found under integrations/" >&2; exit 1; }
-[ "$status" -eq 0 ] || { echo "run-php-tests: syntax errors" >&2; exit 1; }
+[ "$count" -gt 0 ] || { echo "lint-php: no PHP files found under integrations/" >&2; exit 1; }
+[ "$status" -eq 0 ] || { echo "lint-php: syntax errors" >&2; exit 1; }
 echo "php -l: $count files OK"
