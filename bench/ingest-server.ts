@@ -7,17 +7,12 @@ import { join } from "node:path";
 import express from "express";
 import { loadConfig } from "../src/config/load.js";
 import { createApp } from "../src/http/app.js";
-import { systemClock } from "../src/jobs/clock.js";
-import { JobQueue } from "../src/jobs/queue.js";
+import { systemClock } from "../src/clock.js";
 import { createLogger } from "../src/log/logger.js";
-import { openDatabase } from "../src/store/database.js";
-import { migrate } from "../src/store/migrations.js";
-import { ServiceStore } from "../src/store/services.js";
+import { openStore } from "../src/store/open.js";
 import { billingSource } from "../src/webhooks/billing-source.js";
-import { webhookRouter } from "../src/webhooks/route.js";
-import { createGroupCommit } from "../src/store/group-commit.js";
-import { groupCommit } from "../src/webhooks/group-commit.js";
 import { createIntake } from "../src/webhooks/intake.js";
+import { webhookRouter } from "../src/webhooks/route.js";
 import { secretKey } from "../src/webhooks/signature.js";
 
 const mode = process.argv[2];
@@ -31,18 +26,16 @@ function bare() {
   return app;
 }
 
-function bridge() {
+async function bridge() {
   const dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
   const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000" } });
-  const db = openDatabase(config.DATABASE_PATH);
-  migrate(db);
-  const queue = new JobQueue(db, systemClock);
-  const accept = groupCommit(createIntake({ db, queue, services: new ServiceStore(db), catalog: config.catalog, clock: systemClock }), createGroupCommit(db));
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
+  const store = await openStore(config, { clock: systemClock, logger, serving: true });
+  const accept = createIntake({ store, catalog: config.catalog });
   return createApp({ logger, routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
 }
 
-const app = mode === "bare" ? bare() : bridge();
+const app = mode === "bare" ? bare() : await bridge();
 const server = app.listen(0, "127.0.0.1", () => {
   const address = server.address();
   console.log(`READY ${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}`);

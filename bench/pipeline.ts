@@ -44,7 +44,7 @@ export async function runPipeline(): Promise<Figure[]> {
           const n = i + k;
           const body = JSON.stringify({
             type: "service.created",
-            service: { id: `p${n}`, product_id: "12", billing_cycle: "monthly", ip: `10.1.${n >> 8}.${n & 255}`, customer: { email: `c${n}@example.com` } },
+            service: { id: `p${n}`, product_id: "12", billing_cycle: "monthly", ip: `198.18.${n >> 8}.${n & 255}`, customer: { email: `c${n}@example.com` } },
           });
           return fetch(`${service.url}/webhooks/billing`, {
             method: "POST",
@@ -56,11 +56,11 @@ export async function runPipeline(): Promise<Figure[]> {
         }),
       );
     }
-    const done = service.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'mail_install' AND state = 'succeeded'");
-    const active = service.db.prepare("SELECT COUNT(*) AS n FROM services WHERE status = 'active'");
-    while ((done.get() as { n: number }).n < EVENTS || (active.get() as { n: number }).n < EVENTS) {
-      const c = service.queue.counts();
+    // Every order's two jobs (registration, mail) succeeded: nothing queued or running is left.
+    for (;;) {
+      const c = await service.store.jobs.counts();
       if (c.failed || c.blocked) throw new Error(`jobs failed or blocked: ${JSON.stringify(c)}`);
+      if (c.succeeded >= EVENTS * 2 && c.queued === 0 && c.running === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const actualMs = performance.now() - started;

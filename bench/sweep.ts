@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/store/database.js";
-import { migrate } from "../src/store/migrations.js";
+import { openDatabase } from "../src/store/sqlite/database.js";
+import { migrate } from "../src/store/sqlite/migrations.js";
 import { startChild } from "./child.js";
 import { report, type Figure } from "./report.js";
 

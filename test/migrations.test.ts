@@ -2,8 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../src/store/database.js";
-import { currentVersion, DatabaseNewerThanCodeError, migrate, readMigrations } from "../src/store/migrations.js";
+import { openDatabase } from "../src/store/sqlite/database.js";
+import { currentVersion, DatabaseNewerThanCodeError, migrate, readMigrations } from "../src/store/sqlite/migrations.js";
 
 const dbFile = () => join(mkdtempSync(join(tmpdir(), "lb-mig-")), "t.db");
 

@@ -1,17 +1,21 @@
-import type { Clock } from "../jobs/clock.js";
-import type { JobHandler } from "../jobs/runner.js";
-import type { JobQueue } from "../jobs/queue.js";
-import type { Job } from "../jobs/types.js";
+import { z } from "zod";
+import type { Clock } from "../clock.js";
+import { defineJob, jobKind, jobOf } from "../jobs/define.js";
 import type { Logger } from "../log/logger.js";
 import type { Mailer } from "../mail/transport.js";
-import type { Db } from "../store/database.js";
-import { z } from "zod";
+import type { Store } from "../store/store.js";
 
-export const ALERT_JOB_KIND = "alert_mail";
+/** One alert mail per episode: the key and the moment the episode opened. */
+export const ALERT_MAIL = jobKind({
+  kind: "alert_mail",
+  payload: z.object({ key: z.string(), subject: z.string(), detail: z.string(), opened_at: z.number() }),
+  uniqueKey: (p) => `alert:${p.key}:${p.opened_at}`,
+  maxAttempts: 50,
+});
+export const ALERT_JOB_KIND = ALERT_MAIL.kind;
 
 export interface AlertsDeps {
-  db: Db;
-  queue: JobQueue;
+  store: Store;
   clock: Clock;
   logger: Logger;
   /** Unset: alerts are only logged. */
@@ -23,55 +27,32 @@ export interface Alerts {
    * Opens an episode under `key`, or notes that it is still open. Only the opening mails the
    * operator, so a job that keeps failing for the same reason sends one mail, not one per retry.
    */
-  raise(key: string, subject: string, detail: string): { opened: boolean };
+  raise(key: string, subject: string, detail: string): Promise<{ opened: boolean }>;
   /** Closes the open episode under `key`; the next trouble opens (and mails) a new one. */
-  resolve(key: string): void;
-  open(): { key: string; subject: string; opened_at: number; count: number }[];
+  resolve(key: string): Promise<void>;
+  open(): Promise<{ key: string; subject: string; opened_at: number; count: number }[]>;
 }
 
 export function createAlerts(deps: AlertsDeps): Alerts {
-  const { db, queue, clock, logger } = deps;
-  const find = db.prepare("SELECT opened_at FROM alerts WHERE key = ? AND closed_at IS NULL");
-  const reopen = db.prepare(
-    `INSERT INTO alerts (key, subject, detail, opened_at, last_at, count, closed_at) VALUES (@key, @subject, @detail, @now, @now, 1, NULL)
-     ON CONFLICT (key) DO UPDATE SET subject = @subject, detail = @detail, opened_at = @now, last_at = @now, count = 1, closed_at = NULL`,
-  );
-  const touch = db.prepare("UPDATE alerts SET last_at = ?, count = count + 1 WHERE key = ?");
-  const close = db.prepare("UPDATE alerts SET closed_at = ? WHERE key = ? AND closed_at IS NULL");
-  const openRows = db.prepare("SELECT key, subject, opened_at, count FROM alerts WHERE closed_at IS NULL ORDER BY opened_at");
-
-  const raise = db.transaction((key: string, subject: string, detail: string) => {
-    const now = clock.now();
-    if (find.get(key)) {
-      touch.run(now, key);
-      return { opened: false };
-    }
-    reopen.run({ key, subject, detail, now });
-    if (deps.operatorEmail) {
-      queue.enqueue({ kind: ALERT_JOB_KIND, uniqueKey: `alert:${key}:${now}`, payload: { key, subject, detail }, maxAttempts: 50 });
-    }
-    return { opened: true };
-  });
-
+  const { store, logger } = deps;
   return {
-    raise(key, subject, detail) {
-      const r = raise.immediate(key, subject, detail);
-      if (r.opened) logger.warn({ alert: key, operator_mailed: Boolean(deps.operatorEmail), detail }, `ALERT: ${subject}`);
-      return r;
+    async raise(key, subject, detail) {
+      const mail = deps.operatorEmail ? (openedAt: number) => jobOf(ALERT_MAIL, { key, subject, detail, opened_at: openedAt }) : undefined;
+      const opened = await store.alerts.raise(key, subject, detail, mail);
+      if (opened) logger.warn({ alert: key, operator_mailed: Boolean(deps.operatorEmail), detail }, `ALERT: ${subject}`);
+      return { opened };
     },
-    resolve(key) {
-      if (close.run(clock.now(), key).changes) logger.info({ alert: key }, "alert resolved");
+    async resolve(key) {
+      if (await store.alerts.resolve(key)) logger.info({ alert: key }, "alert resolved");
     },
-    open: () => openRows.all() as { key: string; subject: string; opened_at: number; count: number }[],
+    open: () => store.alerts.open(),
   };
 }
 
-const alertPayload = z.object({ key: z.string(), subject: z.string(), detail: z.string() });
-
 /** Sends one alert mail; its Message-ID is fixed per job, so a resend after a crash is recognisable. */
-export function alertMailHandler(mailer: Mailer, from: string, to: string): JobHandler {
-  return async (job: Job) => {
-    const a = alertPayload.parse(job.payload);
+export function alertMailJob(mailer: Mailer, from: string, to: string) {
+  return defineJob(ALERT_MAIL, async (job) => {
+    const a = job.payload;
     const text = `${a.detail}\n\nAlert key: ${a.key}\nThis alert mails once per episode; it is resolved when the cause goes away.\n` +
       "See GET /admin/jobs?state=blocked and `npx license-bridge jobs list` for the jobs concerned.\n";
     await mailer.send({
@@ -83,5 +64,5 @@ export function alertMailHandler(mailer: Mailer, from: string, to: string): JobH
       messageId: `<alert.${job.id}@license-bridge>`,
       tag: `alert-${job.id}`,
     });
-  };
+  });
 }

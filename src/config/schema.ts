@@ -13,6 +13,7 @@ export const SECRET_KEYS = [
   "UPMIND_WEBHOOK_SECRET",
   "BLESTA_WEBHOOK_TOKEN",
   "PROVISIONING_TOKEN",
+  "DATABASE_URL",
   "BLESTA_API_KEY",
   "HOSTBILL_API_KEY",
 ] as const;
@@ -72,6 +73,9 @@ export const configSchema = z
     HOST: z.string().min(1).default("127.0.0.1"),
     PORT: port.default(8080),
     DATABASE_PATH: z.string().min(1).default("./data/license-bridge.db"),
+    DATABASE_URL: z
+      .url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL, e.g. postgres://user:pass@db.example:5432/license_bridge" })
+      .optional(),
     RESELLER_API_URL: httpUrl
       .refine((u) => u.endsWith("/api/v1"), { error: "must end in /api/v1" })
       .optional(),
@@ -161,6 +165,7 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   HOST: "a host name or address, e.g. 127.0.0.1",
   PORT: "a port number 0-65535, e.g. 8080",
   DATABASE_PATH: "the path of a SQLite file in a directory this user can write, e.g. ./data/license-bridge.db",
+  DATABASE_URL: "postgres://user:pass@host:5432/database (unset: SQLite at DATABASE_PATH)",
   RESELLER_API_URL: "the reseller's v1 base URL, e.g. https://reseller.example/api/v1",
   RESELLER_API_TOKEN: "the v1 bearer token from the reseller panel's API Tokens page",
   RESELLER_LEGACY_URL: "the v2.0 base URL, e.g. https://reseller.example",

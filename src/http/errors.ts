@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "./error-codes.js";
-import { isDatabaseBusy } from "../store/database.js";
+import { isDatabaseBusy } from "../store/sqlite/database.js";
 import { loggablePath } from "./loggable-path.js";
 
 /**

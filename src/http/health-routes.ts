@@ -1,10 +1,9 @@
 import express, { type Response, type Router } from "express";
 import type { Metrics } from "../observability/metrics.js";
-import { isDatabaseBusy, type Db } from "../store/database.js";
-import { migrationStatus, readMigrations, type Migration } from "../store/migrations.js";
+import type { Store } from "../store/store.js";
 
 export interface HealthRouteDeps {
-  db: Db;
+  store: Store;
   metrics: Metrics;
   /**
    * Base URLs /readyz must reach (the v1 API, and the legacy one when it provisions). Any HTTP
@@ -13,8 +12,6 @@ export interface HealthRouteDeps {
   upstreamUrls: readonly string[];
   /** How long /readyz waits for the upstream. (Default: 2000 ms) */
   upstreamTimeoutMs?: number;
-  /** The migrations the code knows. (Default: the `migrations/` directory) */
-  migrations?: Migration[];
   /** Why the database file is no longer the one the service has open, if it is not. (Default: never) */
   databaseLost?: () => string | undefined;
 }
@@ -30,31 +27,20 @@ export type ReadinessChecks = Record<"database" | "migrations" | "upstream", Che
 
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 2_000;
 
-/**
- * The database accepts a write: take the write lock and change a row, then roll back. Waits no
- * longer than the connection's busy timeout, which the service keeps short (the wait blocks the
- * event loop).
- */
-export function checkDatabase(db: Db): CheckResult {
-  if (!db.open) return { status: "failed", detail: "the database is closed" };
+/** The database accepts a write now (the store takes the write lock briefly and rolls back). */
+export async function checkDatabase(store: Store): Promise<CheckResult> {
   try {
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      db.prepare("UPDATE migrations SET name = name WHERE id = (SELECT MAX(id) FROM migrations)").run();
-    } finally {
-      db.exec("ROLLBACK");
-    }
-    return { status: "ok" };
+    const problem = await store.health.writable();
+    return problem ? { status: "failed", detail: problem } : { status: "ok" };
   } catch (err) {
-    if (isDatabaseBusy(err)) return { status: "failed", detail: `not writable: ${(err as Error).message} (another process holds the write lock)` };
     return { status: "failed", detail: `not writable: ${(err as Error).message}` };
   }
 }
 
 /** The database is at the code's migration: neither behind (pending) nor ahead (a newer release ran). */
-export function checkMigrations(db: Db, migrations: Migration[]): CheckResult {
+export async function checkMigrations(store: Store): Promise<CheckResult> {
   try {
-    const s = migrationStatus(db, migrations);
+    const s = await store.migrationStatus();
     const versions = { database_version: s.databaseVersion, code_version: s.codeVersion };
     if (s.databaseVersion > s.codeVersion) {
       return { status: "failed", detail: `the database is at migration ${s.databaseVersion}, newer than this code (${s.codeVersion})`, ...versions };
@@ -119,7 +105,6 @@ function noStore(res: Response): Response {
  */
 export function healthRouter(deps: HealthRouteDeps): Router {
   const router = express.Router();
-  const migrations = deps.migrations ?? readMigrations();
   const timeoutMs = deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   // Probes arriving together share one upstream check instead of each opening a connection.
   let upstreamInFlight: Promise<CheckResult> | undefined;
@@ -136,8 +121,8 @@ export function healthRouter(deps: HealthRouteDeps): Router {
     const pendingUpstream = upstream();
     const lost = deps.databaseLost?.();
     const checks: ReadinessChecks = {
-      database: lost ? { status: "failed", detail: lost } : checkDatabase(deps.db),
-      migrations: checkMigrations(deps.db, migrations),
+      database: lost ? { status: "failed", detail: lost } : await checkDatabase(deps.store),
+      migrations: await checkMigrations(deps.store),
       upstream: await pendingUpstream,
     };
     const reasons = Object.entries(checks)

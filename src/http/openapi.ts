@@ -3,7 +3,7 @@ import express, { type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../jobs/types.js";
 import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
-import { SERVICE_STATUSES } from "../store/services.js";
+import { SERVICE_STATUSES } from "../store/store.js";
 import { billingEventSchema, EVENT_TYPES } from "../webhooks/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";

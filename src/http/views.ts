@@ -1,5 +1,5 @@
 import type { Job } from "../jobs/types.js";
-import type { HistoryRow, ServiceRow } from "../store/services.js";
+import type { HistoryRow, ServiceRow } from "../store/store.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 

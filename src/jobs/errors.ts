@@ -1,16 +1,55 @@
+import type { ErrorCode } from "../http/error-codes.js";
+
+/**
+ * What a failed attempt means for its job. An error carries its own: the runner reads it and
+ * knows nothing of reseller or mail errors (stripe-node's typed errors, by disposition).
+ * - retry: try again after a backoff; `failed` once the attempts are used up
+ * - block: wait for the operator (or a later automatic retry); no attempts burnt
+ * - fail: retrying can never help
+ */
+export type Disposition = "retry" | "block" | "fail";
+
+/** An error that says what should happen to the job it ended. */
+export interface DisposedError {
+  readonly disposition: Disposition;
+  /** Why, as a stable code (src/http/error-codes.ts). */
+  readonly errorCode: ErrorCode;
+}
+
+export function isDisposed(err: unknown): err is Error & DisposedError {
+  return err instanceof Error && typeof (err as Partial<DisposedError>).disposition === "string" && typeof (err as Partial<DisposedError>).errorCode === "string";
+}
+
 /** Thrown by a handler when the job cannot succeed without the operator (or a later automatic retry). */
-export class JobBlockedError extends Error {
-  constructor(message: string) {
+export class JobBlockedError extends Error implements DisposedError {
+  readonly disposition = "block";
+  readonly errorCode: ErrorCode;
+  constructor(message: string, code: ErrorCode = "needs_operator") {
     super(message);
     this.name = "JobBlockedError";
+    this.errorCode = code;
   }
 }
 
 /** Thrown by a handler when retrying can never help. */
-export class JobFailedError extends Error {
-  constructor(message: string) {
+export class JobFailedError extends Error implements DisposedError {
+  readonly disposition = "fail";
+  readonly errorCode: ErrorCode;
+  constructor(message: string, code: ErrorCode = "job_failed") {
     super(message);
     this.name = "JobFailedError";
+    this.errorCode = code;
+  }
+}
+
+/** A transient trouble worth another attempt (e.g. a mail server that did not answer). */
+export class JobRetryError extends Error implements DisposedError {
+  readonly disposition = "retry";
+  readonly errorCode: ErrorCode;
+  constructor(message: string, code: ErrorCode = "job_failed", options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "JobRetryError";
+    this.errorCode = code;
   }
 }
 
@@ -38,4 +77,9 @@ export class JobDeferredError extends Error {
     super(message, options);
     this.name = "JobDeferredError";
   }
+}
+
+/** Errors of the code itself, not of the world: another attempt would only repeat them. */
+export function isProgrammingError(err: unknown): boolean {
+  return err instanceof TypeError || err instanceof ReferenceError || err instanceof SyntaxError || err instanceof RangeError;
 }

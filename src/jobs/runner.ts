@@ -1,13 +1,13 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import type { Logger } from "../log/logger.js";
+import { ZodError } from "zod";
+import type { Clock } from "../clock.js";
 import type { ErrorCode } from "../http/error-codes.js";
-import { ResellerError, type ResellerErrorKind } from "../reseller/errors.js";
-import { isDatabaseBusy } from "../store/database.js";
+import type { Logger } from "../log/logger.js";
+import type { JobEnding, JobOps } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
-import type { Clock } from "./clock.js";
-import { JobBlockedError, JobDeferredError, JobFailedError, JobInterruptedError } from "./errors.js";
-import type { JobQueue } from "./queue.js";
+import type { JobDefinition } from "./define.js";
+import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, type Disposition } from "./errors.js";
 import type { Job, JobState } from "./types.js";
 
 export interface JobContext {
@@ -16,29 +16,31 @@ export interface JobContext {
    * Records that a call which may charge money is being made, and resolves once that record
    * is on disk (await it before the call). A later attempt that finds `job.intent` set must
    * check upstream before calling again. `durable: false` for bookkeeping whose loss only costs
-   * a check: written at once, without waiting for an fsync.
+   * a check: written without waiting for an fsync.
    */
   recordIntent(intent: unknown, options?: { durable?: boolean }): Promise<void>;
   /** Clears the intent once the call is known not to have taken effect. */
-  clearIntent(): void;
+  clearIntent(): Promise<void>;
 }
-
-export type JobHandler = (job: Job, ctx: JobContext) => Promise<void>;
 
 export type AttemptOutcome = "succeeded" | "retry" | "deferred" | "failed" | "blocked";
 
 export interface RunnerObserver {
   attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
   /** A job ended failed or blocked: the place for service status, history and operator alerts. */
-  jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string, error: unknown): void;
+  jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string, error: unknown): Promise<void> | void;
 }
 
 export interface JobRunnerOptions {
-  queue: JobQueue;
-  handlers: Record<string, JobHandler>;
+  jobs: JobOps;
+  /** Wakes the runner when a job becomes runnable (this process's enqueues; other instances' on PostgreSQL). */
+  onJobReady(listener: () => void): () => void;
+  definitions: readonly JobDefinition[];
   logger: Logger;
   clock: Clock;
-  /** Jobs (and so upstream calls) in flight at once. (Default: 8) */
+  /** How long a claim holds without a heartbeat; a dead worker's jobs come back after it. (Default: 20000 ms) */
+  leaseMs?: number;
+  /** Jobs in flight at once. (Default: 8) */
   concurrency?: number;
   /** How often to look for due jobs when nothing wakes the runner. (Default: 500 ms) */
   pollMs?: number;
@@ -50,6 +52,8 @@ export interface JobRunnerOptions {
   workerId?: string;
   /** Claim new jobs only while this says so (false: the database file is gone). (Default: always) */
   canClaim?: () => boolean;
+  /** A store error worth trying again soon (SQLite: another process holds the write lock). (Default: none) */
+  isBusy?: (err: unknown) => boolean;
 }
 
 /**
@@ -70,55 +74,38 @@ export function deadOnThisHost(worker: string, self: string): boolean {
   }
 }
 
-type Verdict = { action: "retry" | "block" | "fail"; message: string; code: ErrorCode };
-
-/** The stable code of a reseller error, for the provisioning API and the job list. */
-const CODE_BY_KIND: Record<ResellerErrorKind, ErrorCode> = {
-  insufficient_balance: "insufficient_balance",
-  unauthorized: "upstream_unauthorized",
-  forbidden: "upstream_refused",
-  validation: "upstream_refused",
-  not_found: "upstream_not_found",
-  already_exists: "upstream_refused",
-  unavailable: "upstream_unavailable",
-  unexpected: "upstream_unavailable",
-};
+type Verdict = { disposition: Disposition; message: string; code: ErrorCode };
 
 /**
- * One ordered list of rules deciding what a failed attempt means. First match wins.
+ * What a failed attempt means. The error says so itself (a handler's JobBlockedError, a
+ * reseller error by its kind); the runner adds only the rules about errors that do not know
+ * jobs: a programming error (TypeError, a payload that breaks its schema) fails at once instead
+ * of being retried twenty times, and anything else (a store briefly busy, a socket error) is
+ * transient.
  */
 export function judgeFailure(err: unknown): Verdict {
   const message = err instanceof Error ? err.message : String(err);
-  // The handler knows best.
-  if (err instanceof JobBlockedError) return { action: "block", message, code: "needs_operator" };
-  if (err instanceof JobFailedError) return { action: "fail", message, code: "job_failed" };
-  if (err instanceof ResellerError) {
-    const code = CODE_BY_KIND[err.kind];
-    // No balance, a bad token, a forbidden call, or an upstream that rejects our data: retrying
-    // burns attempts without any chance; the operator must act (then retry, or it heals itself).
-    if (["insufficient_balance", "unauthorized", "forbidden", "validation"].includes(err.kind)) {
-      return { action: "block", message, code };
-    }
-    // Timeouts, 5xx and connection failures pass; so may an answer we could not read.
-    if (err.retryable || err.kind === "unexpected") return { action: "retry", message, code };
-    return { action: "fail", message, code };
-  }
-  // Anything else is most likely transient (SQLITE_BUSY, a bug fixed by the next release): retry with backoff.
-  return { action: "retry", message, code: "job_failed" };
+  if (isDisposed(err)) return { disposition: err.disposition, message, code: err.errorCode };
+  if (isProgrammingError(err) || err instanceof ZodError) return { disposition: "fail", message: `${(err as Error).name}: ${message}`, code: "job_failed" };
+  return { disposition: "retry", message, code: "job_failed" };
 }
 
-/** One write of a finished attempt's bookkeeping, retried as a whole when the database is busy. */
-type Step = () => void;
+/** One write of a finished attempt's bookkeeping, retried as a whole when the store is busy. */
+type Step = () => Promise<void> | void;
 
 export class JobRunner {
   readonly workerId: string;
+  readonly leaseMs: number;
   private readonly inFlight = new Map<number, Promise<void>>();
-  /** Finished attempts whose outcome could not be written yet (the database was busy). */
+  /** Finished attempts whose outcome could not be written yet (the store was busy). */
   private readonly unsettled = new Map<number, { logger: Logger; steps: Step[] }>();
+  private readonly byKind: Map<string, JobDefinition>;
   private claimBusy = false;
   /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
   private abandoned = false;
   private running = false;
+  private filling = false;
+  private refill = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private wakeScheduled = false;
@@ -128,35 +115,34 @@ export class JobRunner {
   constructor(private readonly o: JobRunnerOptions) {
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.concurrency = o.concurrency ?? 8;
+    this.leaseMs = o.leaseMs ?? 20_000;
+    this.byKind = new Map(o.definitions.map((d) => [d.kind, d]));
   }
 
-  start(): void {
+  async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      const reclaimed = this.o.queue.reclaimFrom((w) => deadOnThisHost(w, this.workerId));
+      const reclaimed = await this.o.jobs.reclaimFrom((w) => deadOnThisHost(w, this.workerId));
       if (reclaimed) this.o.logger.warn({ reclaimed }, "took back jobs of a process on this host that died while running them");
     } catch (err) {
       // Their leases run out and they come back with the next claims; only later than at once.
       this.o.logger.warn({ err }, "could not take back the jobs of dead processes now; their leases will bring them back");
     }
-    this.unsubscribe = this.o.queue.onEnqueue(() => this.wake());
-    this.pollTimer = setInterval(() => this.fill(), this.o.pollMs ?? 500);
+    if (!this.running) return;
+    this.unsubscribe = this.o.onJobReady(() => this.wake());
+    this.pollTimer = setInterval(() => void this.fill(), this.o.pollMs ?? 500);
     this.heartbeatTimer = setInterval(() => {
       if (this.inFlight.size === 0 && this.unsettled.size === 0) return;
-      try {
-        this.o.queue.heartbeat(this.workerId);
-      } catch (err) {
-        // Four beats per lease: one missed (the database busy) costs nothing. A timer must not throw.
-        this.o.logger.warn({ err }, "could not extend the leases of running jobs");
-      }
-    }, Math.max(250, Math.floor(this.o.queue.leaseMs / 4)));
-    this.fill();
+      // Four beats per lease: one missed (the store busy) costs nothing. A timer must not throw.
+      this.o.jobs.heartbeat(this.workerId, this.leaseMs).catch((err: unknown) => this.o.logger.warn({ err }, "could not extend the leases of running jobs"));
+    }, Math.max(250, Math.floor(this.leaseMs / 4)));
+    void this.fill();
   }
 
   /**
    * Stops claiming, waits up to `graceMs` for running jobs, and leaves the rest to lease expiry:
-   * from then on the runner writes nothing for them (the database is about to be closed), and a
+   * from then on the runner writes nothing for them (the store is about to be closed), and a
    * restart takes them back.
    */
   async stop(graceMs = 10_000): Promise<{ unfinished: number }> {
@@ -172,80 +158,94 @@ export class JobRunner {
     return { unfinished: this.inFlight.size };
   }
 
-
   private wake(): void {
     if (this.wakeScheduled || !this.running) return;
     this.wakeScheduled = true;
     // After the current transaction has committed and the caller has returned.
     setImmediate(() => {
       this.wakeScheduled = false;
-      this.fill();
+      void this.fill();
     });
   }
 
-  private fill(): void {
+  private async fill(): Promise<void> {
     if (!this.running || this.o.canClaim?.() === false) return;
-    this.settleDeferred();
-    const free = this.concurrency - this.inFlight.size;
-    if (free <= 0) return;
-    let jobs: Job[];
-    try {
-      jobs = this.o.queue.claim(this.workerId, free);
-      this.claimBusy = false;
-    } catch (err) {
-      if (!isDatabaseBusy(err)) this.o.logger.error({ err }, "could not claim jobs");
-      // Once per stretch of a lock held elsewhere (a backup), not on every poll.
-      else if (!this.claimBusy) this.o.logger.warn({ error: (err as Error).message }, "database busy; claiming jobs again on the next polls");
-      this.claimBusy = isDatabaseBusy(err);
+    // One claim at a time: a wake during a claim asks for another round after it.
+    if (this.filling) {
+      this.refill = true;
       return;
     }
-    for (const job of jobs) {
-      const p = this.execute(job).finally(() => {
-        this.inFlight.delete(job.id);
-        this.wake();
-      });
-      this.inFlight.set(job.id, p);
+    this.filling = true;
+    try {
+      do {
+        this.refill = false;
+        await this.settleDeferred();
+        const free = this.concurrency - this.inFlight.size;
+        if (free <= 0 || !this.running) return;
+        let jobs: Job[];
+        try {
+          jobs = await this.o.jobs.claim(this.workerId, free, this.leaseMs);
+          this.claimBusy = false;
+        } catch (err) {
+          const busy = this.o.isBusy?.(err) ?? false;
+          if (!busy) this.o.logger.error({ err }, "could not claim jobs");
+          // Once per stretch of a lock held elsewhere (a backup), not on every poll.
+          else if (!this.claimBusy) this.o.logger.warn({ error: (err as Error).message }, "database busy; claiming jobs again on the next polls");
+          this.claimBusy = busy;
+          return;
+        }
+        for (const job of jobs) {
+          const p = this.execute(job).finally(() => {
+            this.inFlight.delete(job.id);
+            this.wake();
+          });
+          this.inFlight.set(job.id, p);
+        }
+      } while (this.refill);
+    } finally {
+      this.filling = false;
     }
   }
 
   private async execute(job: Job): Promise<void> {
-    const { queue, logger: baseLogger, clock } = this.o;
+    const { jobs, logger: baseLogger, clock } = this.o;
     const logger = baseLogger.child({ job_id: job.id, kind: job.kind, service_id: job.serviceId, attempt: job.attempts });
     const started = clock.now();
-    const handler = this.o.handlers[job.kind];
+    const definition = this.byKind.get(job.kind);
     const ctx: JobContext = {
       logger,
       recordIntent: async (intent, o) => {
         // Past the shutdown grace no new call may be announced, let alone made.
         if (this.abandoned) throw new JobInterruptedError("the service has stopped; the job is left to its lease");
-        if (o?.durable === false) queue.setIntent(job.id, this.workerId, intent);
-        else await queue.setIntentDurably(job.id, this.workerId, intent);
+        await jobs.setIntent(job.id, this.workerId, intent, o?.durable !== false);
       },
-      clearIntent: () => {
-        if (!this.abandoned) queue.setIntent(job.id, this.workerId, null);
+      clearIntent: async () => {
+        if (!this.abandoned) await jobs.setIntent(job.id, this.workerId, null, false);
       },
     };
     let failure: { err: unknown } | undefined;
     try {
-      if (!handler) throw new JobFailedError(`no handler for job kind "${job.kind}"`);
-      await handler(job, ctx);
+      if (!definition) throw new JobFailedError(`no handler for job kind "${job.kind}"`);
+      // The payload was checked when the job was queued; a row from another release may differ.
+      const payload = definition.payload.parse(job.payload);
+      await definition.handler({ ...job, payload }, ctx);
     } catch (err) {
       failure = { err };
     }
     const ms = clock.now() - started;
     if (this.abandoned) {
-      // The database is closed or closing. Whatever happened upstream, the job is still `running`
+      // The store is closed or closing. Whatever happened upstream, the job is still `running`
       // under an expiring lease; the next process takes it back and checks before acting again.
       logger.warn({ outcome: failure ? "failed" : "succeeded", duration_ms: ms }, "job attempt ended after shutdown; not recorded, it resumes on restart");
       return;
     }
-    this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms));
+    await this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms));
   }
 
   private successSteps(job: Job, logger: Logger, ms: number): Step[] {
     return [
-      () => {
-        this.o.queue.succeed(job.id, this.workerId);
+      async () => {
+        await this.o.jobs.finish(job, this.workerId, { state: "succeeded" });
         logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
       },
       () => this.o.observer?.attemptFinished?.(job, "succeeded", ms),
@@ -253,49 +253,47 @@ export class JobRunner {
   }
 
   private failureSteps(job: Job, err: unknown, logger: Logger, ms: number): Step[] {
-    const { queue } = this.o;
+    const finish = (ending: JobEnding) => this.o.jobs.finish(job, this.workerId, ending);
     if (err instanceof JobInterruptedError) {
       return [
-        () => {
-          queue.release(job.id, this.workerId);
+        async () => {
+          await finish({ state: "released" });
           logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
         },
       ];
     }
     if (err instanceof JobDeferredError) {
+      const delayMs = Math.max(0, err.untilMs - this.o.clock.now());
       return [
-        () => {
-          queue.defer(job.id, this.workerId, err.untilMs, err.message, err.spent);
-          logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: Math.max(0, err.untilMs - this.o.clock.now()) }, "job attempt");
+        async () => {
+          await finish({ state: "deferred", error: err.message, delayMs, spent: err.spent });
+          logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: delayMs }, "job attempt");
         },
         () => this.o.observer?.attemptFinished?.(job, "deferred", ms, err),
       ];
     }
     const verdict = judgeFailure(err);
+    if (isProgrammingError(err)) logger.error({ err }, "job attempt hit a programming error; failed without retrying");
     let outcome: AttemptOutcome = "retry";
     return [
-      () => {
-        if (verdict.action === "retry") {
+      async () => {
+        if (verdict.disposition === "retry") {
           const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-          const state = queue.retryLater(job, this.workerId, verdict.message, delay, verdict.code);
+          const state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay });
           outcome = state === "failed" ? "failed" : "retry";
           logger[outcome === "failed" ? "error" : "warn"](
             { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
             "job attempt",
           );
-        } else if (verdict.action === "block") {
-          queue.block(job.id, this.workerId, verdict.message, verdict.code);
-          outcome = "blocked";
-          logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
         } else {
-          queue.fail(job.id, this.workerId, verdict.message, verdict.code);
-          outcome = "failed";
+          outcome = verdict.disposition === "block" ? "blocked" : "failed";
+          await finish({ state: outcome, error: verdict.message, code: verdict.code });
           logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
         }
       },
       () => this.o.observer?.attemptFinished?.(job, outcome, ms, err),
-      () => {
-        if (outcome === "failed" || outcome === "blocked") this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
+      async () => {
+        if (outcome === "failed" || outcome === "blocked") await this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
       },
     ];
   }
@@ -305,13 +303,13 @@ export class JobRunner {
    * steps left are tried again on each poll: a job whose outcome was never written would stay
    * `running` under this worker, which never takes back its own jobs, until a restart.
    */
-  private settle(id: number, logger: Logger, steps: Step[]): void {
+  private async settle(id: number, logger: Logger, steps: Step[]): Promise<void> {
     while (steps.length > 0) {
       try {
-        steps[0]!();
+        await steps[0]!();
         steps.shift();
       } catch (err) {
-        if (isDatabaseBusy(err) && this.running) {
+        if (this.o.isBusy?.(err) && this.running) {
           logger.warn({ error: (err as Error).message }, "database busy; recording the job's outcome on the next poll");
           this.unsettled.set(id, { logger, steps });
         } else {
@@ -323,10 +321,10 @@ export class JobRunner {
     }
   }
 
-  private settleDeferred(): void {
+  private async settleDeferred(): Promise<void> {
     for (const [id, { logger, steps }] of [...this.unsettled]) {
       this.unsettled.delete(id);
-      this.settle(id, logger, steps);
+      await this.settle(id, logger, steps);
       if (this.unsettled.has(id)) return; // still busy: the others wait for the next poll too
     }
   }

@@ -10,7 +10,7 @@ import { NOT_CHARGING, once } from "./once.js";
  */
 export async function changeCoreOnce(
   deps: Pick<LifecycleDeps, "upstream">,
-  job: Job,
+  job: Pick<Job, "intent" | "attempts" | "maxAttempts">,
   ctx: JobContext,
   ip: string,
   from: LitespeedVariant,

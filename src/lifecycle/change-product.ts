@@ -1,25 +1,24 @@
 import { z } from "zod";
+import { defineJob, jobKind } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import type { JobHandler } from "../jobs/runner.js";
 import type { LitespeedVariant } from "../reseller/vocabulary.js";
-import type { LifecycleDeps } from "./deps.js";
 import { changeCoreOnce } from "./change-core.js";
-import { eventOutcome } from "./record.js";
-import { mustGet } from "./targets.js";
+import type { LifecycleDeps } from "./deps.js";
+import { JOB_KINDS } from "./job-kinds.js";
+import { jobChange, mustGet } from "./targets.js";
 
-const payloadSchema = z.object({ product_id: z.string() });
+export const CHANGE_PRODUCT = jobKind({ kind: JOB_KINDS.changeProduct, payload: z.object({ product_id: z.string() }) });
 
 /** `service.product_changed`: a LiteSpeed core change (intake refuses any other). */
-export function changeProductHandler(deps: LifecycleDeps): JobHandler {
-  const { services, clock, db, catalog } = deps;
-  return async (job, ctx) => {
-    const { product_id } = payloadSchema.parse(job.payload);
-    const svc = mustGet(deps, job);
-    const product = catalog.product(product_id);
+export function changeProductJob(deps: LifecycleDeps) {
+  return defineJob(CHANGE_PRODUCT, async (job, ctx) => {
+    const { product_id } = job.payload;
+    const svc = await mustGet(deps, job);
+    const product = deps.catalog.product(product_id);
     if (!product || product.kind !== "licence" || product.type !== "litespeed") {
       throw new JobFailedError(`product ${product_id} is not a LiteSpeed licence in the catalogue any more`);
     }
-    if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed");
+    if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed", "service_terminated");
     const to = (product.variant ?? "litespeed") as LitespeedVariant;
     const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
 
@@ -33,17 +32,12 @@ export function changeProductHandler(deps: LifecycleDeps): JobHandler {
       detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
       upstreamVariant = to;
     }
-    db.transaction(() => {
-      services.update(svc.service_id, { product_id, variant: to, upstream_variant: upstreamVariant, last_error: null }, clock.now());
-      services.addHistory({
-        service_id: svc.service_id,
-        at: clock.now(),
-        event_id: job.eventId,
-        job_id: job.id,
-        action: "product changed",
-        detail: `product ${svc.product_id} → ${product_id}: ${detail}`,
-      });
-      eventOutcome(db, job, "applied", null);
-    })();
-  };
+    await deps.store.services.change(
+      jobChange(job, svc.service_id, {
+        patch: { product_id, variant: to, upstream_variant: upstreamVariant, last_error: null },
+        history: [{ action: "product changed", detail: `product ${svc.product_id} → ${product_id}: ${detail}` }],
+        outcome: ["applied", null],
+      }),
+    );
+  });
 }

@@ -1,14 +1,10 @@
 import type { Catalog } from "../catalog/catalog.js";
-import type { Clock } from "../jobs/clock.js";
-import type { JobQueue } from "../jobs/queue.js";
-import type { Db } from "../store/database.js";
-import type { ServiceStore } from "../store/services.js";
-import type { Upstream } from "./upstream.js";
+import type { Clock } from "../clock.js";
+import type { Upstream } from "../reseller/upstream.js";
+import type { Store } from "../store/store.js";
 
 export interface LifecycleDeps {
-  db: Db;
-  services: ServiceStore;
-  queue: JobQueue;
+  store: Store;
   upstream: Upstream;
   catalog: Catalog;
   clock: Clock;

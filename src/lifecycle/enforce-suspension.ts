@@ -1,12 +1,18 @@
 import { z } from "zod";
+import { defineJob, jobKind } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import type { JobHandler } from "../jobs/runner.js";
 import { NotFoundError } from "../reseller/errors.js";
 import { ipSchema, productTypeSchema } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { mustGet } from "./targets.js";
+import { JOB_KINDS } from "./job-kinds.js";
+import { jobChange, mustGet } from "./targets.js";
 
-const payloadSchema = z.object({ ip: ipSchema, type: productTypeSchema });
+/** One repair per licence and state of the service (`seen_at`: its updated_at when reconcile looked). */
+export const ENFORCE_SUSPENSION = jobKind({
+  kind: JOB_KINDS.enforceSuspension,
+  payload: z.object({ ip: ipSchema, type: productTypeSchema, seen_at: z.number() }),
+  uniqueKey: (p, where) => `enforce-suspension:${where.serviceId ?? ""}:${p.type}:${p.ip}:${p.seen_at}`,
+});
 
 /**
  * Reconcile's repair of a licence the reseller has active while the bridge has its service
@@ -14,23 +20,21 @@ const payloadSchema = z.object({ ip: ipSchema, type: productTypeSchema });
  * (or be overtaken by) an unsuspend the panel sent meanwhile: by the time it runs, the service's
  * status is the one its events left, and an active service is left alone.
  */
-export function enforceSuspensionHandler(deps: LifecycleDeps): JobHandler {
-  const { services, upstream, clock } = deps;
-  return async (job) => {
-    const { ip, type } = payloadSchema.parse(job.payload);
-    const svc = mustGet(deps, job);
-    const history = (action: string, detail: string) =>
-      services.addHistory({ service_id: svc.service_id, at: clock.now(), job_id: job.id, action: `reconcile: ${action}`, detail });
+export function enforceSuspensionJob(deps: LifecycleDeps) {
+  return defineJob(ENFORCE_SUSPENSION, async (job) => {
+    const { ip, type } = job.payload;
+    const svc = await mustGet(deps, job);
+    const history = (action: string, detail: string) => deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: `reconcile: ${action}`, detail }] }));
     if (svc.status !== "suspended" && svc.status !== "terminated") {
-      history("suspension skipped", `the service is ${svc.status} again; the ${type} licence at ${ip} is left as it is`);
+      await history("suspension skipped", `the service is ${svc.status} again; the ${type} licence at ${ip} is left as it is`);
       return;
     }
     try {
-      await upstream.suspend(ip, type);
+      await deps.upstream.suspend(ip, type);
     } catch (err) {
-      if (err instanceof NotFoundError) throw new JobFailedError(`the reseller has no ${type} licence at ${ip} any more; nothing to suspend`);
+      if (err instanceof NotFoundError) throw new JobFailedError(`the reseller has no ${type} licence at ${ip} any more; nothing to suspend`, "upstream_not_found");
       throw err;
     }
-    history("suspended upstream", `the reseller had the ${type} licence at ${ip} active while the service is ${svc.status}; suspended it there`);
-  };
+    await history("suspended upstream", `the reseller had the ${type} licence at ${ip} active while the service is ${svc.status}; suspended it there`);
+  });
 }

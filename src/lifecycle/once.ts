@@ -1,4 +1,4 @@
-import type { Clock } from "../jobs/clock.js";
+import type { Clock } from "../clock.js";
 import { JobDeferredError, JobFailedError } from "../jobs/errors.js";
 import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
@@ -54,7 +54,7 @@ export function charging(deps: { settleMs: number; clock: Clock }): OnceOptions 
  * and a list read too early would send the charge a second time.
  */
 export async function once<T>(
-  job: Job,
+  job: Pick<Job, "intent" | "attempts" | "maxAttempts">,
   ctx: JobContext,
   intent: Intent,
   happened: () => Promise<boolean>,
@@ -68,7 +68,7 @@ export async function once<T>(
   const remember = async (intentNow: Intent | null, durable = true) => {
     job.intent = intentNow;
     if (intentNow) await ctx.recordIntent(intentNow, { durable });
-    else ctx.clearIntent();
+    else await ctx.clearIntent();
   };
   // Losing a "done" mark to a power cut costs one licence-list check, not money: no fsync.
   const markDone = () => remember({ op: "", done: [...done, intent.op] }, false);

@@ -1,12 +1,3 @@
-import type { Job } from "../jobs/types.js";
-import type { Db } from "../store/database.js";
-
-/** Marks the event a job served as applied (or failed), for the event history. */
-export function eventOutcome(db: Db, job: Job, outcome: "applied" | "failed" | "skipped", detail: string | null): void {
-  if (!job.eventId) return;
-  db.prepare("UPDATE events SET outcome = ?, detail = ? WHERE id = ?").run(outcome, detail, job.eventId);
-}
-
 export function isoToMs(iso: string | undefined): number | undefined {
   if (!iso) return undefined;
   const ms = Date.parse(iso);

@@ -1,89 +1,73 @@
-import type { JobHandler } from "../jobs/runner.js";
+import { z } from "zod";
+import { defineJob, jobKind, jobOf } from "../jobs/define.js";
+import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../reseller/vocabulary.js";
-import type { ServiceRow } from "../store/services.js";
+import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
 import { charging, once } from "./once.js";
-import { addMonths, eventOutcome, isoToMs } from "./record.js";
-import { licenceTypes, mustGet } from "./targets.js";
-import { bundleComponents, companionsOf } from "./upstream.js";
+import { INSTALL_MAIL } from "../mail/install-mail.js";
+import { addMonths, isoToMs } from "./record.js";
+import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { bundleComponents, companionsOf } from "../reseller/upstream.js";
+
+export const REGISTER = jobKind({ kind: JOB_KINDS.register, payload: z.object({ reactivate: z.boolean().optional() }).loose() });
 
 /**
  * `service.created`: buy the licence (or bundle) exactly once, move a LiteSpeed licence to its
  * variant, mark the service active and queue the install-command mail. Safe to run again at any
  * point: each step looks at what is already recorded.
  */
-export function registerHandler(deps: LifecycleDeps, afterActivation?: (serviceId: string) => void): JobHandler {
-  const { services, clock } = deps;
-
-  return async (job, ctx) => {
-    let svc = mustGet(deps, job);
+export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: string) => Promise<unknown>) {
+  const { store } = deps;
+  return defineJob(REGISTER, async (job, ctx) => {
+    let svc = await mustGet(deps, job);
     // An older order's job (an operator's retry after the service was ordered again) buys and mails nothing.
     if (job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
       const why = `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`;
-      deps.db.transaction(() => {
-        services.addHistory({ service_id: svc.service_id, at: clock.now(), event_id: job.eventId, job_id: job.id, action: "registration skipped", detail: why });
-        eventOutcome(deps.db, job, "skipped", why);
-      })();
+      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "registration skipped", detail: why }], outcome: ["skipped", why] }));
       return;
     }
     if (svc.status === "terminated") {
-      eventOutcome(deps.db, job, "skipped", "service was terminated before its licence was registered");
+      await store.services.change(jobChange(job, svc.service_id, { outcome: ["skipped", "service was terminated before its licence was registered"] }));
       return;
     }
 
     if (svc.status === "pending" || svc.status === "failed") {
-      const reactivate = (job.payload as { reactivate?: unknown } | null)?.reactivate === true;
+      const reactivate = job.payload.reactivate === true;
       const bought = (reactivate ? await reactivateIfPresent(deps, svc) : undefined) ?? (await buy(deps, job, ctx, svc));
-      activate(deps, job, svc, bought);
-      svc = mustGet(deps, job);
-      if (reactivate) afterActivation?.(svc.service_id);
+      await activate(deps, job, svc, bought);
+      svc = await mustGet(deps, job);
+      if (reactivate) await afterActivation?.(svc.service_id);
     }
 
     if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
       const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
       const to = svc.variant as LitespeedVariant;
       const detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
-      deps.db.transaction(() => {
-        services.update(svc.service_id, { upstream_variant: to }, clock.now());
-        services.addHistory({
-          service_id: svc.service_id,
-          at: clock.now(),
-          event_id: job.eventId,
-          job_id: job.id,
-          action: "variant set",
-          detail,
-        });
-      })();
+      await store.services.change(jobChange(job, svc.service_id, { patch: { upstream_variant: to }, history: [{ action: "variant set", detail }] }));
     }
 
-    deps.db.transaction(() => {
-      eventOutcome(deps.db, job, "applied", null);
-      if (!svc.customer_email) {
-        services.addHistory({
-          service_id: svc.service_id,
-          at: clock.now(),
-          event_id: job.eventId,
-          job_id: job.id,
-          action: "install mail not sent",
-          detail: "the order carried no customer e-mail (the panel's hook has none); the install command is in the admin API and the panel module",
-        });
-      }
-      if (svc.customer_email) {
-        deps.queue.enqueue({
-          kind: JOB_KINDS.installMail,
-          serviceId: svc.service_id,
-          eventId: job.eventId,
-          uniqueKey: `mail:install:${job.eventId ?? svc.service_id}`,
-          payload: {},
-        });
-      }
-    })();
-  };
+    await store.services.change(
+      jobChange(job, svc.service_id, {
+        outcome: ["applied", null],
+        ...(svc.customer_email
+          ? { enqueue: [jobOf(INSTALL_MAIL, {}, { serviceId: svc.service_id, eventId: job.eventId })] }
+          : {
+              history: [
+                {
+                  action: "install mail not sent",
+                  detail: "the order carried no customer e-mail (the panel's hook has none); the install command is in the admin API and the panel module",
+                },
+              ],
+            }),
+      }),
+    );
+  });
 }
 
 interface Bought {
@@ -115,7 +99,7 @@ async function reactivateIfPresent(deps: LifecycleDeps, svc: ServiceRow): Promis
   };
 }
 
-async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1], svc: ServiceRow): Promise<Bought> {
+async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "maxAttempts">, ctx: JobContext, svc: ServiceRow): Promise<Bought> {
   const { upstream } = deps;
   const months = svc.months as BillingCycleMonths;
 
@@ -183,14 +167,12 @@ async function buy(deps: LifecycleDeps, job: Job, ctx: Parameters<JobHandler>[1]
   }
 }
 
-function activate(deps: LifecycleDeps, job: Job, svc: ServiceRow, bought: Bought): void {
-  const { services, clock } = deps;
-  const now = clock.now();
+function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: ServiceRow, bought: Bought): Promise<unknown> {
+  const now = deps.clock.now();
   const expiresAt = bought.expiresAt ?? addMonths(now, svc.months);
-  deps.db.transaction(() => {
-    services.update(
-      svc.service_id,
-      {
+  return deps.store.services.change(
+    jobChange(job, svc.service_id, {
+      patch: {
         status: "active",
         expires_at: expiresAt,
         // The order itself paid one cycle unless the panel told us its due date. A licence kept from
@@ -201,16 +183,8 @@ function activate(deps: LifecycleDeps, job: Job, svc: ServiceRow, bought: Bought
         bundle_key: bought.bundleKey ?? svc.bundle_key,
         last_error: null,
       },
-      now,
-    );
-    services.addHistory({
-      service_id: svc.service_id,
-      at: now,
-      event_id: job.eventId,
-      job_id: job.id,
-      action: "registered",
-      detail: bought.note,
-    });
-  })();
+      history: [{ action: "registered", detail: bought.note }],
+    }),
+  );
 }
 

@@ -1,30 +1,39 @@
 import { z } from "zod";
+import { defineJob, jobKind } from "../jobs/define.js";
 import { JobBlockedError } from "../jobs/errors.js";
-import type { JobHandler } from "../jobs/runner.js";
 import type { BillingCycleMonths } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
+import { JOB_KINDS } from "./job-kinds.js";
 import { charging, once } from "./once.js";
 import { addMonths, isoToMs } from "./record.js";
-import { mustGet } from "./targets.js";
-import { licenceTypes } from "./targets.js";
+import { jobChange, licenceTypes, mustGet } from "./targets.js";
 
-const payloadSchema = z.object({ term_end: z.number() });
+/** One licence's renewal for one term: the key makes a second sweep of the same term create nothing. */
+export const RENEW = jobKind({
+  kind: JOB_KINDS.renew,
+  payload: z.object({ term_end: z.number() }),
+  uniqueKey: (p, where) => renewalKey(where.serviceId ?? "", p.term_end),
+});
+
+/** The unique key of one licence's renewal for one term. */
+export function renewalKey(serviceId: string, termEnd: number): string {
+  return `renew:${serviceId}:${termEnd}`;
+}
 
 /**
  * Renews one licence for one term, exactly once: the term it renews is in the payload, so a
  * job for a term already renewed does nothing; a lost answer is settled by the licence list's
  * expiry, and when the list cannot tell, the job waits for the operator instead of paying twice.
  */
-export function renewHandler(deps: LifecycleDeps): JobHandler {
-  const { services, upstream, clock, db } = deps;
-  return async (job, ctx) => {
-    const { term_end: term } = payloadSchema.parse(job.payload);
-    const svc = mustGet(deps, job);
-    const skip = (why: string) =>
-      services.addHistory({ service_id: svc.service_id, at: clock.now(), job_id: job.id, action: "renewal skipped", detail: why });
-    if (svc.status !== "active") return skip(`the service is ${svc.status}`);
-    if (svc.expires_at !== term) return skip("this term was already renewed");
-    if (!(svc.paid_until !== null && svc.paid_until > term)) return skip("not paid beyond the current term");
+export function renewJob(deps: LifecycleDeps) {
+  const { upstream } = deps;
+  return defineJob(RENEW, async (job, ctx) => {
+    const { term_end: term } = job.payload;
+    const svc = await mustGet(deps, job);
+    const skip = (why: string) => deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: "renewal skipped", detail: why }] }));
+    if (svc.status !== "active") return void (await skip(`the service is ${svc.status}`));
+    if (svc.expires_at !== term) return void (await skip("this term was already renewed"));
+    if (!(svc.paid_until !== null && svc.paid_until > term)) return void (await skip("not paid beyond the current term"));
 
     const months = svc.months as BillingCycleMonths;
     let newEnd: number | undefined;
@@ -54,19 +63,20 @@ export function renewHandler(deps: LifecycleDeps): JobHandler {
       else newEnd = isoToMs(r.value.expires_at) ?? newEnd;
     }
     const expiresAt = newEnd ?? addMonths(term, months);
-    db.transaction(() => {
-      services.update(svc.service_id, { expires_at: expiresAt, last_error: null }, clock.now());
-      const companions = JSON.parse(svc.companions) as string[];
-      services.addHistory({
-        service_id: svc.service_id,
-        at: clock.now(),
-        job_id: job.id,
-        action: "renewed",
-        detail:
-          `${months} month(s), term now ends ${new Date(expiresAt).toISOString()}` +
-          (confirmedEarlier ? " (confirmed by the licence list after a lost answer)" : "") +
-          (companions.length ? `; ${companions.join(", ")} renewed with it` : ""),
-      });
-    })();
-  };
+    const companions = JSON.parse(svc.companions) as string[];
+    await deps.store.services.change(
+      jobChange(job, svc.service_id, {
+        patch: { expires_at: expiresAt, last_error: null },
+        history: [
+          {
+            action: "renewed",
+            detail:
+              `${months} month(s), term now ends ${new Date(expiresAt).toISOString()}` +
+              (confirmedEarlier ? " (confirmed by the licence list after a lost answer)" : "") +
+              (companions.length ? `; ${companions.join(", ")} renewed with it` : ""),
+          },
+        ],
+      }),
+    );
+  });
 }

@@ -1,12 +1,11 @@
+import { z } from "zod";
+import { defineJob, jobKind, type JobDefinition } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import type { JobHandler } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
 import { NotFoundError } from "../reseller/errors.js";
-import type { ServiceRow, ServiceStatus } from "../store/services.js";
+import type { ServiceStatus } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { eventOutcome } from "./record.js";
-import { mustGet } from "./targets.js";
-import { licenceTypes } from "./targets.js";
+import { JOB_KINDS } from "./job-kinds.js";
+import { jobChange, licenceTypes, mustGet } from "./targets.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";
 
@@ -33,24 +32,31 @@ function transition(change: Change, from: ServiceStatus): { call: "suspend" | "u
   }
 }
 
-export function statusHandler(deps: LifecycleDeps, change: Change): JobHandler {
-  const { services, upstream, clock, db } = deps;
-  return async (job, ctx) => {
-    const svc = mustGet(deps, job);
+const noPayload = z.object({}).loose();
+
+export const SUSPEND = jobKind({ kind: JOB_KINDS.suspend, payload: noPayload });
+export const UNSUSPEND = jobKind({ kind: JOB_KINDS.unsuspend, payload: noPayload });
+export const TERMINATE = jobKind({ kind: JOB_KINDS.terminate, payload: noPayload });
+
+/** `service.suspended`, `service.unsuspended`, `service.terminated`. */
+export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Record<string, unknown>> {
+  const kind = change === "suspend" ? SUSPEND : change === "unsuspend" ? UNSUSPEND : TERMINATE;
+  return defineJob(kind, async (job, ctx) => {
+    const svc = await mustGet(deps, job);
     const step = transition(change, svc.status);
     if ("skip" in step) {
-      record(deps, job, svc, `${change} skipped`, step.skip);
-      eventOutcome(db, job, "skipped", step.skip);
+      await deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: `${change} skipped`, detail: step.skip }], outcome: ["skipped", step.skip] }));
       return;
     }
     if (step.call) {
       for (const type of licenceTypes(svc)) {
         try {
-          await upstream[step.call](svc.ip, type);
+          await deps.upstream[step.call](svc.ip, type);
         } catch (err) {
           if (err instanceof NotFoundError) {
             throw new JobFailedError(
               `the reseller has no ${type} licence for ${svc.ip}, so it cannot be ${step.call}ed; run reconcile to see the drift`,
+              "upstream_not_found",
             );
           }
           throw err;
@@ -58,21 +64,12 @@ export function statusHandler(deps: LifecycleDeps, change: Change): JobHandler {
         ctx.logger.debug({ type, call: step.call }, "upstream status changed");
       }
     }
-    db.transaction(() => {
-      services.update(svc.service_id, { status: step.to, last_error: null }, clock.now());
-      record(deps, job, svc, change === "terminate" ? "terminated" : `${change}ed`, step.call ? `upstream ${step.call}` : "no upstream call needed");
-      eventOutcome(db, job, "applied", null);
-    })();
-  };
-}
-
-function record(deps: LifecycleDeps, job: Job, svc: ServiceRow, action: string, detail: string): void {
-  deps.services.addHistory({
-    service_id: svc.service_id,
-    at: deps.clock.now(),
-    event_id: job.eventId,
-    job_id: job.id,
-    action,
-    detail,
+    await deps.store.services.change(
+      jobChange(job, svc.service_id, {
+        patch: { status: step.to, last_error: null },
+        history: [{ action: change === "terminate" ? "terminated" : `${change}ed`, detail: step.call ? `upstream ${step.call}` : "no upstream call needed" }],
+        outcome: ["applied", null],
+      }),
+    );
   });
 }

@@ -1,14 +1,13 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { JobHandler } from "../jobs/runner.js";
+import type { JobDefinition } from "../jobs/define.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import type { Logger } from "../log/logger.js";
-import { installMailHandler } from "./install-mail.js";
+import { installMailJob } from "./install-mail.js";
 import { createMailer, type CreateMailerOptions, type Mailer, type MailTransportConfig } from "./transport.js";
 
-export { installMailHandler, installMailKey, installMessageId, MailStore, productName, type InstallMailDeps, type MailRow } from "./install-mail.js";
+export { INSTALL_MAIL, installMailJob, installMailKey, installMessageId, productName, type InstallMailDeps } from "./install-mail.js";
 export { createTemplates, escapeHtml, PLACEHOLDERS, TemplateError, type InstallCommand, type InstallMailValues, type MailTemplates, type RenderedMail } from "./templates.js";
 export { createMailer, parseSmtpUrl, smtpAddress, type Mailer, type OutgoingMail, type SentMail } from "./transport.js";
 
@@ -35,16 +34,13 @@ export interface MailHandlersOptions extends Pick<CreateMailerOptions, "tls" | "
   templatesDir?: string;
 }
 
-/**
- * The job handlers of customer mail, by kind, ready for `startService({ handlers })` or its
- * handler map: `{ ...lifecycleHandlers(deps), ...mailHandlers(config, deps, logger) }`.
- */
-export function mailHandlers(
+/** The job definitions of customer mail, beside the lifecycle's in the runner. */
+export function mailJobs(
   config: MailConfig,
   deps: LifecycleDeps,
   logger: Logger,
   options: MailHandlersOptions = {},
-): Record<string, JobHandler> {
+): JobDefinition[] {
   const log = logger.child({ component: "mail" });
   const mailer = options.mailer ?? createMailer(config, { logger: log, tls: options.tls, outboxDir: options.outboxDir });
   const templatesDir = options.templatesDir ?? defaultTemplatesDir();
@@ -53,7 +49,5 @@ export function mailHandlers(
       log.warn({ file: join(templatesDir, file) }, "default mail template missing; install mails will be blocked until it exists");
     }
   }
-  return {
-    [JOB_KINDS.installMail]: installMailHandler({ ...deps, mailer, from: config.MAIL_FROM, templatesDir, logger: log }),
-  };
+  return [installMailJob({ ...deps, mailer, from: config.MAIL_FROM, templatesDir, logger: log }) ];
 }

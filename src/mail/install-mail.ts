@@ -1,15 +1,23 @@
 import { NotFoundError } from "../reseller/errors.js";
-import { JobBlockedError, JobFailedError } from "../jobs/errors.js";
-import type { JobHandler } from "../jobs/runner.js";
+import { z } from "zod";
+import { defineJob, jobKind } from "../jobs/define.js";
+import { JobBlockedError, JobFailedError, JobRetryError } from "../jobs/errors.js";
 import type { Job } from "../jobs/types.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
-import type { Db } from "../store/database.js";
-import { bundleComponents } from "../lifecycle/upstream.js";
+import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import { bundleComponents } from "../reseller/upstream.js";
 import type { Logger } from "../log/logger.js";
-import type { ServiceRow } from "../store/services.js";
+import type { ServiceRow } from "../store/store.js";
 import { createTemplates, TemplateError, type InstallCommand, type MailTemplates } from "./templates.js";
 import type { Mailer } from "./transport.js";
-import { licenceTypes, mustGet } from "../lifecycle/targets.js";
+import { jobChange, licenceTypes, mustGet } from "../lifecycle/targets.js";
+
+/** One install mail per order event (or per service, for a job queued without an event). */
+export const INSTALL_MAIL = jobKind({
+  kind: JOB_KINDS.installMail,
+  payload: z.object({}).loose(),
+  uniqueKey: (_p, where) => `mail:install:${where.eventId ?? where.serviceId ?? ""}`,
+});
 
 export interface InstallMailDeps extends LifecycleDeps {
   mailer: Mailer;
@@ -82,17 +90,17 @@ export function installMessageId(job: Pick<Job, "id" | "eventId">): string {
  * Errors: a transient SMTP or upstream failure is rethrown as is, and the runner retries it with
  * backoff; rejected SMTP credentials or a broken template block the job for the operator.
  */
-export function installMailHandler(deps: InstallMailDeps): JobHandler {
-  const { db, services, clock, mailer } = deps;
-  const mails = new MailStore(db);
+export function installMailJob(deps: InstallMailDeps) {
+  const { store, mailer } = deps;
+  const mails = store.mails;
   const templates: MailTemplates = createTemplates(deps.templatesDir);
 
-  return async (job, ctx) => {
+  return defineJob(INSTALL_MAIL, async (job, ctx) => {
     const log = ctx.logger;
-    const svc = mustGet(deps, job);
+    const svc = await mustGet(deps, job);
     const key = installMailKey(job);
 
-    const earlier = mails.get(key);
+    const earlier = await mails.get(key);
     if (earlier?.state === "sent") {
       log.info({ mail_key: key, message_id: earlier.message_id }, "install mail was already sent; nothing to do");
       return;
@@ -102,14 +110,7 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
       return;
     }
     if (svc.status === "terminated") {
-      services.addHistory({
-        service_id: svc.service_id,
-        at: clock.now(),
-        event_id: job.eventId,
-        job_id: job.id,
-        action: "install mail skipped",
-        detail: "service was terminated before its install mail went out",
-      });
+      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "install mail skipped", detail: "service was terminated before its install mail went out" }] }));
       return;
     }
 
@@ -136,7 +137,7 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
           : "an earlier attempt may have been accepted before a crash; sending again with the same Message-ID",
       );
     }
-    mails.begin({
+    await mails.begin({
       mail_key: key,
       kind: "install",
       event_id: job.eventId,
@@ -145,7 +146,6 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
       to_address: svc.customer_email,
       subject: rendered.subject,
       message_id: messageId,
-      now: clock.now(),
     });
 
     let response: string;
@@ -161,26 +161,22 @@ export function installMailHandler(deps: InstallMailDeps): JobHandler {
       }));
     } catch (err) {
       const judged = judgeSendError(err);
-      mails.attemptFailed(key, judged.message);
+      await mails.failed(key, judged.message);
       throw judged;
     }
 
-    db.transaction(() => {
-      mails.markSent(key, clock.now());
-      services.addHistory({
-        service_id: svc.service_id,
-        at: clock.now(),
-        event_id: job.eventId,
-        job_id: job.id,
-        action: "install mail sent",
-        detail: `install mail sent to ${svc.customer_email} (Message-ID ${messageId})`,
-      });
-    })();
+    await mails.sent(key, {
+      serviceId: svc.service_id,
+      event_id: job.eventId,
+      job_id: job.id,
+      action: "install mail sent",
+      detail: `install mail sent to ${svc.customer_email} (Message-ID ${messageId})`,
+    });
     log.info(
       { mail_key: key, message_id: messageId, transport: mailer.description, templates: rendered.files, response },
       "install mail sent",
     );
-  };
+  });
 }
 
 /** One install command per licence; a bundle's components each have their own. */
@@ -195,7 +191,7 @@ async function installCommands(deps: LifecycleDeps, svc: ServiceRow): Promise<In
     } catch (err) {
       // The mail runs beside the service's own queue: an IP change may have moved the licence
       // since this job read the row. Then it is no failure; the next attempt reads the new IP.
-      if (err instanceof NotFoundError && deps.services.get(svc.service_id)?.ip !== svc.ip) {
+      if (err instanceof NotFoundError && (await deps.store.services.get(svc.service_id))?.ip !== svc.ip) {
         throw new Error(`the licence moved from ${svc.ip} while the install mail was prepared; retrying with its new IP`);
       }
       throw err;
@@ -232,61 +228,5 @@ function judgeSendError(err: unknown): Error {
   const e = (err ?? {}) as SmtpErrorLike;
   const message = `mail not sent: ${e.message ?? String(err)}`;
   if (e.code === "EAUTH") return new JobBlockedError(`${message} (the SMTP server refused the credentials in SMTP_URL; fix them and retry the job)`);
-  return new Error(message);
-}
-
-export interface MailRow {
-  id: number;
-  mail_key: string;
-  kind: string;
-  event_id: string | null;
-  job_id: number;
-  service_id: string;
-  to_address: string;
-  subject: string;
-  message_id: string;
-  state: "sending" | "sent";
-  attempts: number;
-  last_error: string | null;
-  created_at: number;
-  sent_at: number | null;
-}
-
-/** The `mails` table (migrations/002_mail.sql). Synchronous, like every store. */
-export class MailStore {
-  private readonly s;
-
-  constructor(db: Db) {
-    this.s = {
-      get: db.prepare("SELECT * FROM mails WHERE mail_key = ?"),
-      // A row already 'sent' is never taken back to 'sending'; the Message-ID of the first attempt stays.
-      begin: db.prepare(
-        `INSERT INTO mails (mail_key, kind, event_id, job_id, service_id, to_address, subject, message_id, state, attempts, created_at)
-         VALUES (@mail_key, @kind, @event_id, @job_id, @service_id, @to_address, @subject, @message_id, 'sending', 1, @now)
-         ON CONFLICT (mail_key) DO UPDATE SET attempts = attempts + 1, last_error = NULL,
-           to_address = excluded.to_address, subject = excluded.subject
-         WHERE state = 'sending'`,
-      ),
-      failed: db.prepare("UPDATE mails SET last_error = ? WHERE mail_key = ? AND state = 'sending'"),
-      sent: db.prepare("UPDATE mails SET state = 'sent', sent_at = ?, last_error = NULL WHERE mail_key = ?"),
-    };
-  }
-
-  get(key: string): MailRow | undefined {
-    return this.s.get.get(key) as MailRow | undefined;
-  }
-
-
-  /** Records, before the SMTP conversation, that the mail is being sent. */
-  begin(row: Pick<MailRow, "mail_key" | "kind" | "event_id" | "job_id" | "service_id" | "to_address" | "subject" | "message_id"> & { now: number }): void {
-    this.s.begin.run(row);
-  }
-
-  attemptFailed(key: string, error: string): void {
-    this.s.failed.run(error, key);
-  }
-
-  markSent(key: string, now: number): void {
-    this.s.sent.run(now, key);
-  }
+  return new JobRetryError(message, "job_failed", { cause: err });
 }

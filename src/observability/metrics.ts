@@ -18,9 +18,9 @@ const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "failed", "block
 /** What the scrape-time gauges read: wired once the queue and the alerts exist. */
 export interface MetricsSources {
   /** Jobs by state, e.g. `() => queue.counts()`. */
-  jobCounts?: () => Partial<Record<string, number>>;
-  /** Open alert episodes, e.g. `() => alerts.open().length`. */
-  openAlerts?: () => number;
+  jobCounts?: () => Promise<Partial<Record<string, number>>> | Partial<Record<string, number>>;
+  /** Open alert episodes, e.g. `async () => (await alerts.open()).length`. */
+  openAlerts?: () => Promise<number> | number;
 }
 
 export interface Metrics {
@@ -53,9 +53,9 @@ function safely(fn: () => void): void {
 }
 
 /** Reads a source at scrape time; a closed database must not break the scrape of everything else. */
-function read<T>(source: (() => T) | undefined): T | undefined {
+async function read<T>(source: (() => Promise<T> | T) | undefined): Promise<T | undefined> {
   try {
-    return source?.();
+    return await source?.();
   } catch {
     return undefined;
   }
@@ -83,9 +83,9 @@ export function createMetrics(): Metrics {
     help: "Jobs in the queue by state, read at scrape time.",
     labelNames: ["state"] as const,
     registers,
-    collect() {
+    async collect() {
       this.reset();
-      const counts = read(sources.jobCounts);
+      const counts = await read(sources.jobCounts);
       if (!counts) return;
       for (const state of JOB_STATES) this.set({ state }, counts[state] ?? 0);
     },
@@ -132,8 +132,8 @@ export function createMetrics(): Metrics {
     name: `${METRIC_PREFIX}alerts_open`,
     help: "Operator alert episodes currently open, read at scrape time.",
     registers,
-    collect() {
-      const n = read(sources.openAlerts);
+    async collect() {
+      const n = await read(sources.openAlerts);
       if (n === undefined) this.reset();
       else this.set(n);
     },

@@ -1,4 +1,4 @@
-import type { JobQueue } from "../jobs/queue.js";
+import type { JobOps } from "../store/store.js";
 import type { Job } from "../jobs/types.js";
 
 /** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
@@ -13,7 +13,7 @@ export class JobWaiter {
   private readonly waiting = new Map<number, Set<() => void>>();
 
   constructor(
-    private readonly queue: Pick<JobQueue, "get">,
+    private readonly jobs: Pick<JobOps, "get">,
     /** How often a waiting call re-reads its job when no notification comes. (Default: 1000 ms) */
     private readonly pollMs = 1_000,
   ) {}
@@ -30,10 +30,10 @@ export class JobWaiter {
    * Resolves with the job once `settled(job)` holds, or with its latest state at `deadline`
    * (Unix ms). Undefined when the job does not exist.
    */
-  async until(id: number, deadline: number, settled: (job: Job) => boolean = isSettled): Promise<Job | undefined> {
+  async until(id: number, deadline: number, settled: (job: Job) => boolean | Promise<boolean> = isSettled): Promise<Job | undefined> {
     for (;;) {
-      const job = this.queue.get(id);
-      if (!job || settled(job)) return job;
+      const job = await this.jobs.get(id);
+      if (!job || (await settled(job))) return job;
       const left = deadline - Date.now();
       if (left <= 0) return job;
       await this.sleep(id, Math.min(left, this.pollMs));

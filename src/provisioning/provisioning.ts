@@ -2,15 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../http/error-codes.js";
-import type { JobQueue } from "../jobs/queue.js";
 import type { Job } from "../jobs/types.js";
 import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
 import { licenceTypes } from "../lifecycle/targets.js";
 import type { Logger } from "../log/logger.js";
 import type { ProductType } from "../reseller/vocabulary.js";
-import type { ServiceRow, ServiceStore } from "../store/services.js";
+import type { JobOps, ServiceOps, ServiceRow } from "../store/store.js";
 import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/event-schema.js";
-import type { AcceptEvents } from "../webhooks/group-commit.js";
+import type { Intake as AcceptEvents } from "../webhooks/intake.js";
 import { project } from "../webhooks/rules.js";
 import { isSettled, type JobWaiter } from "./job-waiter.js";
 import { changeIpParams, changePackageParams, createParams, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
@@ -46,8 +45,8 @@ export interface Answer {
 export interface ProvisioningDeps {
   /** The intake, exactly as the webhooks use it: the call's event is stored durably before any work. */
   accept: AcceptEvents;
-  services: Pick<ServiceStore, "get" | "byLicenseKey">;
-  queue: Pick<JobQueue, "get" | "unfinished" | "retry">;
+  services: Pick<ServiceOps, "get" | "byLicenseKey">;
+  jobs: Pick<JobOps, "get" | "unfinished" | "retry">;
   waiter: JobWaiter;
   catalog: Catalog;
   /** PROVISION_WAIT_SECONDS in ms. */
@@ -132,9 +131,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
     return r.success ? { ok: true, value: r.data } : { ok: false, answer: invalid(fieldErrors(r.error, "(parameters)")) };
   };
 
-  const find = (t: TargetParams): ServiceRow | undefined => {
+  const find = async (t: TargetParams): Promise<ServiceRow | undefined> => {
     if (t.license_key !== undefined) {
-      const svc = deps.services.byLicenseKey(t.license_key);
+      const svc = await deps.services.byLicenseKey(t.license_key);
       // Both given: they must name the same service.
       return svc && (t.service_identifier === undefined || t.service_identifier === svc.service_id) ? svc : undefined;
     }
@@ -169,18 +168,19 @@ export function createProvisioning(deps: ProvisioningDeps) {
   const outcome = async (call: Exclude<ProvisioningCall, "info">, serviceId: string, jobId: number | undefined): Promise<Answer> => {
     const deadline = now() + deps.waitMs;
     const queueKey = serviceQueueKey(serviceId);
-    let target: Job | undefined = jobId !== undefined ? deps.queue.get(jobId) : deps.queue.unfinished(queueKey).at(-1);
+    const unfinished = await deps.jobs.unfinished(queueKey);
+    let target: Job | undefined = jobId !== undefined ? await deps.jobs.get(jobId) : unfinished.at(-1);
     // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
-    const head = deps.queue.unfinished(queueKey)[0];
+    const head = unfinished[0];
     if (head?.state === "blocked" && head.kind === KIND_OF[call] && (!target || head.id <= target.id)) {
-      deps.queue.retry(head.id);
+      await deps.jobs.retry(head.id);
       target ??= head;
     }
-    if (target) target = await deps.waiter.until(target.id, deadline, (j) => isSettled(j) || blockedBehind(j) !== undefined);
-    const svc = deps.services.get(serviceId);
+    if (target) target = await deps.waiter.until(target.id, deadline, async (j) => isSettled(j) || (await blockedBehind(j)) !== undefined);
+    const svc = await deps.services.get(serviceId);
     if (!svc) return unknown();
     if (!target || target.state === "succeeded") return licence(svc);
-    const stuck = target.state === "blocked" || target.state === "failed" ? target : blockedBehind(target);
+    const stuck = target.state === "blocked" || target.state === "failed" ? target : await blockedBehind(target);
     if (stuck) {
       return refusal(502, (stuck.errorCode as ErrorCode | null) ?? "job_failed", stuck.lastError ?? `job ${stuck.id} is ${stuck.state}`, {
         status: stuck.state,
@@ -202,9 +202,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
   };
 
   /** The blocked job, earlier in the service's queue, that keeps `job` from running. */
-  const blockedBehind = (job: Job): Job | undefined => {
+  const blockedBehind = async (job: Job): Promise<Job | undefined> => {
     if (!job.queueKey || job.state !== "queued") return undefined;
-    const first = deps.queue.unfinished(job.queueKey)[0];
+    const first = (await deps.jobs.unfinished(job.queueKey))[0];
     return first && first.id < job.id && first.state === "blocked" ? first : undefined;
   };
 
@@ -237,7 +237,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
     async renew(params) {
       const p = parse(renewParams, params);
       if (!p.ok) return p.answer;
-      const svc = find(p.value);
+      const svc = await find(p.value);
       if (!svc) return unknown();
       const service = { id: svc.service_id, ...(p.value.next_due_date ? { next_due_date: p.value.next_due_date } : {}) };
       return submit("renew", { type: "service.renewed", service }, keyParamOf(p.value));
@@ -246,10 +246,10 @@ export function createProvisioning(deps: ProvisioningDeps) {
     async "change-ip"(params) {
       const p = parse(changeIpParams, params);
       if (!p.ok) return p.answer;
-      const svc = find(p.value);
+      const svc = await find(p.value);
       if (!svc) return unknown();
       // Already there, or on its way there: nothing to change; answer once what is queued is done.
-      const unfinished = deps.queue.unfinished(serviceQueueKey(svc.service_id));
+      const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
       if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, unfinished.at(-1)?.id);
       const event: BillingEvent = { type: "service.ip_changed", service: { id: svc.service_id, ip: svc.ip }, changes: { ip: p.value.new_ip } };
       return submit("change-ip", event, keyParamOf(p.value));
@@ -258,9 +258,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
     async "change-package"(params) {
       const p = parse(changePackageParams, params);
       if (!p.ok) return p.answer;
-      const svc = find(p.value);
+      const svc = await find(p.value);
       if (!svc) return unknown();
-      const unfinished = deps.queue.unfinished(serviceQueueKey(svc.service_id));
+      const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
       if (p.value.package_identifier === svc.product_id && !unfinished.some((j) => j.kind === JOB_KINDS.changeProduct)) {
         return outcome("change-package", svc.service_id, unfinished.at(-1)?.id);
       }
@@ -275,7 +275,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
     async info(params) {
       const p = targetOf(params);
       if (!p.ok) return p.answer;
-      const svc = find(p.value);
+      const svc = await find(p.value);
       return svc ? licence(svc) : unknown();
     },
   };
@@ -283,7 +283,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
   async function statusCall(call: "suspend" | "unsuspend" | "terminate", type: BillingEvent["type"], params: Record<string, unknown>): Promise<Answer> {
     const p = targetOf(params);
     if (!p.ok) return p.answer;
-    const svc = find(p.value);
+    const svc = await find(p.value);
     if (!svc) return unknown();
     return submit(call, { type, service: { id: svc.service_id } }, keyParamOf(p.value));
   }

@@ -1,16 +1,15 @@
-import type { Clock } from "../jobs/clock.js";
-import type { JobQueue } from "../jobs/queue.js";
+import { jobOf } from "../jobs/define.js";
+import { ENFORCE_SUSPENSION } from "../lifecycle/enforce-suspension.js";
 import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { licenceTypes } from "../lifecycle/targets.js";
-import type { Upstream } from "../lifecycle/upstream.js";
+import type { UpstreamLicense } from "../reseller/answers.js";
 import { canonicalIp as canonical } from "../reseller/ip-address.js";
+import type { Upstream } from "../reseller/upstream.js";
+import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
+import type { NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
 
 const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
-import type { UpstreamLicense } from "../reseller/answers.js";
-import { CPANEL_COMPANIONS } from "../reseller/vocabulary.js";
-import type { Db } from "../store/database.js";
-import type { ServiceRow, ServiceStore } from "../store/services.js";
 
 /**
  * Reconcile: the bridge's licences (services table) against the reseller's `/license/list`.
@@ -71,12 +70,9 @@ export interface ReconcileOptions {
 }
 
 export interface ReconcileDeps {
-  db: Db;
-  services: ServiceStore;
+  /** Upstream suspensions are queued here, in each service's own order, for the service's runner. */
+  store: Store;
   upstream: Upstream;
-  clock: Clock;
-  /** Upstream suspensions are queued here, in the service's own order, for the service's runner. */
-  queue: JobQueue;
 }
 
 /** Job kinds that change a service's status, IP or variant: while one is unfinished, reconcile only reports. */
@@ -336,22 +332,11 @@ function unknownLocally(services: ServiceRow[], slots: Slot[], licences: Upstrea
     }));
 }
 
-/** Services with a lifecycle job queued or running: mid-change, so reconcile reports but does not touch them. */
-function busyServices(db: Db): Set<string> {
-  const rows = db
-    .prepare(
-      `SELECT DISTINCT service_id FROM jobs
-       WHERE state IN ('queued', 'running') AND service_id IS NOT NULL AND kind IN (${MOVING_KINDS.map(() => "?").join(", ")})`,
-    )
-    .all(...MOVING_KINDS) as { service_id: string }[];
-  return new Set(rows.map((r) => r.service_id));
-}
-
 /** Compares the bridge with the reseller and, with `fix`, repairs what needs no purchase. */
 export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
-  const { services: store, upstream, db } = deps;
+  const { store, upstream } = deps;
   const licences = await upstream.listLicences();
-  const services = store.list(undefined, Number.MAX_SAFE_INTEGER);
+  const services = await store.services.list(undefined, Number.MAX_SAFE_INTEGER);
   const { slots, claimed } = match(services, licences);
 
   const bySvc = new Map<string, Slot[]>();
@@ -369,7 +354,8 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
 
   const fixed: SettledItem[] = [];
   const manual: SettledItem[] = drift.filter((d) => !d.fixable);
-  const busy = busyServices(db);
+  // Services with a lifecycle job queued or running are mid-change: reconcile reports but does not touch them.
+  const busy = await store.services.busy(MOVING_KINDS);
   const repairsBySvc = new Map<string, Repair[]>();
   for (const r of repairs) repairsBySvc.set(r.slot.svc.service_id, [...(repairsBySvc.get(r.slot.svc.service_id) ?? []), r]);
   done = 0;
@@ -379,7 +365,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
       const why = "a job for this service is queued or running; run reconcile again when it has finished";
       manual.push(...list.map((r) => ({ ...r.item, fix: why })));
     } else {
-      const outcome = repairService(deps, serviceId, list);
+      const outcome = await repairService(deps, serviceId, list);
       fixed.push(...outcome.fixed);
       manual.push(...outcome.manual);
       queued.push(...outcome.queued);
@@ -407,7 +393,7 @@ async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[]
   for (;;) {
     const still: QueuedSuspension[] = [];
     for (const q of open) {
-      const job = deps.queue.get(q.jobId);
+      const job = await deps.store.jobs.get(q.jobId);
       if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
       else if (job?.state === "failed" || job?.state === "blocked") {
         manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
@@ -426,74 +412,59 @@ async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[]
 /**
  * Repairs one service in one transaction: upstream suspensions are queued as jobs in the
  * service's own queue (never called from here, where they could cross a queued unsuspend), and
- * what the bridge records is written.
+ * what the bridge records is written. When the service changed since reconcile read it, its own
+ * jobs moved it: their word wins, and the drift is reported again next run.
  */
-function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): { fixed: SettledItem[]; manual: SettledItem[]; queued: QueuedSuspension[] } {
-  const { services, clock, db, queue } = deps;
+async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: SettledItem[]; manual: SettledItem[]; queued: QueuedSuspension[] }> {
   const fixed: SettledItem[] = [];
-  const manual: SettledItem[] = [];
-  const queued: QueuedSuspension[] = [];
   const seen = repairs[0]!.slot.svc;
-  const changed = (now: ServiceRow | undefined) => !now || now.updated_at !== seen.updated_at;
-  const raced = (r: Repair): SettledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
-  const history = (action: string, detail: string) =>
-    services.addHistory({ service_id: serviceId, at: clock.now(), action: `reconcile: ${action}`, detail });
-
-  db.transaction(() => {
-    const now = services.get(serviceId);
-    // The service's own jobs may have moved it since we read it: their word wins, we report again next run.
-    if (changed(now)) {
-      manual.push(...repairs.map(raced));
-      return;
-    }
-    for (const r of repairs.filter((x) => x.action === "suspend_upstream")) {
-      const l = r.slot.licence!;
-      const { id } = queue.enqueue({
-        kind: JOB_KINDS.enforceSuspension,
-        queueKey: serviceQueueKey(serviceId),
-        serviceId,
-        uniqueKey: `enforce-suspension:${serviceId}:${r.slot.type}:${l.ip}:${seen.updated_at}`,
-        payload: { ip: l.ip, type: r.slot.type },
-      });
-      queued.push({ item: r.item, jobId: id, what: `the ${r.slot.type} licence at ${l.ip}` });
-    }
-    const local = repairs.filter((x) => x.action !== "suspend_upstream");
-    if (local.length === 0) return;
-    const patch: Partial<ServiceRow> = {};
-    for (const r of local) {
-      const l = r.slot.licence!;
-      switch (r.action) {
-        case "record_suspended":
-          if (patch.status !== "suspended") {
-            patch.status = "suspended";
-            history("suspended", `the reseller has the ${r.slot.type} licence at ${l.ip} suspended; recorded the service as suspended (was active)`);
-          }
-          fixed.push({ ...r.item, fix: "recorded the service as suspended, as the reseller has it" });
-          break;
-        case "record_ip":
-          if (patch.ip === undefined) {
-            patch.ip = l.ip;
-            history("ip recorded", `the reseller has the licence at ${l.ip}, the bridge had ${seen.ip}; recorded ${l.ip}`);
-          }
-          fixed.push({ ...r.item, fix: `recorded ${l.ip} as the service's IP` });
-          break;
-        case "record_variant": {
-          patch.upstream_variant = l.variant!;
-          const ordered = seen.variant && seen.variant !== l.variant ? `; the customer's product is ${seen.variant}: send service.product_changed to change core` : "";
-          history("variant recorded", `the reseller has the licence as ${l.variant}, the bridge had ${r.item.expected}; recorded ${l.variant}${ordered}`);
-          fixed.push({ ...r.item, fix: `recorded ${l.variant} as the licence's variant upstream${ordered}` });
-          break;
+  const history: NewHistory[] = [];
+  const note = (action: string, detail: string) => history.push({ action: `reconcile: ${action}`, detail });
+  const suspensions = repairs.filter((x) => x.action === "suspend_upstream");
+  const enqueue = suspensions.map((r) =>
+    jobOf(ENFORCE_SUSPENSION, { ip: r.slot.licence!.ip, type: r.slot.type as ProductType, seen_at: seen.updated_at }, { serviceId, queueKey: serviceQueueKey(serviceId) }),
+  );
+  const patch: ServicePatch = {};
+  for (const r of repairs.filter((x) => x.action !== "suspend_upstream")) {
+    const l = r.slot.licence!;
+    switch (r.action) {
+      case "record_suspended":
+        if (patch.status !== "suspended") {
+          patch.status = "suspended";
+          note("suspended", `the reseller has the ${r.slot.type} licence at ${l.ip} suspended; recorded the service as suspended (was active)`);
         }
+        fixed.push({ ...r.item, fix: "recorded the service as suspended, as the reseller has it" });
+        break;
+      case "record_ip":
+        if (patch.ip === undefined) {
+          patch.ip = l.ip;
+          note("ip recorded", `the reseller has the licence at ${l.ip}, the bridge had ${seen.ip}; recorded ${l.ip}`);
+        }
+        fixed.push({ ...r.item, fix: `recorded ${l.ip} as the service's IP` });
+        break;
+      case "record_variant": {
+        patch.upstream_variant = l.variant!;
+        const ordered = seen.variant && seen.variant !== l.variant ? `; the customer's product is ${seen.variant}: send service.product_changed to change core` : "";
+        note("variant recorded", `the reseller has the licence as ${l.variant}, the bridge had ${r.item.expected}; recorded ${l.variant}${ordered}`);
+        fixed.push({ ...r.item, fix: `recorded ${l.variant} as the licence's variant upstream${ordered}` });
+        break;
       }
     }
+  }
+  if (fixed.length > 0) {
     const expiry = upstreamExpiry(repairs.map((r) => r.slot.licence!));
     if (expiry !== undefined && expiry !== seen.expires_at) {
       patch.expires_at = expiry;
-      history("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
+      note("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
     }
-    services.update(serviceId, patch, clock.now());
-  }).immediate();
-  return { fixed, manual, queued };
+  }
+  const { applied, jobIds } = await deps.store.services.change({ serviceId, ifUpdatedAt: seen.updated_at, patch, history, enqueue });
+  if (!applied) {
+    const raced = (r: Repair): SettledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
+    return { fixed: [], manual: repairs.map(raced), queued: [] };
+  }
+  const queued = suspensions.map((r, i) => ({ item: r.item, jobId: jobIds[i]!, what: `the ${r.slot.type} licence at ${r.slot.licence!.ip}` }));
+  return { fixed, manual: [], queued };
 }
 
 /** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */

@@ -7,15 +7,15 @@ export interface RenewalSchedule {
 }
 
 /** Runs the sweep on `expression`; a tick only enqueues, so a slow or repeated tick is harmless. */
-export function scheduleRenewals(expression: string, sweep: Sweep, logger: Logger, afterSweep?: () => void): RenewalSchedule {
+export function scheduleRenewals(expression: string, sweep: Sweep, logger: Logger, afterSweep?: () => Promise<unknown>): RenewalSchedule {
   const task = cron.schedule(
     expression,
-    () => {
+    async () => {
       try {
-        const r = sweep.sweep();
+        const r = await sweep.sweep();
         if (r.queued.length) logger.info({ queued: r.queued.length, already_queued: r.alreadyQueued }, "renewal sweep");
         else logger.debug({ already_queued: r.alreadyQueued }, "renewal sweep: nothing new due");
-        afterSweep?.();
+        await afterSweep?.();
       } catch (err) {
         logger.error({ err }, "renewal sweep failed; the next tick tries again");
       }

@@ -1,4 +1,18 @@
+import type { ErrorCode } from "../http/error-codes.js";
+import type { Disposition } from "../jobs/errors.js";
 import { redactSecrets } from "./redact.js";
+
+/** The stable code of each kind, for the provisioning API and the job list. */
+const CODE_BY_KIND: Readonly<Record<ResellerErrorKind, ErrorCode>> = {
+  insufficient_balance: "insufficient_balance",
+  unauthorized: "upstream_unauthorized",
+  forbidden: "upstream_refused",
+  validation: "upstream_refused",
+  not_found: "upstream_not_found",
+  already_exists: "upstream_refused",
+  unavailable: "upstream_unavailable",
+  unexpected: "upstream_unavailable",
+};
 
 /**
  * Errors of the reseller client, as values the job runner can act on. Two flags carry the
@@ -46,6 +60,22 @@ export class ResellerError extends Error {
   readonly mayHaveTakenEffect: boolean;
   readonly upstreamMessage?: string;
   readonly raw?: unknown;
+
+  /**
+   * What a job that met this error should do. No balance, a bad token, a forbidden call or data
+   * the upstream rejects: retrying burns attempts without a chance, so the operator must act
+   * (then retry, or it heals itself). Timeouts, 5xx and connection failures are retried, and so
+   * is an answer we could not read. Anything else cannot get better by itself.
+   */
+  get disposition(): Disposition {
+    if (this.kind === "insufficient_balance" || this.kind === "unauthorized" || this.kind === "forbidden" || this.kind === "validation") return "block";
+    if (this.retryable || this.kind === "unexpected") return "retry";
+    return "fail";
+  }
+
+  get errorCode(): ErrorCode {
+    return CODE_BY_KIND[this.kind];
+  }
 
   protected constructor(kind: ResellerErrorKind, init: ResellerErrorInit, defaults: Defaults) {
     const status = init.status === undefined ? "" : ` (HTTP ${init.status})`;

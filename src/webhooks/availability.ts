@@ -1,5 +1,5 @@
 import { ServiceUnavailableError } from "../http/errors.js";
-import type { AcceptEvents } from "./group-commit.js";
+import type { Intake as AcceptEvents } from "./intake.js";
 
 /** Seconds a panel should wait before sending again when the database file is gone (only a restart brings it back). */
 const LOST_RETRY_AFTER_SECONDS = 60;

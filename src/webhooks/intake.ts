@@ -1,11 +1,13 @@
-import { randomUUID } from "node:crypto";
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../http/error-codes.js";
-import type { Clock } from "../jobs/clock.js";
-import type { JobQueue } from "../jobs/queue.js";
-import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
-import type { Db } from "../store/database.js";
-import type { ServiceRow, ServiceStore } from "../store/services.js";
+import { jobOf } from "../jobs/define.js";
+import { CHANGE_IP } from "../lifecycle/change-ip.js";
+import { CHANGE_PRODUCT } from "../lifecycle/change-product.js";
+import { serviceQueueKey } from "../lifecycle/job-kinds.js";
+import { RECORD_PAYMENT } from "../lifecycle/record-payment.js";
+import { REGISTER } from "../lifecycle/register.js";
+import { SUSPEND, TERMINATE, UNSUSPEND } from "../lifecycle/status.js";
+import type { IntakeDecision, IntakeView, NewJob, ServicePatch, Store } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 import { businessErrors, project, type Projection } from "./rules.js";
 
@@ -24,87 +26,53 @@ export interface IntakeItem {
 }
 
 export interface IntakeDeps {
-  db: Db;
-  queue: JobQueue;
-  services: ServiceStore;
+  store: Store;
   catalog: Catalog;
-  clock: Clock;
   /** ALLOW_PRIVATE_IPS. (Default: false) */
   allowPrivateIps?: boolean;
 }
 
 /**
  * Several events of one delivery (a panel's "service edited" hook may mean a renewal and an IP
- * change): all are stored, or none is. `results` holds each one's outcome; when a rule refused
- * one of them, the others are `{status: "invalid", errors: {}}`-free `not_stored` entries.
+ * change): all are stored, or none is.
  */
-export type Intake = (source: string, items: readonly IntakeItem[]) => IntakeResult[];
+export type Intake = (source: string, items: readonly IntakeItem[]) => Promise<IntakeResult[]>;
 
-/** Time-ordered and unique; randomUUID draws from a cached entropy pool, randomBytes would not. */
-export function newEventId(nowMs: number): string {
-  return `evt_${nowMs.toString(36)}${randomUUID().slice(0, 13).replace("-", "")}`;
-}
-
-/** Thrown inside the transaction to undo a delivery that a rule refused in part. */
-class RolledBack extends Error {
-  constructor(readonly results: IntakeResult[]) {
-    super("rolled back");
-  }
-}
+type Judged = { status: "accepted" } | Exclude<IntakeResult, { status: "accepted" | "duplicate" }>;
 
 /**
  * The one path every panel's event takes into the bridge: deduplicate on (source, webhook id),
- * check the rules that need stored state, and commit the event with its job in one immediate
- * transaction, so an acknowledged event is never lost and a repeated one creates nothing.
- * Run it inside the group commit's transaction (it opens a savepoint of its own there).
+ * check the rules that need stored state, and commit the event with its job in one transaction
+ * that is fsynced before the answer, so an acknowledged event is never lost and a repeated one
+ * creates nothing.
  */
 export function createIntake(deps: IntakeDeps): Intake {
-  const { db, queue, services, catalog, clock } = deps;
-  const findEvent = db.prepare("SELECT id FROM events WHERE source = ? AND webhook_id = ?");
-  const insertEvent = db.prepare(
-    `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
-     VALUES (@id, @source, @webhook_id, @type, @service_id, @payload, @received_at, @outcome, @detail)`,
-  );
-  const rules = { catalog, allowPrivateIps: deps.allowPrivateIps ?? false, holdersOf: (ip: string, except: string) => services.holdersOf(ip, except) };
+  const { store, catalog } = deps;
+  const rules = { catalog, allowPrivateIps: deps.allowPrivateIps ?? false };
 
-  const acceptOne = (source: string, webhookId: string, event: BillingEvent): IntakeResult => {
-    const dup = findEvent.get(source, webhookId) as { id: string } | undefined;
-    if (dup) return { status: "duplicate", eventId: dup.id };
+  const decide = (item: IntakeItem, view: IntakeView): IntakeDecision<Judged> => {
+    const { event } = item;
+    const { existing } = view;
+    if (event.type !== "service.created" && !existing) return { write: false, result: { status: "unknown_service" } };
+    const projection = existing ? project(existing, view.unfinished) : undefined;
+    const verdict = businessErrors(event, existing, projection, { ...rules, holdersOf: () => view.holders });
+    if (verdict.retryLater) return { write: false, result: { status: "retry_later", reason: verdict.retryLater } };
+    if (verdict.errors) return { write: false, result: { status: "invalid", errors: verdict.errors, code: verdict.code ?? "validation" } };
 
+    const plan = planFor(event, existing !== undefined && existing.status, projection);
     const serviceId = event.service.id;
-    const existing = services.get(serviceId);
-    if (event.type !== "service.created" && !existing) return { status: "unknown_service" };
-    const projection = existing ? project(existing, queue.unfinished(serviceQueueKey(serviceId))) : undefined;
-
-    const verdict = businessErrors(event, existing, projection, rules);
-    if (verdict.retryLater) return { status: "retry_later", reason: verdict.retryLater };
-    if (verdict.errors) return { status: "invalid", errors: verdict.errors, code: verdict.code ?? "validation" };
-
-    const now = clock.now();
-    const eventId = newEventId(now);
-    const plan = planFor(event, existing, projection);
-    insertEvent.run({
-      id: eventId,
-      source,
-      webhook_id: webhookId,
-      type: event.type,
-      service_id: serviceId,
-      payload: JSON.stringify(event),
-      received_at: now,
-      outcome: plan.ignored ? "ignored" : null,
-      detail: plan.ignored ?? null,
-    });
-    if (plan.order) recordOrder(event, existing, eventId, now);
-    if (event.type === "service.ip_changed") {
-      services.update(serviceId, { ip_changes: existing!.ip_changes + 1 }, now);
-    }
-    if (!plan.job) return { status: "accepted", eventId };
-    const { id: jobId } = queue.enqueue({ kind: plan.job, queueKey: serviceQueueKey(serviceId), serviceId, eventId, payload: plan.payload ?? {} });
-    return { status: "accepted", eventId, jobId };
+    return {
+      write: true,
+      result: { status: "accepted" },
+      event: { type: event.type, serviceId, payload: JSON.stringify(event), outcome: plan.ignored ? "ignored" : null, detail: plan.ignored ?? null },
+      ...(plan.order ? { order: orderOf(event, existing) } : {}),
+      ...(event.type === "service.ip_changed" ? { patch: { ip_changes: existing!.ip_changes + 1 } } : {}),
+      ...(plan.job ? { job: plan.job(serviceId) } : {}),
+    };
   };
 
-  /** The service row as this order describes it: new, or a failed or terminated service ordered again. */
-  const recordOrder = (event: BillingEvent, existing: ServiceRow | undefined, eventId: string, now: number) => {
+  /** The service row this order describes: new, or a failed or terminated service ordered again. */
+  const orderOf = (event: BillingEvent, existing: IntakeView["existing"]): NonNullable<Extract<IntakeDecision<Judged>, { write: true }>["order"]> => {
     const product = catalog.product(event.service.product_id!)!;
     const ip = event.service.ip!;
     const row = {
@@ -120,66 +88,65 @@ export function createIntake(deps: IntakeDeps): Intake {
       customer_email: event.service.customer?.email ?? null,
       customer_name: event.service.customer?.name ?? null,
       paid_until: event.service.next_due_date ? Date.parse(event.service.next_due_date) : null,
-      order_event_id: eventId,
+      // The store sets it to the event's id.
+      order_event_id: null,
     };
-    if (!existing) return services.insert({ service_id: event.service.id, ...row }, now);
+    if (!existing) return { insert: { service_id: event.service.id, ...row } };
     // Ordered again: what upstream has is looked up afresh unless it is the same licence (IP and product).
     const sameLicence = existing.ip === ip && existing.type === row.type && existing.bundle === row.bundle;
-    services.update(
-      event.service.id,
-      {
-        ...row,
-        last_error: null,
-        ...(sameLicence ? {} : { upstream_variant: null, bundle_key: null, expires_at: null, companions: "[]" }),
-      },
-      now,
-    );
+    const update: ServicePatch = { ...row, last_error: null, ...(sameLicence ? {} : { upstream_variant: null, bundle_key: null, expires_at: null, companions: "[]" }) };
+    return { update };
   };
 
-  const accept = db.transaction((source: string, items: readonly IntakeItem[]): IntakeResult[] => {
-    const results = items.map((item) => acceptOne(source, item.webhookId, item.event));
-    if (items.length > 1 && results.some((r) => r.status === "invalid" || r.status === "retry_later")) throw new RolledBack(results);
-    return results;
-  });
-
-  return (source, items) => {
-    try {
-      return accept(source, items);
-    } catch (err) {
-      if (!(err instanceof RolledBack)) throw err;
-      return err.results.map((r) => (r.status === "accepted" ? { status: "retry_later", reason: "not stored: another event of the same delivery was refused" } : r));
-    }
+  return async (source, items) => {
+    const accepted = await store.events.accept(
+      source,
+      items.map((item) => ({
+        ...item,
+        queueKey: serviceQueueKey(item.event.service.id),
+        ip: item.event.type === "service.created" ? item.event.service.ip : item.event.type === "service.ip_changed" ? item.event.changes?.ip : undefined,
+      })),
+      decide,
+      // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
+      (results) => items.length < 2 || !results.some((r) => "result" in r && (r.result.status === "invalid" || r.result.status === "retry_later")),
+    );
+    return accepted.items.map((r): IntakeResult => {
+      if ("duplicate" in r) return { status: "duplicate", eventId: r.duplicate };
+      if (!accepted.stored && r.result.status === "accepted") return { status: "retry_later", reason: "not stored: another event of the same delivery was refused" };
+      if (r.result.status === "accepted") return { status: "accepted", eventId: r.eventId!, ...(r.jobId === undefined ? {} : { jobId: r.jobId }) };
+      return r.result;
+    });
   };
 }
 
 interface Plan {
-  job?: string;
-  payload?: unknown;
+  job?: (serviceId: string) => NewJob;
   /** The service row is (re)written from this order. */
   order?: boolean;
   /** Why the event needs no work; it is still recorded. */
   ignored?: string;
 }
 
-function planFor(event: BillingEvent, existing: ServiceRow | undefined, projection: Projection | undefined): Plan {
+function planFor(event: BillingEvent, status: false | string, projection: Projection | undefined): Plan {
+  const queued = (serviceId: string) => ({ serviceId, queueKey: serviceQueueKey(serviceId) });
   switch (event.type) {
     case "service.created":
-      if (!existing || existing.status === "failed") return { job: JOB_KINDS.register, order: true };
+      if (status === false || status === "failed") return { job: (id) => jobOf(REGISTER, {}, queued(id)), order: true };
       // Terminated (rules only let a finished termination through): unsuspend, or register if gone upstream.
-      if (projection?.terminated) return { job: JOB_KINDS.register, order: true, payload: { reactivate: true } };
-      return { ignored: `service already known (status ${existing.status}); nothing bought, no mail sent` };
+      if (projection?.terminated) return { job: (id) => jobOf(REGISTER, { reactivate: true }, queued(id)), order: true };
+      return { ignored: `service already known (status ${status}); nothing bought, no mail sent` };
     case "service.renewed":
-      return { job: JOB_KINDS.recordPayment, payload: { next_due_date: event.service.next_due_date ?? null } };
+      return { job: (id) => jobOf(RECORD_PAYMENT, { next_due_date: event.service.next_due_date ?? null }, queued(id)) };
     case "service.suspended":
-      return { job: JOB_KINDS.suspend };
+      return { job: (id) => jobOf(SUSPEND, {}, queued(id)) };
     case "service.unsuspended":
-      return { job: JOB_KINDS.unsuspend };
+      return { job: (id) => jobOf(UNSUSPEND, {}, queued(id)) };
     case "service.terminated":
       if (projection?.terminated) return { ignored: "the service is already terminated" };
-      return { job: JOB_KINDS.terminate };
+      return { job: (id) => jobOf(TERMINATE, {}, queued(id)) };
     case "service.ip_changed":
-      return { job: JOB_KINDS.changeIp, payload: { ip: event.changes!.ip! } };
+      return { job: (id) => jobOf(CHANGE_IP, { ip: event.changes!.ip! }, queued(id)) };
     case "service.product_changed":
-      return { job: JOB_KINDS.changeProduct, payload: { product_id: event.changes!.product_id! } };
+      return { job: (id) => jobOf(CHANGE_PRODUCT, { product_id: event.changes!.product_id! }, queued(id)) };
   }
 }

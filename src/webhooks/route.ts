@@ -4,11 +4,11 @@ import type { z } from "zod";
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import { sendError } from "../http/errors.js";
-import type { Clock } from "../jobs/clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../log/logger.js";
-import type { ServiceRow } from "../store/services.js";
+import type { ServiceRow } from "../store/store.js";
 import { fieldErrors, type BillingEvent, type EventType, type FieldErrors } from "./event-schema.js";
-import type { AcceptEvents } from "./group-commit.js";
+import type { Intake as AcceptEvents } from "./intake.js";
 
 export const MAX_WEBHOOK_BYTES = 64 * 1024;
 
@@ -44,7 +44,7 @@ export interface TranslateContext {
   raw: Buffer;
   catalog: Catalog;
   /** Read-only view of the stored licences, for panels whose "updated" hooks carry no old values. */
-  services?: { get(serviceId: string): ServiceRow | undefined };
+  services?: { get(serviceId: string): Promise<ServiceRow | undefined> };
   nowMs: number;
   logger: Logger;
 }

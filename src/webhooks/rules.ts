@@ -2,9 +2,9 @@ import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import type { Job } from "../jobs/types.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
-import { bundleComponents } from "../lifecycle/upstream.js";
+import { bundleComponents } from "../reseller/upstream.js";
 import { unusableIpReason } from "../reseller/ip-address.js";
-import type { ServiceRow } from "../store/services.js";
+import type { ServiceRow } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 
 /**

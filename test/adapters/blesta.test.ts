@@ -4,7 +4,7 @@ import request from "supertest";
 import { describe, expect, it } from "vitest";
 import { createCatalog } from "../../src/catalog/catalog.js";
 import { createApp } from "../../src/http/app.js";
-import { systemClock } from "../../src/jobs/clock.js";
+import { systemClock } from "../../src/clock.js";
 import { createLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
 import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createCatalog } from "../../src/catalog/catalog.js";
 import { ConfigError } from "../../src/config/load.js";
-import { systemClock } from "../../src/jobs/clock.js";
+import { systemClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { blestaCycle, ipAllowList } from "../../src/webhooks/adapters/blesta.js";
 import { normalizeDate, signatureCandidates } from "../../src/webhooks/adapters/common.js";

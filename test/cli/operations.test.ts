@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
-import { readMigrations } from "../../src/store/migrations.js";
+import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startService } from "../../src/service.js";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { waitFor } from "../helpers/wait.js";

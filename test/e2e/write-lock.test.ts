@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, type Db } from "../../src/store/database.js";
+import { openDatabase, type Db } from "../../src/store/sqlite/database.js";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, readyz, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { sleep } from "../helpers/e2e-harness.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config/load.js";
-import type { Clock } from "../../src/jobs/clock.js";
+import type { Clock } from "../../src/clock.js";
 import type { JobHandler } from "../../src/jobs/runner.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";

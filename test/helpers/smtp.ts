@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from "node:tls";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import { systemClock } from "../../src/jobs/clock.js";
+import { systemClock } from "../../src/clock.js";
 import type { JobHandler } from "../../src/jobs/runner.js";
 import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";

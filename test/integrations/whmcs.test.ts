@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ServiceRow } from "../../src/store/services.js";
+import type { ServiceRow } from "../../src/store/store.js";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
 import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";

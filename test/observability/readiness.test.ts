@@ -2,8 +2,8 @@ import { createServer as createHttpServer, type IncomingHttpHeaders } from "node
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkUpstream } from "../../src/http/health-routes.js";
-import { openDatabase } from "../../src/store/database.js";
-import { currentVersion } from "../../src/store/migrations.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
+import { currentVersion } from "../../src/store/sqlite/migrations.js";
 import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 
 interface Readiness {

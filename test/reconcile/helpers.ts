@@ -1,4 +1,4 @@
-import { systemClock } from "../../src/jobs/clock.js";
+import { systemClock } from "../../src/clock.js";
 import type { ReconcileDeps } from "../../src/reconcile/reconcile.js";
 import { createV1Client, type V1Client } from "../../src/reseller/v1.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { manualClock, systemClock } from "../../src/jobs/clock.js";
+import { manualClock, systemClock } from "../../src/clock.js";
 import { JobQueue } from "../../src/jobs/queue.js";
 import { createSweep } from "../../src/renewals/sweep.js";
-import { openDatabase } from "../../src/store/database.js";
-import { migrate } from "../../src/store/migrations.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
+import { migrate } from "../../src/store/sqlite/migrations.js";
 import { createdEvent, idle, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";

@@ -1,12 +1,11 @@
 import { Option, type Command } from "commander";
 import { JOB_ID_RULE, jobIdSchema } from "../../http/admin-routes.js";
 import { jobView } from "../../http/views.js";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
+
 import { JOB_STATES, type JobState } from "../../jobs/types.js";
 import { configOrExit } from "../context.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
-import { withBridgeDatabase } from "./licenses.js";
+import { withBridgeStore } from "../store.js";
 
 type JobRow = ReturnType<typeof jobView>;
 
@@ -34,8 +33,8 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .option("--json", "machine-readable output: {\"jobs\": [...]}")
     .action(async (opts: { state?: JobState; serviceId?: string; kind?: string }, cmd: Command) => {
       const config = configOrExit();
-      const list = await withBridgeDatabase(config, (db) =>
-        new JobQueue(db, systemClock).list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind }).map(jobView),
+      const list = await withBridgeStore(config, async (store) =>
+        (await store.jobs.list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind })).map(jobView),
       );
       emit(output(cmd), { jobs: list }, () => [table(jobRows(list)), `${list.length} job(s)`].join("\n"));
     });
@@ -48,11 +47,10 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();
-      const retried = await withBridgeDatabase(config, (db) => {
-        const queue = new JobQueue(db, systemClock);
-        const job = queue.get(id.data);
+      const retried = await withBridgeStore(config, async (store) => {
+        const job = await store.jobs.get(id.data);
         if (!job) throw new CliError(`unknown job ${id.data} (see \`license-bridge jobs list\`)`);
-        const again = queue.retry(id.data);
+        const again = await store.jobs.retry(id.data);
         if (!again) throw new CliError(`job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
         return jobView(again);
       });

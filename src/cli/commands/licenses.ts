@@ -1,33 +1,9 @@
-import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
-import type { Config } from "../../config/load.js";
 import { historyView, licenceView } from "../../http/views.js";
-import { openDatabase, type Db } from "../../store/database.js";
-import { migrationStatus } from "../../store/migrations.js";
-import { SERVICE_STATUSES, ServiceStore, type ServiceStatus } from "../../store/services.js";
+import { SERVICE_STATUSES, type ServiceStatus } from "../../store/store.js";
+import { withBridgeStore } from "../store.js";
 import { configOrExit } from "../context.js";
 import { CliError, emit, table, type Output } from "../output.js";
-
-/**
- * Opens the service's SQLite file next to a running service (WAL: both see each other's
- * commits), refusing a missing database or one at another migration than the code.
- */
-export async function withBridgeDatabase<T>(config: Config, fn: (db: Db) => T | Promise<T>): Promise<T> {
-  const path = config.DATABASE_PATH;
-  if (path !== ":memory:" && !existsSync(path)) {
-    throw new CliError(`no database at ${path}: start the service (npm start) or run \`license-bridge migrate\``);
-  }
-  const db = openDatabase(path);
-  try {
-    const status = migrationStatus(db);
-    if (status.databaseVersion !== status.codeVersion) {
-      throw new CliError(`the database is at migration ${status.databaseVersion}, the code at ${status.codeVersion}: run \`license-bridge migrate\` first`);
-    }
-    return await fn(db);
-  } finally {
-    db.close();
-  }
-}
 
 type Licence = ReturnType<typeof licenceView>;
 
@@ -54,7 +30,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .option("--json", "machine-readable output: {\"licenses\": [...]}")
     .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
       const config = configOrExit();
-      const list = await withBridgeDatabase(config, (db) => new ServiceStore(db).list(opts.status).map(licenceView));
+      const list = await withBridgeStore(config, async (store) => (await store.services.list(opts.status)).map(licenceView));
       emit(output(cmd), { licenses: list }, () =>
         [table(licenceRows(list)), `${list.length} licence(s)${opts.status ? ` ${opts.status}` : ""}`].join("\n"),
       );
@@ -66,11 +42,10 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
       const config = configOrExit();
-      const view = await withBridgeDatabase(config, (db) => {
-        const services = new ServiceStore(db);
-        const svc = services.get(serviceId);
+      const view = await withBridgeStore(config, async (store) => {
+        const svc = await store.services.get(serviceId);
         if (!svc) throw new CliError(`unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`);
-        return { ...licenceView(svc), history: services.history(svc.service_id).map(historyView) };
+        return { ...licenceView(svc), history: (await store.services.history(svc.service_id)).map(historyView) };
       });
       emit(output(cmd), view, () => {
         const { history, customer, companions, ...fields } = view;

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { openDatabase } from "../../store/database.js";
-import { DatabaseNewerThanCodeError, migrate, migrationStatus } from "../../store/migrations.js";
-import { configOrExit } from "../context.js";
+import { systemClock } from "../../clock.js";
+import { openStore } from "../../store/open.js";
+import { DatabaseNewerThanCodeError } from "../../store/store.js";
+import { cliLogger, configOrExit } from "../context.js";
 import { CliError, emit, type Output } from "../output.js";
 
 export function migrateCommand(program: Command, output: (cmd: Command) => Output): void {
@@ -10,27 +11,37 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
     .description("apply pending database migrations (each in its own transaction)")
     .option("--status", "only show the database and code versions")
     .option("--json", "machine-readable output")
-    .action((opts: { status?: boolean }, cmd: Command) => {
+    .action(async (opts: { status?: boolean }, cmd: Command) => {
       const o = output(cmd);
       const config = configOrExit();
-      const db = openDatabase(config.DATABASE_PATH);
+      // Where, without the credentials a DATABASE_URL holds.
+      const database = config.DATABASE_URL ? redactUrl(config.DATABASE_URL) : config.DATABASE_PATH;
+      const store = await openStore(config, { clock: systemClock, logger: cliLogger(config, "warn"), migrate: false });
       try {
         if (opts.status) {
-          const s = migrationStatus(db);
-          const data = { database: config.DATABASE_PATH, database_version: s.databaseVersion, code_version: s.codeVersion, pending: s.pending.map((m) => m.id) };
+          const s = await store.migrationStatus();
+          const data = { database, database_version: s.databaseVersion, code_version: s.codeVersion, pending: s.pending.map((m) => m.id) };
           if (s.databaseVersion > s.codeVersion) throw new DatabaseNewerThanCodeError(s.databaseVersion, s.codeVersion);
-          return emit(o, data, () => `database ${config.DATABASE_PATH}: version ${s.databaseVersion}, code ${s.codeVersion}, ${s.pending.length} pending`);
+          return emit(o, data, () => `database ${database}: version ${s.databaseVersion}, code ${s.codeVersion}, ${s.pending.length} pending`);
         }
-        const applied = migrate(db);
-        const data = { database: config.DATABASE_PATH, applied: applied.map((m) => ({ id: m.id, name: m.name })) };
-        emit(o, data, () =>
+        const applied = await store.migrate();
+        emit(o, { database, applied }, () =>
           applied.length ? applied.map((m) => `applied ${String(m.id).padStart(3, "0")}_${m.name}`).join("\n") : "database is up to date",
         );
       } catch (err) {
         if (err instanceof DatabaseNewerThanCodeError) throw new CliError(err.message);
         throw err;
       } finally {
-        db.close();
+        await store.close();
       }
     });
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(DATABASE_URL)";
+  }
 }

@@ -1,13 +1,10 @@
 import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
 import { reconcile, type DriftItem, type ReconcileProgress } from "../../reconcile/reconcile.js";
-import { ServiceStore } from "../../store/services.js";
 import { configOrExit } from "../context.js";
 import { CliError, emit, table, type Output } from "../output.js";
 import { upstreamCall, upstreamFromConfig } from "../upstream-from-config.js";
-import { withBridgeDatabase } from "./licenses.js";
+import { withBridgeStore } from "../store.js";
 
 /** Below this many services a run is over before a bar would be worth drawing. */
 const PROGRESS_MIN = 25;
@@ -58,10 +55,10 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
       const config = configOrExit();
       const upstream = upstreamFromConfig(config);
       const progress = progressBar();
-      const result = await withBridgeDatabase(config, (db) =>
+      const result = await withBridgeStore(config, (store) =>
         upstreamCall(() =>
           reconcile(
-            { db, services: new ServiceStore(db), upstream, clock: systemClock, queue: new JobQueue(db, systemClock, { maxAttempts: config.JOB_MAX_ATTEMPTS }) },
+            { store, upstream },
             { fix: opts.fix === true, onProgress: progress.onProgress },
           ),
         ).finally(progress.stop),

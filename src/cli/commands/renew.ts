@@ -1,11 +1,8 @@
 import type { Command } from "commander";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
 import { createSweep } from "../../renewals/sweep.js";
-import { openDatabase } from "../../store/database.js";
-import { migrationStatus } from "../../store/migrations.js";
-import { configOrExit } from "../context.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import { configOrExit } from "../context.js";
+import { withBridgeStore } from "../store.js";
 
 export function renewCommand(program: Command, output: (cmd: Command) => Output): void {
   program
@@ -13,26 +10,16 @@ export function renewCommand(program: Command, output: (cmd: Command) => Output)
     .description("run the renewal sweep now: queue a renewal for every paid licence due within RENEWAL_LEAD_DAYS")
     .option("--due", "renew what is due (the only mode; required so the intent is explicit)")
     .option("--json", "machine-readable output")
-    .action((opts: { due?: boolean }, cmd: Command) => {
+    .action(async (opts: { due?: boolean }, cmd: Command) => {
       if (!opts.due) throw new CliError("say --due to queue the renewals that are due", EXIT.usage);
       const o = output(cmd);
       const config = configOrExit();
-      const db = openDatabase(config.DATABASE_PATH);
-      try {
-        const status = migrationStatus(db);
-        if (status.databaseVersion !== status.codeVersion) {
-          throw new CliError(`the database is at migration ${status.databaseVersion}, the code at ${status.codeVersion}: run \`license-bridge migrate\` first`);
-        }
-        const queue = new JobQueue(db, systemClock, { maxAttempts: config.JOB_MAX_ATTEMPTS });
-        const result = createSweep(db, queue, systemClock, config.RENEWAL_LEAD_DAYS).sweep();
-        emit(o, { queued: result.queued, already_queued: result.alreadyQueued }, () =>
-          [
-            result.queued.length ? table(result.queued, ["service_id", "term_end", "job_id"]) : "nothing new is due",
-            `${result.queued.length} renewal(s) queued, ${result.alreadyQueued} already queued; a running service picks them up`,
-          ].join("\n"),
-        );
-      } finally {
-        db.close();
-      }
+      const result = await withBridgeStore(config, (store) => createSweep(store, config.RENEWAL_LEAD_DAYS).sweep());
+      emit(o, { queued: result.queued, already_queued: result.alreadyQueued }, () =>
+        [
+          result.queued.length ? table(result.queued, ["service_id", "term_end", "job_id"]) : "nothing new is due",
+          `${result.queued.length} renewal(s) queued, ${result.alreadyQueued} already queued; a running service picks them up`,
+        ].join("\n"),
+      );
     });
 }

@@ -292,7 +292,7 @@ export function blestaSource(options: BlestaOptions): WebhookSource {
     const events: TranslatedEvent[] = [];
     for (const id of serviceIds) {
       // Services the bridge does not manage (hosting on the same invoice) are skipped without asking Blesta.
-      if (ctx.services && !ctx.services.get(id)) continue;
+      if (ctx.services && !(await ctx.services.get(id))) continue;
       const service = await api.service(id);
       const renews = normalizeDate(service ? pick(service, fields["api.service.date_renews"]) : undefined);
       events.push({

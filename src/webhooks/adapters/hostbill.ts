@@ -217,7 +217,7 @@ export function hostbillSource(options: HostbillOptions): WebhookSource {
       if (type === "service.product_changed") {
         const newRaw = f("changes.product_id");
         const newProduct = str(newRaw);
-        const stored = ctx.services?.get(serviceId);
+        const stored = await ctx.services?.get(serviceId);
         const oldProduct = stored?.product_id ?? str(f("old.product_id"));
         if (newProduct !== undefined && oldProduct === newProduct) return { kind: "ignored", reason: "the package did not change" };
         // Neither product is a licence: ignored unless the bridge knows the service (then the intake names the problem).

@@ -83,7 +83,7 @@ export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPM
       if (!anyDigestMatches(expected, signatureCandidates(signature))) return { status: 401, error: "Invalid signature: no matching signature" };
       return undefined;
     },
-    translate(raw, ctx) {
+    async translate(raw, ctx) {
       if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "bad_request", error: "Request body must be a JSON object" };
       const body = raw as Record<string, unknown>;
       const f = (k: UpmindField) => pick(body, fields[k]);
@@ -134,7 +134,7 @@ export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPM
       }
 
       // contract_product_updated: what changed, from the payload's old values or, failing those, the stored licence.
-      const stored = serviceId !== undefined ? ctx.services?.get(serviceId) : undefined;
+      const stored = serviceId !== undefined ? await ctx.services?.get(serviceId) : undefined;
       const oldProduct = str(f("old.product_id")) ?? stored?.product_id;
       const oldIp = str(f("old.ip")) ?? stored?.ip;
       if (!stored && oldProduct === undefined && oldIp === undefined) {

@@ -1,28 +1,19 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DatabaseNewerThanCodeError } from "../store.js";
 import type { Db } from "./database.js";
 
-export const MIGRATIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../migrations");
+export { DatabaseNewerThanCodeError };
+
+/** migrations/<dialect>/NNN_name.sql: the same numbers and names in each dialect. */
+export const MIGRATIONS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
+export const MIGRATIONS_DIR = resolve(MIGRATIONS_ROOT, "sqlite");
 
 export interface Migration {
   id: number;
   name: string;
   sql: string;
-}
-
-/** The refusal to run code against a database that a newer release has migrated. */
-export class DatabaseNewerThanCodeError extends Error {
-  constructor(
-    readonly databaseVersion: number,
-    readonly codeVersion: number,
-  ) {
-    super(
-      `the database is at migration ${databaseVersion} but this code only knows up to ${codeVersion}; ` +
-        "run the newer release, or restore a backup taken before the upgrade",
-    );
-    this.name = "DatabaseNewerThanCodeError";
-  }
 }
 
 /** Files named `NNN_name.sql`, in number order. */

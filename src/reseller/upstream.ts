@@ -1,16 +1,16 @@
 import { JobFailedError } from "../jobs/errors.js";
-import { concurrencyLimit } from "../jobs/limit.js";
-import type { UpstreamLicense } from "../reseller/answers.js";
-import { sameIp } from "../reseller/ip-address.js";
-import type { V1Client } from "../reseller/v1.js";
-import type { V2Client } from "../reseller/v2.js";
+import { concurrencyLimit } from "./limit.js";
+import type { UpstreamLicense } from "./answers.js";
+import { sameIp } from "./ip-address.js";
+import type { V1Client } from "./v1.js";
+import type { V2Client } from "./v2.js";
 import {
   CORE_BY_VARIANT,
   PRODUCT_TYPES,
   type BillingCycleMonths,
   type LitespeedVariant,
   type ProductType,
-} from "../reseller/vocabulary.js";
+} from "./vocabulary.js";
 
 export type Protocol = "v1" | "v2";
 

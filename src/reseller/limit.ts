@@ -1,4 +1,4 @@
-import { JobInterruptedError } from "./errors.js";
+import { JobInterruptedError } from "../jobs/errors.js";
 
 export interface ConcurrencyLimit {
   <T>(call: () => Promise<T>): Promise<T>;

@@ -1,0 +1,61 @@
+import type { Clock } from "../clock.js";
+import type { Config } from "../config/load.js";
+import type { Logger } from "../log/logger.js";
+import { openSqliteStore } from "./sqlite/store.js";
+import type { Store } from "./store.js";
+
+/** How long a statement of the running service waits for another process's SQLite write lock. */
+export const SERVING_BUSY_TIMEOUT_MS = 100;
+
+export interface OpenStoreOptions {
+  clock: Clock;
+  logger: Logger;
+  /**
+   * A running service: migrations applied, a short wait for another process's lock (the wait
+   * blocks the event loop), and the SQLite file watched. (Default: false: the CLI reads and writes a little)
+   */
+  serving?: boolean;
+  /** Apply pending migrations. (Default: true; the CLI's reads leave that to `migrate` and check instead) */
+  migrate?: boolean;
+}
+
+/**
+ * The store the configuration names: PostgreSQL at DATABASE_URL, or SQLite at DATABASE_PATH.
+ * Migrations are applied (once, whichever instance starts first).
+ */
+export async function openStore(config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL" | "JOB_MAX_ATTEMPTS">, options: OpenStoreOptions): Promise<Store> {
+  const { clock, logger } = options;
+  if (config.DATABASE_URL) {
+    const { openPostgresStore } = await import("./postgres/store.js");
+    const store = await openPostgresStore(config.DATABASE_URL, { clock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger });
+    try {
+      if (options.migrate !== false) await migrated(store, logger);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
+  const store = openSqliteStore(config.DATABASE_PATH, { clock, maxAttempts: config.JOB_MAX_ATTEMPTS });
+  try {
+    if (options.migrate !== false) await migrated(store, logger);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  // From here on a lock held by another process (a backup, a sqlite3 shell) must not stall the
+  // event loop: better-sqlite3 waits for it synchronously. Requests answer 503 and jobs retry
+  // instead; start-up above may wait the default 5 s, there is nothing to serve yet.
+  if (options.serving) {
+    store.setBusyTimeout(SERVING_BUSY_TIMEOUT_MS);
+    // An `rm` or `mv` over DATABASE_PATH leaves this connection writing into a file nobody will
+    // read again: from then on, no webhook is accepted, no job claimed, and /readyz says why.
+    store.watchFile(config.DATABASE_PATH, (reason) => logger.error({ path: config.DATABASE_PATH, reason }, `database file lost: ${reason}`));
+  }
+  return store;
+}
+
+async function migrated(store: Store, logger: Logger): Promise<void> {
+  const applied = await store.migrate();
+  if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+}

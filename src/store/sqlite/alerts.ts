@@ -1,0 +1,39 @@
+import type { Clock } from "../../clock.js";
+import type { AlertOps } from "../store.js";
+import type { Db } from "./database.js";
+import type { SqliteJobs } from "./jobs.js";
+
+/** Operator alert episodes (migrations 003): one mail when an episode opens, none while it stays open. */
+export function sqliteAlerts(db: Db, clock: Clock, jobs: SqliteJobs): AlertOps {
+  const s = {
+    find: db.prepare("SELECT opened_at FROM alerts WHERE key = ? AND closed_at IS NULL"),
+    open: db.prepare(
+      `INSERT INTO alerts (key, subject, detail, opened_at, last_at, count, closed_at) VALUES (@key, @subject, @detail, @now, @now, 1, NULL)
+       ON CONFLICT (key) DO UPDATE SET subject = @subject, detail = @detail, opened_at = @now, last_at = @now, count = 1, closed_at = NULL`,
+    ),
+    touch: db.prepare("UPDATE alerts SET last_at = ?, count = count + 1 WHERE key = ?"),
+    close: db.prepare("UPDATE alerts SET closed_at = ? WHERE key = ? AND closed_at IS NULL"),
+    openRows: db.prepare("SELECT key, subject, opened_at, count FROM alerts WHERE closed_at IS NULL ORDER BY opened_at"),
+  };
+  const raise = db.transaction((key: string, subject: string, detail: string, enqueue?: Parameters<AlertOps["raise"]>[3]) => {
+    const now = clock.now();
+    if (s.find.get(key)) {
+      s.touch.run(now, key);
+      return false;
+    }
+    s.open.run({ key, subject, detail, now });
+    if (enqueue) jobs.enqueueSync(enqueue(now));
+    return true;
+  });
+  return {
+    async raise(key, subject, detail, enqueue) {
+      return raise.immediate(key, subject, detail, enqueue);
+    },
+    async resolve(key) {
+      return s.close.run(clock.now(), key).changes > 0;
+    },
+    async open() {
+      return s.openRows.all() as { key: string; subject: string; opened_at: number; count: number }[];
+    },
+  };
+}

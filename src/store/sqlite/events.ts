@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../clock.js";
+import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { Db } from "./database.js";
+import type { GroupCommit } from "./group-commit.js";
+import type { SqliteJobs } from "./jobs.js";
+import type { SqliteServices } from "./services.js";
+
+/** Time-ordered and unique; randomUUID draws from a cached entropy pool, randomBytes would not. */
+export function newEventId(nowMs: number): string {
+  return `evt_${nowMs.toString(36)}${randomUUID().slice(0, 13).replace("-", "")}`;
+}
+
+/** Thrown inside the transaction to undo a delivery that a rule refused in part. */
+class RolledBack<R> extends Error {
+  constructor(readonly items: AcceptedItem<R>[]) {
+    super("rolled back");
+  }
+}
+
+/** The intake's transaction on SQLite: one savepoint in the group commit's transaction per delivery. */
+export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services: SqliteServices, jobs: SqliteJobs): EventOps {
+  const findEvent = db.prepare("SELECT id FROM events WHERE source = ? AND webhook_id = ?");
+  const insertEvent = db.prepare(
+    `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
+     VALUES (@id, @source, @webhook_id, @type, @service_id, @payload, @received_at, @outcome, @detail)`,
+  );
+
+  function acceptOne<R>(source: string, item: IntakeItem, decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
+    const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
+    if (dup) return { duplicate: dup.id };
+    const existing = services.getSync(item.event.service.id);
+    const view: IntakeView = {
+      existing,
+      unfinished: existing ? jobs.unfinishedSync(item.queueKey) : [],
+      holders: item.ip ? services.holdersSync(item.ip, item.event.service.id) : [],
+    };
+    const d = decide(item, view);
+    if (!d.write) return { result: d.result };
+    const now = clock.now();
+    const eventId = newEventId(now);
+    insertEvent.run({
+      id: eventId,
+      source,
+      webhook_id: item.webhookId,
+      type: d.event.type,
+      service_id: d.event.serviceId,
+      payload: d.event.payload,
+      received_at: now,
+      outcome: d.event.outcome,
+      detail: d.event.detail,
+    });
+    if (d.order?.insert) services.insertSync({ ...d.order.insert, order_event_id: eventId }, now);
+    if (d.order?.update) services.updateSync(d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);
+    if (d.patch) services.updateSync(d.event.serviceId, d.patch, now);
+    const jobId = d.job ? jobs.enqueueSync({ ...d.job, eventId }).id : undefined;
+    return { result: d.result, eventId, ...(jobId === undefined ? {} : { jobId }) };
+  }
+
+  return {
+    async accept(source, items, decide, keep) {
+      try {
+        const accepted = await group.run(() => {
+          const out = items.map((item) => acceptOne(source, item, decide));
+          if (!keep(out)) throw new RolledBack(out);
+          return out;
+        });
+        return { stored: true, items: accepted };
+      } catch (err) {
+        if (err instanceof RolledBack) return { stored: false, items: err.items as never };
+        throw err;
+      }
+    },
+  };
+}

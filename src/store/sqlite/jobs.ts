@@ -1,0 +1,254 @@
+import type { Clock } from "../../clock.js";
+import type { Job, JobState } from "../../jobs/types.js";
+import type { JobFilter, JobOps, NewJob } from "../store.js";
+import type { Db } from "./database.js";
+import type { GroupCommit } from "./group-commit.js";
+
+interface JobRow {
+  id: number;
+  kind: string;
+  queue_key: string | null;
+  service_id: string | null;
+  event_id: string | null;
+  unique_key: string | null;
+  payload: string;
+  state: JobState;
+  attempts: number;
+  max_attempts: number;
+  run_at: number;
+  lease_until: number | null;
+  leased_by: string | null;
+  intent: string | null;
+  last_error: string | null;
+  error_code: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toJob(r: JobRow): Job {
+  return {
+    id: r.id,
+    kind: r.kind,
+    queueKey: r.queue_key,
+    serviceId: r.service_id,
+    eventId: r.event_id,
+    uniqueKey: r.unique_key,
+    payload: JSON.parse(r.payload) as unknown,
+    state: r.state,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    runAt: r.run_at,
+    leaseUntil: r.lease_until,
+    leasedBy: r.leased_by,
+    intent: r.intent === null ? null : (JSON.parse(r.intent) as unknown),
+    lastError: r.last_error,
+    errorCode: r.error_code,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
+export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number) {
+  const s = {
+    insert: db.prepare(
+      `INSERT INTO jobs (kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, run_at, created_at, updated_at)
+       VALUES (@kind, @queue_key, @service_id, @event_id, @unique_key, @payload, 'queued', @max_attempts, @run_at, @now, @now)
+       ON CONFLICT (unique_key) DO NOTHING RETURNING id`,
+    ),
+    byUnique: db.prepare("SELECT id FROM jobs WHERE unique_key = ?"),
+    get: db.prepare("SELECT * FROM jobs WHERE id = ?"),
+    reclaim: db.prepare(
+      // Never from the claiming worker itself: it knows its jobs still run (a clock jump or a
+      // long pause must not start a second copy of a job beside the first).
+      "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now AND leased_by <> @worker",
+    ),
+    // A job is runnable when it is due and no earlier job of its queue is unfinished.
+    // Blocked counts as unfinished: later events of a service wait for the operator too.
+    runnable: db.prepare(
+      `SELECT j.id FROM jobs j
+       WHERE j.state = 'queued' AND j.run_at <= @now
+         AND (j.queue_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM jobs p
+           WHERE p.queue_key = j.queue_key AND p.id < j.id AND p.state IN ('queued', 'running', 'blocked')))
+       ORDER BY j.run_at, j.id LIMIT @limit`,
+    ),
+    lease: db.prepare(
+      `UPDATE jobs SET state = 'running', attempts = attempts + 1, leased_by = @worker, lease_until = @until, updated_at = @now
+       WHERE id = @id AND state = 'queued' RETURNING *`,
+    ),
+    holders: db.prepare("SELECT DISTINCT leased_by AS w FROM jobs WHERE state = 'running'"),
+    putBack: db.prepare(
+      "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND leased_by = @worker",
+    ),
+    heartbeat: db.prepare("UPDATE jobs SET lease_until = @until WHERE state = 'running' AND leased_by = @worker"),
+    finish: db.prepare(
+      `UPDATE jobs SET state = @state, run_at = @run_at, last_error = @error, error_code = @code, leased_by = NULL, lease_until = NULL,
+         intent = CASE WHEN @state = 'succeeded' THEN NULL ELSE intent END, updated_at = @now
+       WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+    ),
+    defer: db.prepare(
+      `UPDATE jobs SET state = 'queued', run_at = @until, last_error = @error, attempts = attempts - @unspent,
+         leased_by = NULL, lease_until = NULL, updated_at = @now
+       WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+    ),
+    release: db.prepare(
+      `UPDATE jobs SET state = 'queued', attempts = MAX(attempts - 1, 0), run_at = @now, leased_by = NULL, lease_until = NULL, updated_at = @now
+       WHERE id = @id AND state = 'running' AND leased_by = @worker`,
+    ),
+    setIntent: db.prepare("UPDATE jobs SET intent = @intent, updated_at = @now WHERE id = @id AND state = 'running' AND leased_by = @worker"),
+    requeueBlocked: db.prepare(
+      `UPDATE jobs SET state = 'queued', run_at = @now, error_code = NULL, updated_at = @now
+       WHERE kind = @kind AND state = 'blocked' AND updated_at <= @before`,
+    ),
+    retry: db.prepare(
+      `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, error_code = NULL, updated_at = @now
+       WHERE id = @id AND state IN ('failed', 'blocked') RETURNING *`,
+    ),
+    counts: db.prepare("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"),
+    unfinished: db.prepare("SELECT * FROM jobs WHERE queue_key = ? AND state IN ('queued', 'running', 'blocked') ORDER BY id"),
+  };
+
+  /** Inside the caller's transaction. */
+  const enqueue = (job: NewJob): { id: number; created: boolean } => {
+    const now = clock.now();
+    const row = s.insert.get({
+      kind: job.kind,
+      queue_key: job.queueKey ?? null,
+      service_id: job.serviceId ?? null,
+      event_id: job.eventId ?? null,
+      unique_key: job.uniqueKey ?? null,
+      payload: JSON.stringify(job.payload ?? {}),
+      max_attempts: job.maxAttempts ?? defaultMaxAttempts,
+      run_at: now + (job.delayMs ?? 0),
+      now,
+    }) as { id: number } | undefined;
+    if (row) {
+      if (!job.delayMs) notify();
+      return { id: row.id, created: true };
+    }
+    return { id: (s.byUnique.get(job.uniqueKey) as { id: number }).id, created: false };
+  };
+
+  const claim = db.transaction((worker: string, limit: number, leaseMs: number): Job[] => {
+    const now = clock.now();
+    s.reclaim.run({ now, worker });
+    const ids = s.runnable.all({ now, limit }) as { id: number }[];
+    const jobs: Job[] = [];
+    for (const { id } of ids) {
+      const row = s.lease.get({ id, worker, until: now + leaseMs, now }) as JobRow | undefined;
+      if (row) jobs.push(toJob(row));
+    }
+    return jobs;
+  });
+
+  const reclaimFrom = db.transaction((isDead: (w: string) => boolean): number => {
+    let n = 0;
+    for (const { w } of s.holders.all() as { w: string }[]) if (isDead(w)) n += s.putBack.run({ worker: w, now: clock.now() }).changes;
+    return n;
+  });
+
+  const finishRow = (id: number, worker: string, state: JobState, error: string | null, code: string | null, runAt: number) =>
+    s.finish.run({ id, worker, state, error, code, run_at: runAt, now: clock.now() }).changes === 1;
+
+  const ops: JobOps & { enqueueSync: typeof enqueue } = {
+    enqueueSync: enqueue,
+    async enqueue(job) {
+      return enqueue(job);
+    },
+    async claim(worker, limit, leaseMs) {
+      return limit > 0 ? claim.immediate(worker, limit, leaseMs) : [];
+    },
+    async reclaimFrom(isDead) {
+      const n = reclaimFrom.immediate(isDead);
+      if (n) notify();
+      return n;
+    },
+    async heartbeat(worker, leaseMs) {
+      s.heartbeat.run({ worker, until: clock.now() + leaseMs });
+    },
+    async setIntent(id, worker, intent, durable) {
+      const write = () => s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: clock.now() });
+      if (durable) await group.run(write);
+      else write();
+    },
+    async finish(job, worker, ending) {
+      const now = clock.now();
+      let state: JobState;
+      let done: boolean;
+      switch (ending.state) {
+        case "succeeded":
+          state = "succeeded";
+          done = finishRow(job.id, worker, state, null, null, now);
+          break;
+        case "retry":
+          // The claim counted this attempt, and nothing else changes attempts while the lease is held.
+          state = job.attempts >= job.maxAttempts ? "failed" : "queued";
+          done = finishRow(job.id, worker, state, ending.error, state === "failed" ? ending.code : null, state === "failed" ? now : now + ending.delayMs);
+          break;
+        case "blocked":
+        case "failed":
+          state = ending.state;
+          done = finishRow(job.id, worker, state, ending.error, ending.code, now);
+          break;
+        case "deferred":
+          state = "queued";
+          done = s.defer.run({ id: job.id, worker, until: now + ending.delayMs, error: ending.error, unspent: ending.spent ? 0 : 1, now }).changes === 1;
+          break;
+        case "released":
+          state = "queued";
+          done = s.release.run({ id: job.id, worker, now }).changes === 1;
+          break;
+      }
+      // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
+      const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
+      if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) notify();
+      return done ? state : undefined;
+    },
+    async requeueBlocked(kind, olderThanMs) {
+      const now = clock.now();
+      const n = s.requeueBlocked.run({ kind, before: now - olderThanMs, now }).changes;
+      if (n) notify();
+      return n;
+    },
+    async retry(id) {
+      const row = s.retry.get({ id, now: clock.now() }) as JobRow | undefined;
+      if (row) notify();
+      return row ? toJob(row) : undefined;
+    },
+    async get(id) {
+      const row = s.get.get(id) as JobRow | undefined;
+      return row ? toJob(row) : undefined;
+    },
+    async list(filter: JobFilter = {}) {
+      const where: string[] = [];
+      const params: Record<string, unknown> = { limit: filter.limit ?? 500 };
+      if (filter.state) {
+        where.push("state = @state");
+        params.state = filter.state;
+      }
+      if (filter.serviceId) {
+        where.push("service_id = @service_id");
+        params.service_id = filter.serviceId;
+      }
+      if (filter.kind) {
+        where.push("kind = @kind");
+        params.kind = filter.kind;
+      }
+      const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT @limit`;
+      return (db.prepare(sql).all(params) as JobRow[]).map(toJob);
+    },
+    async counts() {
+      const out: Record<JobState, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 };
+      for (const r of s.counts.all() as { state: JobState; n: number }[]) out[r.state] = r.n;
+      return out;
+    },
+    async unfinished(queueKey) {
+      return unfinishedSync(queueKey);
+    },
+  };
+  const unfinishedSync = (queueKey: string): Job[] => (s.unfinished.all(queueKey) as JobRow[]).map(toJob);
+  return Object.assign(ops, { unfinishedSync });
+}
+
+export type SqliteJobs = ReturnType<typeof sqliteJobs>;

@@ -1,0 +1,40 @@
+import type { Clock } from "../../clock.js";
+import type { MailOps, MailRow } from "../store.js";
+import type { Db } from "./database.js";
+
+/** The `mails` table (migrations 002): one row per mail the bridge means to send. */
+export function sqliteMails(db: Db, clock: Clock): MailOps {
+  const s = {
+    get: db.prepare("SELECT * FROM mails WHERE mail_key = ?"),
+    // A row already 'sent' is never taken back to 'sending'; the Message-ID of the first attempt stays.
+    begin: db.prepare(
+      `INSERT INTO mails (mail_key, kind, event_id, job_id, service_id, to_address, subject, message_id, state, attempts, created_at)
+       VALUES (@mail_key, @kind, @event_id, @job_id, @service_id, @to_address, @subject, @message_id, 'sending', 1, @now)
+       ON CONFLICT (mail_key) DO UPDATE SET attempts = attempts + 1, last_error = NULL,
+         to_address = excluded.to_address, subject = excluded.subject
+       WHERE state = 'sending'`,
+    ),
+    failed: db.prepare("UPDATE mails SET last_error = ? WHERE mail_key = ? AND state = 'sending'"),
+    sent: db.prepare("UPDATE mails SET state = 'sent', sent_at = ?, last_error = NULL WHERE mail_key = ?"),
+    history: db.prepare("INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (?, ?, ?, ?, ?, ?)"),
+  };
+  const sent = db.transaction((key: string, h: Parameters<MailOps["sent"]>[1]) => {
+    const now = clock.now();
+    s.sent.run(now, key);
+    s.history.run(h.serviceId, now, h.event_id ?? null, h.job_id ?? null, h.action, h.detail ?? null);
+  });
+  return {
+    async get(key) {
+      return s.get.get(key) as MailRow | undefined;
+    },
+    async begin(row) {
+      s.begin.run({ ...row, now: clock.now() });
+    },
+    async failed(key, error) {
+      s.failed.run(error, key);
+    },
+    async sent(key, history) {
+      sent.immediate(key, history);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../clock.js";
+import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
+import type { Db } from "./database.js";
+import type { SqliteJobs } from "./jobs.js";
+
+/** 92 random bits: a licence key says nothing about the service and cannot be guessed. */
+export function newLicenseKey(): string {
+  return `lb_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+/** The licence rows, their history and the events' outcomes, on SQLite. */
+export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
+  const updates = new Map<string, ReturnType<Db["prepare"]>>();
+  const s = {
+    get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
+    byLicenseKey: db.prepare("SELECT * FROM services WHERE license_key = ?"),
+    insert: db.prepare(
+      `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
+         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, created_at, updated_at)
+       VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
+         @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @now, @now)`,
+    ),
+    history: db.prepare(
+      "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
+    ),
+    // Received events are their own history entries (the events table), so intake writes one
+    // row less per event; what came of them is in history.
+    historyOf: db.prepare(
+      `SELECT id, service_id, at, event_id, job_id, action, detail FROM (
+         SELECT 0 AS src, rowid AS id, service_id, received_at AS at, id AS event_id, NULL AS job_id,
+                'received ' || type AS action, detail FROM events WHERE service_id = @id
+         UNION ALL
+         SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail FROM history WHERE service_id = @id)
+       ORDER BY at, src, id`,
+    ),
+    // Services other than @except that hold @ip now, or will once a queued IP change is applied.
+    holders: db.prepare(
+      `SELECT * FROM services WHERE ip = @ip AND service_id <> @except AND status <> 'terminated'
+       UNION
+       SELECT s.* FROM jobs j JOIN services s ON s.service_id = j.service_id
+       WHERE j.kind = 'change_ip' AND j.state IN ('queued', 'running', 'blocked')
+         AND json_extract(j.payload, '$.ip') = @ip AND s.service_id <> @except AND s.status <> 'terminated'`,
+    ),
+    byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
+    all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
+    eventOutcome: db.prepare("UPDATE events SET outcome = ?, detail = ? WHERE id = ?"),
+  };
+
+  const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
+
+  /** Updates the named columns only; one prepared statement per set of columns. */
+  const update = (serviceId: string, patch: ServicePatch, now: number) => {
+    const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    if (keys.length === 0) return;
+    const cacheKey = keys.join(",");
+    let stmt = updates.get(cacheKey);
+    if (!stmt) {
+      stmt = db.prepare(`UPDATE services SET ${keys.map((k) => `${k} = @${k}`).join(", ")}, updated_at = @updated_at WHERE service_id = @service_id`);
+      updates.set(cacheKey, stmt);
+    }
+    stmt.run({ ...Object.fromEntries(keys.map((k) => [k, (patch as Record<string, unknown>)[k]])), service_id: serviceId, updated_at: now });
+  };
+
+  const insert = (row: NewService & { service_id: string }, now: number) => {
+    s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, license_key: newLicenseKey(), now });
+  };
+
+  const addHistory = (serviceId: string, h: NewHistory, at: number) =>
+    s.history.run({ service_id: serviceId, at, event_id: h.event_id ?? null, job_id: h.job_id ?? null, action: h.action, detail: h.detail ?? null });
+
+  const change = db.transaction((c: ServiceChange): { applied: boolean; jobIds: number[] } => {
+    const now = clock.now();
+    if (c.ifUpdatedAt !== undefined && get(c.serviceId)?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
+    if (c.patch) update(c.serviceId, c.patch, now);
+    for (const h of c.history ?? []) addHistory(c.serviceId, h, now);
+    if (c.event?.id) s.eventOutcome.run(c.event.outcome, c.event.detail, c.event.id);
+    const jobIds = (c.enqueue ?? []).map((j) => jobs.enqueueSync(j).id);
+    return { applied: true, jobIds };
+  });
+
+  const ops: ServiceOps = {
+    async get(id) {
+      return get(id);
+    },
+    async byLicenseKey(key) {
+      return s.byLicenseKey.get(key) as ServiceRow | undefined;
+    },
+    async list(status, limit = 10_000) {
+      return (status ? s.byStatus.all(status, limit) : s.all.all(limit)) as ServiceRow[];
+    },
+    async history(id) {
+      return s.historyOf.all({ id }) as HistoryRow[];
+    },
+    async busy(kinds) {
+      if (kinds.length === 0) return new Set();
+      const rows = db
+        .prepare(
+          `SELECT DISTINCT service_id FROM jobs
+           WHERE state IN ('queued', 'running') AND service_id IS NOT NULL AND kind IN (${kinds.map(() => "?").join(", ")})`,
+        )
+        .all(...kinds) as { service_id: string }[];
+      return new Set(rows.map((r) => r.service_id));
+    },
+    async change(c) {
+      return change.immediate(c);
+    },
+  };
+  return Object.assign(ops, {
+    getSync: get,
+    insertSync: insert,
+    updateSync: update,
+    holdersSync: (ip: string, except: string) => s.holders.all({ ip, except }) as ServiceRow[],
+  });
+}
+
+export type SqliteServices = ReturnType<typeof sqliteServices>;

@@ -1,0 +1,131 @@
+import type { Clock } from "../../clock.js";
+import type { Store } from "../store.js";
+import { sqliteAlerts } from "./alerts.js";
+import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
+import { sqliteEvents } from "./events.js";
+import { watchDatabaseFile } from "./database-file.js";
+import { createGroupCommit } from "./group-commit.js";
+import { sqliteJobs } from "./jobs.js";
+import { sqliteMails } from "./mails.js";
+import { migrate, migrationStatus, readMigrations } from "./migrations.js";
+import { sqliteRenewals } from "./renewals.js";
+import { sqliteServices } from "./services.js";
+
+export interface SqliteStoreOptions {
+  clock: Clock;
+  /** Attempts before a job is failed. (Default: 20) */
+  maxAttempts?: number;
+  readonly?: boolean;
+}
+
+/** A Store on one SQLite file: one connection, one writer, durable writes grouped into shared fsyncs. */
+export type SqliteStore = Store & {
+  readonly db: Db;
+  /** How long a statement waits for another process's write lock (the wait blocks the event loop). */
+  setBusyTimeout(ms: number): void;
+  /** Watches that the file at `path` stays the one opened (a running service does, once migrated). */
+  watchFile(path: string, onLost: (reason: string) => void): void;
+  /** The SQL of the renewal sweep's due query, for the index test. */
+  readonly dueSql: string;
+};
+
+export function openSqliteStore(path: string, options: SqliteStoreOptions): SqliteStore {
+  const db = openDatabase(path, { readonly: options.readonly });
+  return sqliteStore(db, options);
+}
+
+export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
+  const { clock } = options;
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const l of listeners) l();
+  };
+  // One group commit for every durable write: accepted events and charging intents share fsyncs.
+  const group = createGroupCommit(db);
+  let parts: ReturnType<typeof build> | undefined;
+  const build = () => {
+    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20);
+    const services = sqliteServices(db, clock, jobs);
+    return {
+      jobs,
+      services,
+      events: sqliteEvents(db, clock, group, services, jobs),
+      mails: sqliteMails(db, clock),
+      alerts: sqliteAlerts(db, clock, jobs),
+      renewals: sqliteRenewals(db, clock, jobs),
+    };
+  };
+  // Statements are prepared against the schema, so only once the migrations have run.
+  const ready = () => (parts ??= build());
+  const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  let file: ReturnType<typeof watchDatabaseFile> | undefined;
+
+  return {
+    dialect: "sqlite",
+    db,
+    get events() {
+      return ready().events;
+    },
+    get services() {
+      return ready().services;
+    },
+    get jobs() {
+      return ready().jobs;
+    },
+    get mails() {
+      return ready().mails;
+    },
+    get alerts() {
+      return ready().alerts;
+    },
+    get renewals() {
+      return ready().renewals;
+    },
+    get dueSql() {
+      return ready().renewals.dueSql;
+    },
+    health: {
+      // Take the write lock and change a row, then roll back.
+      async writable() {
+        if (!db.open) return "the database is closed";
+        try {
+          db.exec("BEGIN IMMEDIATE");
+          try {
+            db.prepare("UPDATE migrations SET name = name WHERE id = (SELECT MAX(id) FROM migrations)").run();
+          } finally {
+            db.exec("ROLLBACK");
+          }
+          return undefined;
+        } catch (err) {
+          return `not writable: ${(err as Error).message}${isDatabaseBusy(err) ? " (another process holds the write lock)" : ""}`;
+        }
+      },
+    },
+    async migrate() {
+      return migrate(db).map(({ id, name }) => ({ id, name }));
+    },
+    async migrationStatus() {
+      const s = migrationStatus(db, readMigrations());
+      return { databaseVersion: s.databaseVersion, codeVersion: s.codeVersion, pending: s.pending.map(({ id, name }) => ({ id, name })) };
+    },
+    async counts() {
+      return { events: count("events"), services: count("services"), jobs: count("jobs"), history: count("history"), mails: count("mails") };
+    },
+    onJobReady(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    setBusyTimeout(ms) {
+      db.pragma(`busy_timeout = ${ms}`);
+    },
+    watchFile(path, onLost) {
+      file ??= watchDatabaseFile(path, { onLost });
+    },
+    isBusy: isDatabaseBusy,
+    lost: () => file?.check(),
+    async close() {
+      file?.stop();
+      if (db.open) db.close();
+    },
+  };
+}
