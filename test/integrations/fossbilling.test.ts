@@ -472,10 +472,14 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     expect(error(bad).message).toMatch(/config\.php has a PHP error on line \d+/);
     expect(broken.everything()).not.toContain("wrong-token");
 
-    // licenseInfo renders in a page: a failure is a message, not an exception.
+    // An unreachable bridge. licenseInfo renders in a page: there a failure is a message, not an exception.
     const unreachable = await fossbilling({ url: "http://127.0.0.1:9" });
     const uid = await unreachable.checkout({ ip: "203.0.113.63" });
     expect(error(await unreachable.admin("order_activate", { id: uid })).message).toMatch(/could not be reached/);
+    expect(result(await unreachable.admin("servicecustom_licenseInfo", { order_id: uid }))).toEqual({
+      available: false,
+      message: "The licence details are not available right now. Please try again later.",
+    });
     expect(unreachable.everything()).not.toContain(TEST_PROVISIONING_TOKEN);
   });
 
