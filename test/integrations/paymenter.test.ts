@@ -120,6 +120,13 @@ class FakePaymenter {
     return { id, paid: await this.run("pay", id) };
   }
 
+  /** An admin edits the server's settings (Admin → Servers). */
+  editServer(settings: Record<string, string>): void {
+    const state = JSON.parse(readFileSync(this.statePath, "utf8")) as { servers: Record<string, { setting_values: Record<string, string> }> };
+    Object.assign(state.servers["1"]!.setting_values, settings);
+    writeFileSync(this.statePath, JSON.stringify(state, null, 2));
+  }
+
   logText(): string {
     return existsSync(this.logPath) ? readFileSync(this.logPath, "utf8") : "";
   }
@@ -277,6 +284,23 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(pair().bridge.service.services.get(id)!.paid_until).toBe(midnight("2031-03-04"));
   });
 
+  it("a renewal the bridge cannot hear goes through in Paymenter, is reported, and the admin's Upgrade action sends it again", async () => {
+    const pm = paymenter();
+    const { id } = await pm.order("1", "203.0.113.92");
+    const before = pair().bridge.service.services.get(id)!.paid_until;
+    pm.editServer({ bridge_url: "http://127.0.0.1:9" });
+    const renewed = await pm.run("pay", id);
+    expect(renewed.state!.service).toMatchObject({ status: "active" });
+    expect(renewed.log.find((l) => l.level === "error")?.message).toMatch(/could not record the paid-until date .* of service #1: .*could not be reached.*Upgrade server/);
+    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(before);
+
+    pm.editServer({ bridge_url: pair().bridge.url });
+    const resent = await pm.run("admin", "upgrade", id);
+    expect(resent.admin_notification).toMatchObject({ type: "success" });
+    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(midnight(renewed.state!.service.expires_at));
+    expect(upstreamCalls(pair().sb, "change-core")).toEqual([]);
+  });
+
   it("a paid upgrade between LiteSpeed products changes the core; an upgrade the bridge cannot apply fails the job with its reason", async () => {
     const pm = paymenter();
     const { id } = await pm.order("2", "203.0.113.77");
@@ -357,7 +381,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(pair().bridge.service.services.get(id)!.ip).toBe("203.0.113.85");
   });
 
-  it("an unreachable bridge fails the job and the connection test with a readable reason; the page says the licence is unavailable", async () => {
+  it("an unreachable bridge fails the job with a readable reason; the page says the licence is unavailable", async () => {
     const pm = paymenter(pair(), { bridge_url: "http://127.0.0.1:9", timeout: "5" });
     const { paid, id } = await pm.order("1", "203.0.113.87");
     expect(paid.failed_jobs[0]!.message).toMatch(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/create.*Check the Bridge URL/);

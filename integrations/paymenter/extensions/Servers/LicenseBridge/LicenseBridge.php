@@ -340,7 +340,9 @@ class LicenseBridge extends Server
         if ($throw) {
             throw new Exception($prefix . $this->failure("record the paid-until date {$due} of", $service, $r)->getMessage());
         }
-        Log::warning("license-bridge: could not record the paid-until date {$due} of service #{$service->id}: " . $r['error'] . ' (' . $r['code'] . '); run the Upgrade action on the service to send it again');
+        // Not thrown (a payment must go through), but reported: Debug Logs → exception, like a failed job.
+        report(new Exception($this->failure("record the paid-until date {$due} of", $service, $r)->getMessage()
+            . ' Run "Trigger Extension Action → Upgrade server" on the service to send it again.'));
     }
 
     // ------------------------------------------------------------------ client area
