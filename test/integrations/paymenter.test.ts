@@ -92,6 +92,7 @@ class FakePaymenter {
       users: {
         "7": { id: "7", first_name: "Ann", last_name: "Example", email: "ann@example.com" },
         "8": { id: "8", first_name: "Bob", last_name: "Other", email: "bob@example.com" },
+        "9": { id: "9", first_name: "Cy\tril", last_name: "\u{1F600}".repeat(150), email: "cy@example.com" },
       },
       services: {},
       properties: {},
@@ -201,6 +202,16 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     ]);
     expect(row.paid_until).toBe(midnight(paid.state!.service.expires_at));
     expect(pair().sb.sandbox.ledger().map((c) => [c.op, c.ip, c.months])).toEqual([["register", "203.0.113.71", 1]]);
+  });
+
+  it("a customer name the bridge would refuse (control characters, too long) is cleaned so it never blocks the purchase", async () => {
+    const pm = paymenter();
+    const checkout = await pm.run("checkout", "1", "203.0.113.93", "9");
+    const paid = await pm.run("pay", checkout.service_id!);
+    expect(paid.failed_jobs).toEqual([]);
+    const name = pair().bridge.service.services.get(checkout.service_id!)!.customer_name!;
+    expect(name.startsWith("Cy ril \u{1F600}")).toBe(true); // the tab became a space
+    expect(name.length).toBeLessThanOrEqual(200);
   });
 
   it("createServer called again (the admin's Create, a re-dispatched CreateJob) answers the same licence and buys nothing", async () => {

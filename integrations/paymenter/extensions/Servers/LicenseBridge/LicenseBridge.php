@@ -195,13 +195,13 @@ class LicenseBridge extends Server
             throw new Exception("license-bridge: service #{$service->id} has no IP address (service property " . self::IP_PROPERTY . '); set it, then run Create again');
         }
         $user = $service->user;
-        $name = $user ? trim((string) $user->name) : '';
+        $name = $user ? self::printableName((string) $user->name) : '';
         $r = $this->client()->create([
             'service_identifier' => (string) $service->id,
             'package_identifier' => $product,
             'ip' => $ip,
             'customer_email' => $user ? (string) $user->email : null,
-            'customer_name' => $name === '' ? null : mb_substr($name, 0, 200),
+            'customer_name' => $name === '' ? null : $name,
             'billing_cycle' => $this->billingCycle($service),
             'next_due_date' => $this->paidUntil($service),
         ]);
@@ -623,6 +623,20 @@ class LicenseBridge extends Server
             return 'is a private address';
         }
         return null;
+    }
+
+    /**
+     * The customer's name as the bridge takes it (no control characters, at most 200 UTF-16 units):
+     * a name must never block a purchase.
+     */
+    private static function printableName(string $name): string
+    {
+        $name = trim((string) preg_replace('/[\x{0}-\x{1F}\x{7F}-\x{9F}\x{2028}\x{2029}]+/u', ' ', $name));
+        $name = mb_substr($name, 0, 200);
+        while ($name !== '' && strlen((string) mb_convert_encoding($name, 'UTF-16LE', 'UTF-8')) > 400) {
+            $name = mb_substr($name, 0, -1);
+        }
+        return trim($name);
     }
 
     /** Stores a value on the service, as Paymenter's own server extensions do. */
