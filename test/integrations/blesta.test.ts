@@ -182,6 +182,19 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     ]);
   });
 
+  it("the package holds the bridge product id (blank: the Blesta package id), and a malformed one is the package's error", async () => {
+    const fields = await blesta.run("fields", { which: "package", package_id: PACKAGES.litespeed.id, vars: { meta: { package_identifier: "13" } } });
+    expect(fields.fields).toEqual([
+      { name: "meta[package_identifier]", type: "fieldText", value: "13", label: "Bridge Product ID", tooltip: expect.stringContaining("Leave blank to use this package's Blesta id") },
+    ]);
+    const bad = await blesta.run("package.add", { id: 40, name: "Bad", meta: { package_identifier: "13 cores!" } });
+    expect(message(bad.errors, "meta[package_identifier]", "valid")).toMatch(/letters, digits/);
+    expect(bad.result).toBeNull();
+    // The order form asks for the IP only; customers change it in the Licence tab, not in an edit form.
+    expect((await blesta.run("fields", { which: "client_add", package_id: PACKAGES.cpanel.id })).fields!.map((f) => f.name)).toEqual(["license_ip"]);
+    expect((await blesta.run("fields", { which: "client_edit", package_id: PACKAGES.cpanel.id })).fields).toEqual([]);
+  });
+
   it("an order is stored pending without a call (use_module 'false'); the paid activation (use_module 'true') buys the licence and keeps every field", async () => {
     const ordered = await blesta.order(PACKAGES.cpanel.pricing[0].id, "203.0.113.10");
     expect(ordered.calls).toEqual([["addService", { use_module: "false", status: "pending" }]]);
@@ -280,6 +293,15 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect(message(once.errors, "pricing_id", "cycle")).toMatch(/0 onetime/);
     expect(once.logs).toEqual([]);
     expect(pair().sb.sandbox.ledger()).toEqual([]);
+  });
+
+  it("an unexpected failure inside Blesta is Blesta's error, not a crash of its request", async () => {
+    await blesta.run("client.add", { id: 4, email: "bo@example.com", first_name: "Bo", last_name: "Ek", broken: true });
+    const ordered = await blesta.order(PACKAGES.cpanel.pricing[0].id, "203.0.113.15", { client_id: 4 });
+    const failed = await blesta.activate(ordered.result as number);
+    expect(message(failed.errors, "license_bridge", "internal")).toMatch(/failed unexpectedly \(RuntimeException: .*gone away\); nothing was changed/);
+    expect(failed.service!.status).toBe("pending");
+    expect(pair().sb.sandbox.requests()).toEqual([]);
   });
 
   it("suspend, unsuspend, renew, change package and cancel each reach the licence, keeping every field", async () => {

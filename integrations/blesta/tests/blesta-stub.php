@@ -700,6 +700,10 @@ class Clients
     {
         foreach (BlestaDb::$data['clients'] as $client) {
             if ((string) $client['id'] === (string) $client_id) {
+                if (!empty($client['broken'])) {
+                    // A failure deep in Blesta (e.g. the database went away) surfaces as an exception.
+                    throw new RuntimeException('SQLSTATE[HY000]: General error: 2006 MySQL server has gone away');
+                }
                 return (object) $client;
             }
         }

@@ -159,6 +159,16 @@ class LicenseBridge extends Module
      */
     public function addModuleRow(array &$vars)
     {
+        return $this->guarded('none', function () use (&$vars) {
+            return $this->doAddModuleRow($vars);
+        });
+    }
+
+    /**
+     * @see addModuleRow()
+     */
+    private function doAddModuleRow(array &$vars)
+    {
         $row = $this->rowInput($vars, null);
         $this->Input->setRules($this->getRowRules(true));
         if (!$this->Input->validates($row)) {
@@ -181,6 +191,16 @@ class LicenseBridge extends Module
      * @return array|null Meta fields, or null with Input errors
      */
     public function editModuleRow($module_row, array &$vars)
+    {
+        return $this->guarded('none', function () use ($module_row, &$vars) {
+            return $this->doEditModuleRow($module_row, $vars);
+        });
+    }
+
+    /**
+     * @see editModuleRow()
+     */
+    private function doEditModuleRow($module_row, array &$vars)
     {
         $row = $this->rowInput($vars, $module_row);
         $this->Input->setRules($this->getRowRules(false));
@@ -433,6 +453,16 @@ class LicenseBridge extends Module
      */
     public function addService($package, ?array $vars = null, $parent_package = null, $parent_service = null, $status = 'pending')
     {
+        return $this->guarded('none', function () use ($package, $vars, $parent_package, $parent_service, $status) {
+            return $this->doAddService($package, $vars, $parent_package, $parent_service, $status);
+        });
+    }
+
+    /**
+     * @see addService()
+     */
+    private function doAddService($package, ?array $vars = null, $parent_package = null, $parent_service = null, $status = 'pending')
+    {
         $vars = (array) $vars;
         if (isset($vars[self::FIELD_IP]) && is_string($vars[self::FIELD_IP])) {
             $vars[self::FIELD_IP] = trim($vars[self::FIELD_IP]);
@@ -468,7 +498,9 @@ class LicenseBridge extends Module
             'service_identifier' => $ref,
             'package_identifier' => $this->productOf($package),
             'ip' => $fields[self::FIELD_IP],
-            'customer_email' => isset($client->email) ? (string) $client->email : null,
+            // An address the bridge would refuse is left out rather than failing the purchase.
+            'customer_email' => isset($client->email) && filter_var((string) $client->email, FILTER_VALIDATE_EMAIL) !== false
+                ? (string) $client->email : null,
             'customer_name' => $this->customerName($client),
             'billing_cycle' => $cycle,
             'next_due_date' => $this->isoDate(isset($vars['date_renews']) ? $vars['date_renews'] : null),
@@ -503,6 +535,16 @@ class LicenseBridge extends Module
      * @return array|null Every service field, or null with Input errors
      */
     public function editService($package, $service, ?array $vars = null, $parent_package = null, $parent_service = null)
+    {
+        return $this->guarded('none', function () use ($package, $service, $vars, $parent_package, $parent_service) {
+            return $this->doEditService($package, $service, $vars, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see editService()
+     */
+    private function doEditService($package, $service, ?array $vars = null, $parent_package = null, $parent_service = null)
     {
         $vars = (array) $vars;
         if (isset($vars[self::FIELD_IP]) && is_string($vars[self::FIELD_IP])) {
@@ -546,6 +588,16 @@ class LicenseBridge extends Module
      */
     public function suspendService($package, $service, $parent_package = null, $parent_service = null)
     {
+        return $this->guarded('none', function () use ($package, $service, $parent_package, $parent_service) {
+            return $this->doSuspendService($package, $service, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see suspendService()
+     */
+    private function doSuspendService($package, $service, $parent_package = null, $parent_service = null)
+    {
         return $this->licenceCall('suspend', $service, []);
     }
 
@@ -559,6 +611,16 @@ class LicenseBridge extends Module
      * @return array|null Every service field, or null with Input errors
      */
     public function unsuspendService($package, $service, $parent_package = null, $parent_service = null)
+    {
+        return $this->guarded('none', function () use ($package, $service, $parent_package, $parent_service) {
+            return $this->doUnsuspendService($package, $service, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see unsuspendService()
+     */
+    private function doUnsuspendService($package, $service, $parent_package = null, $parent_service = null)
     {
         return $this->licenceCall('unsuspend', $service, []);
     }
@@ -575,6 +637,16 @@ class LicenseBridge extends Module
      */
     public function cancelService($package, $service, $parent_package = null, $parent_service = null)
     {
+        return $this->guarded('none', function () use ($package, $service, $parent_package, $parent_service) {
+            return $this->doCancelService($package, $service, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see cancelService()
+     */
+    private function doCancelService($package, $service, $parent_package = null, $parent_service = null)
+    {
         return $this->licenceCall('terminate', $service, []);
     }
 
@@ -590,6 +662,16 @@ class LicenseBridge extends Module
      * @return array|null Every service field, or null with Input errors
      */
     public function renewService($package, $service, $parent_package = null, $parent_service = null)
+    {
+        return $this->guarded('none', function () use ($package, $service, $parent_package, $parent_service) {
+            return $this->doRenewService($package, $service, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see renewService()
+     */
+    private function doRenewService($package, $service, $parent_package = null, $parent_service = null)
     {
         $due = $this->isoDate(isset($service->date_renews) ? $service->date_renews : null);
 
@@ -608,6 +690,16 @@ class LicenseBridge extends Module
      * @return array|null Every service field, or null with Input errors
      */
     public function changeServicePackage($package_from, $package_to, $service, $parent_package = null, $parent_service = null)
+    {
+        return $this->guarded('none', function () use ($package_from, $package_to, $service, $parent_package, $parent_service) {
+            return $this->doChangeServicePackage($package_from, $package_to, $service, $parent_package, $parent_service);
+        });
+    }
+
+    /**
+     * @see changeServicePackage()
+     */
+    private function doChangeServicePackage($package_from, $package_to, $service, $parent_package = null, $parent_service = null)
     {
         $to = $this->productOf($package_to);
         if ($to === $this->productOf($package_from)) {
@@ -630,6 +722,16 @@ class LicenseBridge extends Module
      */
     public function getAdminServiceInfo($service, $package)
     {
+        return $this->guarded('html', function () use ($service, $package) {
+            return $this->doGetAdminServiceInfo($service, $package);
+        });
+    }
+
+    /**
+     * @see getAdminServiceInfo()
+     */
+    private function doGetAdminServiceInfo($service, $package)
+    {
         return $this->serviceInfo('admin_service_info', $service, $package);
     }
 
@@ -641,6 +743,16 @@ class LicenseBridge extends Module
      * @return string HTML
      */
     public function getClientServiceInfo($service, $package)
+    {
+        return $this->guarded('html', function () use ($service, $package) {
+            return $this->doGetClientServiceInfo($service, $package);
+        });
+    }
+
+    /**
+     * @see getClientServiceInfo()
+     */
+    private function doGetClientServiceInfo($service, $package)
     {
         return $this->serviceInfo('client_service_info', $service, $package);
     }
@@ -670,6 +782,16 @@ class LicenseBridge extends Module
      * @return string HTML
      */
     public function tabClientLicence($package, $service, ?array $get = null, ?array $post = null, ?array $files = null)
+    {
+        return $this->guarded('html', function () use ($package, $service, $get, $post, $files) {
+            return $this->doTabClientLicence($package, $service, $get, $post, $files);
+        });
+    }
+
+    /**
+     * @see tabClientLicence()
+     */
+    private function doTabClientLicence($package, $service, ?array $get = null, ?array $post = null, ?array $files = null)
     {
         $this->view = $this->makeView('tab_client_licence');
         Loader::loadHelpers($this, ['Form', 'Html']);
@@ -707,6 +829,29 @@ class LicenseBridge extends Module
     // ---------------------------------------------------------------------------------------
     // Internals
     // ---------------------------------------------------------------------------------------
+
+    /**
+     * Runs a Blesta-facing method so that nothing it throws breaks Blesta's request: an
+     * unexpected error becomes Blesta's error (or a note on a page), without the token.
+     *
+     * @param string $fallback 'html' for a page (returns a note), else returns null with an Input error
+     * @param callable $work
+     * @return mixed
+     */
+    private function guarded($fallback, callable $work)
+    {
+        try {
+            return $work();
+        } catch (\Throwable $e) {
+            $message = Language::_('LicenseBridge.!error.internal', true, $this->safeText(get_class($e) . ': ' . $e->getMessage()));
+            if ($fallback === 'html') {
+                return '<p class="text-danger">' . htmlspecialchars($message, ENT_QUOTES, 'UTF-8') . '</p>';
+            }
+            $this->setError('license_bridge', 'internal', $message);
+
+            return null;
+        }
+    }
 
     /**
      * The customer's IP change: checks what can be checked here (an IP, an active service, IP
@@ -1423,8 +1568,9 @@ class LicenseBridge extends Module
         if ($name === '' && isset($client->company)) {
             $name = trim((string) $client->company);
         }
-        // The bridge takes printable text only.
-        $name = preg_replace('/[\x00-\x1F\x7F]+/', ' ', $name);
+        // The bridge takes printable text only (no control characters, no line separators).
+        $clean = preg_replace('/[\x{0000}-\x{001F}\x{007F}-\x{009F}\x{2028}\x{2029}]+/u', ' ', $name);
+        $name = trim($clean ?? (string) preg_replace('/[^\x20-\x7E]+/', ' ', $name));
 
         return $name !== '' ? (function_exists('mb_substr') ? mb_substr($name, 0, 200) : substr($name, 0, 200)) : null;
     }

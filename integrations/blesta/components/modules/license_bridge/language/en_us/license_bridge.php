@@ -119,4 +119,5 @@ $lang['LicenseBridge.!error.no_licence'] = 'This service has no licence at the b
 $lang['LicenseBridge.!error.call'] = 'The bridge refused the %1$s: %2$s (%3$s).';
 $lang['LicenseBridge.!error.change_ip.limit'] = 'This licence has no IP changes left (the product allows a limited number). Please contact support to move it.';
 $lang['LicenseBridge.!error.change_ip.not_active'] = 'The IP can only be changed while the service is active.';
+$lang['LicenseBridge.!error.internal'] = 'The License Bridge module failed unexpectedly (%1$s); nothing was changed in Blesta.';
 $lang['LicenseBridge.!error.change_ip.same'] = 'The licence already belongs to this IP address.';
