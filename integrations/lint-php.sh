@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `php -l` on every PHP file of every panel module under integrations/ (the modules, their copies
+# `php -l` on every PHP file (and Blesta .pdt view) of every panel module under integrations/ (the modules, their copies
 # of the shared client, and the test stand-ins). .ci/run calls this after the vitest suite, which
 # runs the modules for real against a bridge (test/integrations/*.test.ts).
 set -Eeuo pipefail
@@ -19,7 +19,7 @@ while IFS= read -r -d '' file; do
     echo "$out" >&2
     status=1
   fi
-done < <(find . -name node_modules -prune -o -name '*.php' -type f -print0 | sort -z)
+done < <(find . -name node_modules -prune -o \( -name '*.php' -o -name '*.pdt' \) -type f -print0 | sort -z)
 [ "$count" -gt 0 ] || { echo "lint-php: no PHP files found under integrations/" >&2; exit 1; }
 [ "$status" -eq 0 ] || { echo "lint-php: syntax errors" >&2; exit 1; }
 echo "php -l: $count files OK"

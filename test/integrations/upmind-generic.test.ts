@@ -203,7 +203,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
   });
 
-  it("suspend, unsuspend and terminate take the license_key and pass Upmind's success check; DELETE with a form body works too", async () => {
+  it("suspend, unsuspend and terminate take the license_key and pass Upmind's success check", async () => {
     const { sb } = pair();
     const created = await upmind(config(), "create", createParams());
     const license_key = keyOf(created);
@@ -214,7 +214,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     expect(await upmind(config(), "suspend", keyOnly)).toEqual({ ok: true, result: {} });
     expect(await upmind(config(), "unsuspend", keyOnly)).toEqual({ ok: true, result: {} });
     expect(row(pair(), "upmind-cp-1001")?.status).toBe("active");
-    expect(await upmind({ ...config(), terminate_endpoint_http_method: "delete" }, "terminate", keyOnly)).toEqual({ ok: true, result: {} });
+    expect(await upmind(config(), "terminate", keyOnly)).toEqual({ ok: true, result: {} });
     expect(row(pair(), "upmind-cp-1001")?.status).toBe("terminated");
     expect(upstreamCalls(sb, "suspend", "unsuspend").map((r) => r.op)).toEqual(["suspend", "unsuspend", "suspend"]);
   });

@@ -27,7 +27,8 @@ if (!class_exists('LicenseBridgeClient', false)) {
          */
         public function __construct(
             private readonly string $baseUrl,
-            private readonly string $token,
+            // PHP 8.2+ keeps it out of stack traces; 8.1 ignores the attribute.
+            #[\SensitiveParameter] private readonly string $token,
             private readonly int $timeoutSeconds = 30,
             ?callable $logger = null
         ) {
