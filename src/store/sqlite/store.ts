@@ -25,8 +25,10 @@ export type SqliteStore = Store & {
   setBusyTimeout(ms: number): void;
   /** Watches that the file at `path` stays the one opened (a running service does, once migrated). */
   watchFile(path: string, onLost: (reason: string) => void): void;
-  /** The SQL of the renewal sweep's due query, for the index test. */
+  /** The SQL of the renewal sweep's due query. */
   readonly dueSql: string;
+  /** SQLite's plan for the due query (EXPLAIN QUERY PLAN), for the index test: one line per step. */
+  dueQueryPlan(): string[];
 };
 
 export function openSqliteStore(path: string, options: SqliteStoreOptions): SqliteStore {
@@ -83,6 +85,10 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get dueSql() {
       return ready().renewals.dueSql;
+    },
+    dueQueryPlan() {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];
+      return plan.map((p) => p.detail);
     },
     health: {
       // Take the write lock and change a row, then roll back.
