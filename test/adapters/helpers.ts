@@ -5,8 +5,6 @@ import { createApp } from "../../src/http/app.js";
 import { systemClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
-import { groupCommit } from "../../src/webhooks/group-commit.js";
-import { createGroupCommit } from "../../src/store/sqlite/group-commit.js";
 import { createIntake } from "../../src/webhooks/intake.js";
 import { postTo } from "../helpers/e2e-harness.js";
 import { startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -28,14 +26,16 @@ export interface AdapterHarness {
   /** Base URL of the app that mounts the adapter routers. */
   url: string;
   post(path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }>;
-  /** Events the intake stored for a source, in order. */
-  events(source: string, serviceId?: string): { id: string; type: string; webhook_id: string; service_id: string }[];
+  /** Events the intake stored for a service, in order (from the service's history). */
+  events(serviceId: string): Promise<{ id: string; type: string }[]>;
+  /** Events stored in all, whatever their source. */
+  eventCount(): Promise<number>;
   close(): Promise<void>;
 }
 
 /**
  * The real bridge on the test sandbox, plus a small app that mounts the adapter routers on the
- * bridge's own database, intake and catalogue, exactly as src/service.ts would: the bridge's
+ * bridge's own store, intake and catalogue, exactly as src/service.ts would: the bridge's
  * job runner then does the upstream work of what the adapters accept.
  */
 export async function startAdapterHarness(env: Record<string, string>): Promise<AdapterHarness> {
@@ -47,9 +47,9 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
     await sb.close();
     throw err;
   }
-  const { db, queue, services } = bridge.service;
+  const { store, services } = bridge.service;
   const config = bridge.config;
-  const accept = groupCommit(createIntake({ db, queue, services, catalog: config.catalog, clock: systemClock }), createGroupCommit(db));
+  const accept = createIntake({ store, catalog: config.catalog });
   const app = createApp({
     logger: silentLogger(),
     logRequests: false,
@@ -66,10 +66,13 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
     bridge,
     url,
     post: (path, body, headers) => postTo(url, path, headers, body),
-    events(source, serviceId) {
-      const sql = `SELECT id, type, webhook_id, service_id FROM events WHERE source = ?${serviceId ? " AND service_id = ?" : ""} ORDER BY rowid`;
-      return db.prepare(sql).all(...(serviceId ? [source, serviceId] : [source])) as never;
+    async events(serviceId) {
+      // Received events are the service's history entries "received <type>".
+      return (await services.history(serviceId))
+        .filter((h) => h.action.startsWith("received ") && h.event_id !== null)
+        .map((h) => ({ id: h.event_id!, type: h.action.slice("received ".length) }));
     },
+    eventCount: async () => (await store.counts()).events,
     async close() {
       await new Promise<void>((r) => {
         server.close(() => r());

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config/load.js";
 import type { Clock } from "../../src/clock.js";
-import type { JobHandler } from "../../src/jobs/runner.js";
+import type { JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
 import { startService, type RunningService } from "../../src/service.js";
@@ -104,7 +104,7 @@ export function uniqueId(prefix = "msg"): string {
 
 export async function startTestBridge(
   sb: TestSandbox,
-  options: { env?: Record<string, string>; clock?: Clock; handlers?: Record<string, JobHandler>; logger?: Logger; dir?: string } = {},
+  options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string } = {},
 ): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
   const config = loadConfig({ env: bridgeEnv(sb.running, dir, options.env), cwd: process.cwd() });
@@ -115,7 +115,7 @@ export async function startTestBridge(
     pollMs: 50,
     baseDelayMs: 40,
     shutdownGraceMs: 2000,
-    handlers: options.handlers,
+    jobs: options.jobs,
   });
   const url = service.url;
   return {
@@ -177,8 +177,8 @@ export function serviceEvent(type: string, serviceId: string, extra: Record<stri
   return { type, service: { id: serviceId, ...((extra.service as object) ?? {}) }, ...(extra.changes ? { changes: extra.changes } : {}) };
 }
 
-/** Resolves when the queue has nothing queued or running. */
-export function idle(service: RunningService): boolean {
-  const c = service.queue.counts();
+/** Resolves true when the queue has nothing queued or running. */
+export async function idle(service: RunningService): Promise<boolean> {
+  const c = await service.queue.counts();
   return c.queued === 0 && c.running === 0;
 }

@@ -57,20 +57,26 @@ export function usePair(options: PairOptions = {}): () => Pair {
 }
 
 /** Rows in the two tables a webhook writes to. */
-export function rowCounts(bridge: TestBridge): { events: number; jobs: number } {
-  const n = (table: string) => (bridge.service.db.prepare(`select count(*) n from ${table}`).get() as { n: number }).n;
-  return { events: n("events"), jobs: n("jobs") };
+export async function rowCounts(bridge: TestBridge): Promise<{ events: number; jobs: number }> {
+  const { events, jobs } = await bridge.service.store.counts();
+  return { events, jobs };
 }
 
 export async function waitStatus(bridge: TestBridge, serviceId: string, status: ServiceStatus, timeoutMs = 10_000) {
-  return waitFor(
-    () => {
-      const svc = bridge.service.services.get(serviceId);
-      return svc?.status === status && svc;
-    },
-    timeoutMs,
-    `service ${serviceId} to be ${status} (is ${bridge.service.services.get(serviceId)?.status ?? "unknown"})`,
-  );
+  let seen = "unknown";
+  try {
+    return await waitFor(
+      async () => {
+        const svc = await bridge.service.services.get(serviceId);
+        seen = svc?.status ?? "unknown";
+        return svc?.status === status && svc;
+      },
+      timeoutMs,
+      `service ${serviceId} to be ${status}`,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (is ${seen})`, { cause: err });
+  }
 }
 
 /** Nothing queued or running (a failed mail_install job, which has no handler yet, counts as settled). */

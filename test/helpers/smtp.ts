@@ -1,11 +1,11 @@
 import type { ConnectionOptions } from "node:tls";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { systemClock } from "../../src/clock.js";
-import type { JobHandler } from "../../src/jobs/runner.js";
-import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
+import { defineJob, type JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
-import { mailHandlers } from "../../src/mail/index.js";
+import { INSTALL_MAIL, mailJobs } from "../../src/mail/index.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
+import type { Store } from "../../src/store/store.js";
 import { startTestBridge, type TestBridge, type TestSandbox } from "./bridge.js";
 
 /** One message as the SMTP server received it. */
@@ -176,29 +176,35 @@ export function unescapeHtml(s: string): string {
 }
 
 /**
- * A bridge whose `mail_install` jobs are handled by the real mail handler, built from the
- * bridge's own database, queue and upstream (the handler map is read when the service starts,
- * so it starts with a stand-in that delegates to the handler built just after).
+ * A bridge whose `mail_install` jobs are handled by the real mail job, built from the bridge's
+ * own store and upstream (the job definitions are read when the service starts, so it starts
+ * with a stand-in that delegates to the definition built just after).
  */
 export async function startMailBridge(
   sb: TestSandbox,
-  options: { env?: Record<string, string>; tls?: ConnectionOptions; logger?: Logger; templatesDir?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    tls?: ConnectionOptions;
+    logger?: Logger;
+    templatesDir?: string;
+    /** The store as the mail job sees it (a test stages a crash in one of its operations). (Default: the bridge's) */
+    store?: (store: Store) => Store;
+  } = {},
 ): Promise<TestBridge> {
-  const late: { handler?: JobHandler } = {};
+  const late: { job?: JobDefinition } = {};
   const bridge = await startTestBridge(sb, {
     env: { RETRY_MAX_DELAY_SECONDS: "1", ...options.env },
     logger: options.logger,
-    handlers: {
-      [JOB_KINDS.installMail]: (job, ctx) => (late.handler ? late.handler(job, ctx) : Promise.reject(new Error("mail handler not ready"))),
-    },
+    jobs: [defineJob(INSTALL_MAIL, (job, ctx) => (late.job ? late.job.handler(job, ctx) : Promise.reject(new Error("mail handler not ready"))))],
   });
-  const { db, services, queue, upstream } = bridge.service;
-  late.handler = mailHandlers(
+  const { upstream } = bridge.service;
+  const store = options.store ? options.store(bridge.service.store) : bridge.service.store;
+  late.job = mailJobs(
     bridge.config,
-    { db, services, queue, upstream, catalog: bridge.config.catalog, clock: systemClock, settleMs: 0 },
+    { store, upstream, catalog: bridge.config.catalog, clock: systemClock, settleMs: 0 },
     options.logger ?? silentLogger(),
     { tls: options.tls, templatesDir: options.templatesDir },
-  )[JOB_KINDS.installMail];
+  ).find((d) => d.kind === INSTALL_MAIL.kind);
   return bridge;
 }
 

@@ -1,0 +1,69 @@
+import { systemClock } from "../../src/clock.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
+import { migrate, readMigrations } from "../../src/store/sqlite/migrations.js";
+import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.js";
+
+/**
+ * What tests of the SQLite store need beside the Store's operations: another process's hold on
+ * the file (a backup, an operator's sqlite3 shell, a newer release), and a read of the file a
+ * stopped bridge left behind. SQLite-specific on purpose; this is the one file of test/ that
+ * sends SQL itself (to take and give back the write lock), see test/store/no-sql-outside-store.test.ts.
+ */
+
+export interface WriteLock {
+  readonly held: boolean;
+  /** Rolls back and closes the connection; safe to call twice. */
+  release(): void;
+}
+
+/** Another connection to the file with an immediate transaction open: it holds the write lock until released. */
+export function holdWriteLock(path: string): WriteLock {
+  const db = openDatabase(path);
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  let held = true;
+  return {
+    get held() {
+      return held;
+    },
+    release() {
+      if (!held) return;
+      held = false;
+      try {
+        if (db.inTransaction) db.exec("ROLLBACK");
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/**
+ * A newer release migrates the file: one migration beyond the code's (it changes nothing but
+ * the recorded version). Returns the version the file is at now.
+ */
+export function migrateBeyondCode(path: string): number {
+  const known = readMigrations();
+  const next = known.at(-1)!.id + 1;
+  const db = openDatabase(path);
+  try {
+    migrate(db, [...known, { id: next, name: "from_the_future", sql: "" }]);
+  } finally {
+    db.close();
+  }
+  return next;
+}
+
+/** Runs `read` on a read-only store of the file at `path` (a bridge that stopped left it), then closes it. */
+export async function readStore<T>(path: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
+  const store = openSqliteStore(path, { clock: systemClock, readonly: true });
+  try {
+    return await read(store);
+  } finally {
+    await store.close();
+  }
+}
