@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock, systemClock } from "../../src/clock.js";
-import { JobQueue } from "../../src/jobs/queue.js";
-import { createSweep } from "../../src/renewals/sweep.js";
-import { openDatabase } from "../../src/store/sqlite/database.js";
-import { migrate } from "../../src/store/sqlite/migrations.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { createdEvent, idle, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";
@@ -23,8 +20,8 @@ afterEach(async () => {
 
 const charges = (op: string) => sb!.sandbox.ledger().filter((c) => c.op === op);
 const activeService = (id: string) =>
-  waitFor(() => {
-    const s = bridge!.service.services.get(id);
+  waitFor(async () => {
+    const s = await bridge!.service.services.get(id);
     return s?.status === "active" ? s : undefined;
   }, 10_000, `service ${id} active`);
 
@@ -39,8 +36,8 @@ describe("renewal sweep", () => {
     await waitFor(() => idle(bridge!.service));
     expect(charges("renew")).toHaveLength(1);
     expect(charges("renew")[0]).toMatchObject({ ip: "203.0.113.10", type: "cpanel", months: 1 });
-    expect(bridge.service.services.get("r1")!.expires_at!).toBeGreaterThan(before + 27 * DAY);
-    expect(bridge.service.queue.list({ kind: "renew" })).toHaveLength(1);
+    expect((await bridge.service.services.get("r1"))!.expires_at!).toBeGreaterThan(before + 27 * DAY);
+    expect(await bridge.service.queue.list({ kind: "renew" })).toHaveLength(1);
   });
 
   it("does not renew a suspended, a terminated or an unpaid licence", async () => {
@@ -53,13 +50,13 @@ describe("renewal sweep", () => {
     await bridge.send(createdEvent({ id: "s-paid", ip: "203.0.113.24", ...paid }));
     await bridge.send(serviceEvent("service.suspended", "s-susp"));
     await bridge.send(serviceEvent("service.terminated", "s-term"));
-    await waitFor(() => bridge!.service.services.get("s-term")?.status === "terminated" && bridge!.service.services.get("s-susp")?.status === "suspended");
+    await waitFor(async () => (await bridge!.service.services.get("s-term"))?.status === "terminated" && (await bridge!.service.services.get("s-susp"))?.status === "suspended");
     await activeService("s-paid");
     await activeService("s-unpaid");
 
-    const result = bridge.service.sweep.sweep();
+    const result = await bridge.service.sweep.sweep();
     expect(result.queued.map((q) => q.service_id)).toEqual(["s-paid"]);
-    await waitFor(() => charges("renew").length === 1 && idle(bridge!.service));
+    await waitFor(async () => charges("renew").length === 1 && await idle(bridge!.service));
     expect(charges("renew").map((c) => c.ip)).toEqual(["203.0.113.24"]);
   });
 
@@ -69,13 +66,13 @@ describe("renewal sweep", () => {
     await bridge.send(createdEvent({ id: "lost", next_due_date: inDays(365) }));
     const term = (await activeService("lost")).expires_at!;
     sb.sandbox.setFaults({ dropNext: 1 });
-    bridge.service.sweep.sweep();
-    await waitFor(() => bridge!.service.services.get("lost")!.expires_at! > term, 10_000, "renewal recorded");
+    await bridge.service.sweep.sweep();
+    await waitFor(async () => (await bridge!.service.services.get("lost"))!.expires_at! > term, 10_000, "renewal recorded");
     await waitFor(() => idle(bridge!.service));
     expect(charges("renew")).toHaveLength(1);
-    const renewJob = bridge.service.queue.list({ kind: "renew" })[0]!;
+    const renewJob = (await bridge.service.queue.list({ kind: "renew" }))[0]!;
     expect(renewJob).toMatchObject({ state: "succeeded", attempts: 2 });
-    const history = bridge.service.services.history("lost").map((h) => h.detail ?? "");
+    const history = (await bridge.service.services.history("lost")).map((h) => h.detail ?? "");
     expect(history.some((d) => d.includes("confirmed by the licence list"))).toBe(true);
   });
 
@@ -84,11 +81,11 @@ describe("renewal sweep", () => {
     bridge = await startTestBridge(sb, { env: { RENEWAL_LEAD_DAYS: "40" } });
     await bridge.send(createdEvent({ id: "pay" }));
     await activeService("pay");
-    expect(bridge.service.sweep.sweep().queued).toEqual([]);
+    expect((await bridge.service.sweep.sweep()).queued).toEqual([]);
     const res = await bridge.send(serviceEvent("service.renewed", "pay", { service: { next_due_date: inDays(90) } }));
     expect(res.status).toBe(202);
     await waitFor(() => charges("renew").length === 1, 10_000, "renewal");
-    expect(new Date(bridge.service.services.get("pay")!.paid_until!).toISOString().slice(0, 10)).toBe(inDays(90));
+    expect(new Date((await bridge.service.services.get("pay"))!.paid_until!).toISOString().slice(0, 10)).toBe(inDays(90));
   });
 
   it("insufficient balance during a sweep sends one operator alert and heals after funds return", async () => {
@@ -104,9 +101,9 @@ describe("renewal sweep", () => {
     sb.sandbox.setBalance(0);
 
     for (let tick = 0; tick < 3; tick++) {
-      bridge.service.sweep.sweep();
-      bridge.service.maintenance();
-      await waitFor(() => bridge!.service.queue.list({ kind: "renew", state: "blocked" }).length === 1, 10_000, "blocked renewal");
+      await bridge.service.sweep.sweep();
+      await bridge.service.maintenance();
+      await waitFor(async () => (await bridge!.service.queue.list({ kind: "renew", state: "blocked" })).length === 1, 10_000, "blocked renewal");
       clock.advance(16 * 60_000);
     }
     await waitFor(() => smtp!.messages.some((m) => m.envelope.to.includes("ops@example.com")), 10_000, "alert mail");
@@ -114,31 +111,33 @@ describe("renewal sweep", () => {
 
     sb.sandbox.setBalance(1000);
     clock.advance(16 * 60_000);
-    bridge.service.maintenance();
+    await bridge.service.maintenance();
     await waitFor(() => charges("renew").length === 1, 10_000, "healed renewal");
     await waitFor(() => idle(bridge!.service));
     const alertMails = smtp.messages.filter((m) => m.envelope.to.includes("ops@example.com"));
     expect(alertMails).toHaveLength(1);
     expect(alertMails[0]!.raw).toMatch(/balance/i);
-    expect(bridge.service.alerts.open()).toEqual([]);
+    expect(await bridge.service.alerts.open()).toEqual([]);
   });
 
   it("without OPERATOR_EMAIL an alert is only logged, no mail job is created", async () => {
     sb = await startTestSandbox({ balance: 0 });
     bridge = await startTestBridge(sb);
     await bridge.send(createdEvent({ id: "nomail" }));
-    await waitFor(() => bridge!.service.queue.list({ state: "blocked" }).length === 1);
-    expect(bridge.service.alerts.open().map((a) => a.key)).toEqual(["balance"]);
-    expect(bridge.service.queue.list({ kind: "alert_mail" })).toEqual([]);
+    await waitFor(async () => (await bridge!.service.queue.list({ state: "blocked" })).length === 1);
+    expect((await bridge.service.alerts.open()).map((a) => a.key)).toEqual(["balance"]);
+    expect(await bridge.service.queue.list({ kind: "alert_mail" })).toEqual([]);
   });
 });
 
 describe("the due query", () => {
-  it("is a range scan of the (status, expires_at) index", () => {
-    const db = openDatabase(":memory:");
-    migrate(db);
-    const { dueSql } = createSweep(db, new JobQueue(db, systemClock), systemClock, 3);
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${dueSql}`).all({ horizon: 0 }) as { detail: string }[];
-    expect(plan.map((p) => p.detail).join("\n")).toMatch(/SEARCH services USING INDEX services_due \(status=\? AND expires_at<\?\)/);
+  it("is a range scan of the (status, expires_at) index", async () => {
+    const store = openSqliteStore(":memory:", { clock: systemClock });
+    try {
+      await store.migrate();
+      expect(store.dueQueryPlan().join("\n")).toMatch(/SEARCH services USING INDEX services_due \(status=\? AND expires_at<\?\)/);
+    } finally {
+      await store.close();
+    }
   });
 });
