@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Job } from "../../src/jobs/types.js";
 import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
 import { createLogger } from "../../src/log/logger.js";
-import { MailStore } from "../../src/mail/index.js";
+import type { Store } from "../../src/store/store.js";
 import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import {
   header,
@@ -20,22 +20,35 @@ const SMTP_USER = "bridge";
 const SMTP_PASS = "s3cret p@ss:word";
 const FROM = "licenses@host.example";
 
-function mailJob(bridge: TestBridge, serviceId: string): Job | undefined {
-  return bridge.service.queue.list({ kind: JOB_KINDS.installMail, serviceId })[0];
+async function mailJob(bridge: TestBridge, serviceId: string): Promise<Job | undefined> {
+  return (await bridge.service.queue.list({ kind: JOB_KINDS.installMail, serviceId }))[0];
 }
 
 async function mailJobSucceeded(bridge: TestBridge, serviceId: string): Promise<Job> {
-  return waitFor(() => {
-    const job = mailJob(bridge, serviceId);
+  return waitFor(async () => {
+    const job = await mailJob(bridge, serviceId);
     return job?.state === "succeeded" ? job : undefined;
   }, 10_000, "the mail job to succeed");
 }
 
-/** What a crashed worker leaves behind: the job running under a lease that has run out. */
-function crashWhileRunning(bridge: TestBridge, jobId: number): void {
-  bridge.service.db
-    .prepare("UPDATE jobs SET state = 'running', leased_by = 'dead-worker', lease_until = 0 WHERE id = ?")
-    .run(jobId);
+/**
+ * What a worker that crashed while running the mail of `job`'s event leaves behind: a job for
+ * that event running under a lease that has run out. (The store never takes a succeeded job
+ * back to running, so the crash is staged with a second job of the same event, hence the same
+ * mail, claimed by a worker of another host that then dies; the runner is paused meanwhile so
+ * that it cannot claim the job first.) Returns the new job's id.
+ */
+async function crashWhileRunning(bridge: TestBridge, job: Job): Promise<number> {
+  const { runner, store } = bridge.service;
+  await runner.stop(2_000);
+  try {
+    const { id } = await store.jobs.enqueue({ kind: job.kind, serviceId: job.serviceId, eventId: job.eventId, queueKey: job.queueKey });
+    const claimed = await store.jobs.claim("crashed-host:4242:dead", 1, 0);
+    expect(claimed.map((j) => j.id)).toEqual([id]);
+    return id;
+  } finally {
+    await runner.start();
+  }
 }
 
 describe("the install-command mail over SMTP", () => {
@@ -130,12 +143,12 @@ describe("the install-command mail over SMTP", () => {
 
     const serviceId = uniqueId("svc");
     await bridge.send(createdEvent({ id: serviceId }));
-    const retrying = await waitFor(() => {
-      const job = mailJob(bridge, serviceId);
+    const retrying = await waitFor(async () => {
+      const job = await mailJob(bridge, serviceId);
       return job && job.attempts >= 2 && job.state === "queued" ? job : undefined;
     }, 10_000, "the mail job to fail and be retried");
     expect(retrying.lastError).toMatch(/mail not sent: .*(ECONNREFUSED|connect)/i);
-    const failedAttempt = new MailStore(bridge.service.db).get(`install:${retrying.eventId}`);
+    const failedAttempt = await bridge.service.store.mails.get(`install:${retrying.eventId}`);
     expect(failedAttempt).toMatchObject({ state: "sending", last_error: expect.stringMatching(/mail not sent/) });
 
     await smtp.start();
@@ -143,56 +156,75 @@ describe("the install-command mail over SMTP", () => {
     expect(job.attempts).toBeGreaterThanOrEqual(3);
     await new Promise((r) => setTimeout(r, 300));
     expect(smtp.messages).toHaveLength(1);
-    expect(new MailStore(bridge.service.db).get(`install:${job.eventId}`)).toMatchObject({ state: "sent", last_error: null });
+    expect(await bridge.service.store.mails.get(`install:${job.eventId}`)).toMatchObject({ state: "sent", last_error: null });
   });
 
   describe("once per event", () => {
     let serviceId: string;
     let job: Job;
+    /** Set: the next `mails.sent` fails as a crash would, after the server accepted the mail. */
+    const crash = { afterAccepted: false };
+    const crashing = (store: Store): Store => ({
+      ...store,
+      mails: {
+        ...store.mails,
+        async sent(key, history) {
+          if (crash.afterAccepted) {
+            crash.afterAccepted = false;
+            throw new Error("staged crash: the server accepted the mail, the bridge recorded nothing");
+          }
+          return store.mails.sent(key, history);
+        },
+      },
+    });
     beforeEach(async () => {
+      crash.afterAccepted = false;
       smtp = await startTestSmtp();
-      bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url } });
+      bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url }, store: crashing });
       serviceId = uniqueId("svc");
       await bridge.send(createdEvent({ id: serviceId }));
       job = await mailJobSucceeded(bridge, serviceId);
       expect(smtp.messages).toHaveLength(1);
     });
 
-    it("the same mail enqueued again creates no job, and a succeeded job cannot be retried", () => {
-      const again = bridge.service.queue.enqueue({
+    it("the same mail enqueued again creates no job, and a succeeded job cannot be retried", async () => {
+      const again = await bridge.service.queue.enqueue({
         kind: JOB_KINDS.installMail,
         serviceId,
         eventId: job.eventId,
         uniqueKey: job.uniqueKey,
       });
       expect(again).toEqual({ id: job.id, created: false });
-      expect(bridge.service.queue.retry(job.id)).toBeUndefined();
+      expect(await bridge.service.queue.retry(job.id)).toBeUndefined();
     });
 
     it("a job that runs again after the mail was recorded sent sends nothing", async () => {
-      crashWhileRunning(bridge, job.id);
-      await waitFor(() => {
-        const j = bridge.service.queue.get(job.id);
-        return j?.state === "succeeded" && j.attempts > job.attempts;
+      const again = await crashWhileRunning(bridge, job);
+      await waitFor(async () => {
+        const j = await bridge.service.queue.get(again);
+        // Its first attempt died with the worker; the runner took it back after the lease.
+        return j?.state === "succeeded" && j.attempts > 1;
       }, 10_000, "the job to run again");
       await new Promise((r) => setTimeout(r, 200));
       expect(smtp.messages).toHaveLength(1);
     });
 
     it("a mail left 'sending' by a crash after the server accepted is sent again with the same Message-ID", async () => {
-      const mails = new MailStore(bridge.service.db);
-      const key = `install:${job.eventId}`;
-      bridge.service.db.prepare("UPDATE mails SET state = 'sending', sent_at = NULL WHERE mail_key = ?").run(key);
-      crashWhileRunning(bridge, job.id);
+      const { mails } = bridge.service.store;
+      crash.afterAccepted = true;
+      const other = uniqueId("svc");
+      const sent = await bridge.send(createdEvent({ id: other }));
+      const key = `install:${String(sent.body.event_id)}`;
 
-      await waitFor(() => smtp.messages.length === 2, 10_000, "the second delivery");
-      const [first, second] = smtp.messages;
+      await waitFor(() => smtp.messages.length === 3, 10_000, "the second delivery");
+      const [, first, second] = smtp.messages;
       expect(header(second!.raw, "Message-ID")).toBe(header(first!.raw, "Message-ID"));
-      expect(header(first!.raw, "Message-ID")).toBe(`<install.${job.eventId}@license-bridge>`);
-      await waitFor(() => mails.get(key)?.state === "sent", 10_000, "the mail recorded sent");
-      expect(mails.get(key)).toMatchObject({ attempts: 2, message_id: `<install.${job.eventId}@license-bridge>` });
+      expect(header(first!.raw, "Message-ID")).toBe(`<install.${String(sent.body.event_id)}@license-bridge>`);
+      await waitFor(async () => (await mails.get(key))?.state === "sent", 10_000, "the mail recorded sent");
+      expect(await mails.get(key)).toMatchObject({ attempts: 2, message_id: `<install.${String(sent.body.event_id)}@license-bridge>` });
+      await mailJobSucceeded(bridge, other);
       await new Promise((r) => setTimeout(r, 200));
-      expect(smtp.messages).toHaveLength(2);
+      expect(smtp.messages).toHaveLength(3);
     });
   });
 });

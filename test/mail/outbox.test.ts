@@ -22,7 +22,7 @@ describe("the install-command mail without SMTP_URL", () => {
 
   async function mailFor(serviceId: string): Promise<string> {
     await waitFor(
-      () => bridge.service.queue.list({ kind: JOB_KINDS.installMail, serviceId })[0]?.state === "succeeded",
+      async () => (await bridge.service.queue.list({ kind: JOB_KINDS.installMail, serviceId }))[0]?.state === "succeeded",
       10_000,
       "the mail job to succeed",
     );

@@ -99,7 +99,7 @@ describe("/metrics", () => {
       expect(text).toMatch(new RegExp(`^license_bridge_jobs\\{state="${state}"\\} 0$`, "m"));
     }
     expect(sample(text, "license_bridge_alerts_open")).toBe(0);
-    bridge.service.alerts.raise("test:alert", "a test alert", "raised by the metrics test");
+    await bridge.service.alerts.raise("test:alert", "a test alert", "raised by the metrics test");
     expect(sample(await scrape(), "license_bridge_alerts_open")).toBe(1);
   });
 

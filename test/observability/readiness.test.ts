@@ -1,10 +1,16 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkUpstream } from "../../src/http/health-routes.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "../../src/clock.js";
+import { checkMigrations, checkUpstream } from "../../src/http/health-routes.js";
 import { openDatabase } from "../../src/store/sqlite/database.js";
-import { currentVersion } from "../../src/store/sqlite/migrations.js";
+import { migrate, readMigrations } from "../../src/store/sqlite/migrations.js";
+import { sqliteStore } from "../../src/store/sqlite/store.js";
 import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { holdWriteLock, migrateBeyondCode } from "../helpers/sqlite.js";
 
 interface Readiness {
   status: string;
@@ -56,33 +62,40 @@ describe("/healthz and /readyz", () => {
   });
 
   it("is not ready, naming the migrations, when the database is ahead of the code", async () => {
-    const { db } = bridge.service;
-    db.prepare("INSERT INTO migrations (id, name, applied_at) VALUES (?, 'from_the_future', '2030-01-01')").run(currentVersion(db) + 1);
+    // A newer release, in another process, migrated the file under the running service.
+    migrateBeyondCode(bridge.config.DATABASE_PATH);
     const { status, body } = await readyz(bridge);
     expect(status).toBe(503);
     expect(body.reasons).toEqual([expect.stringMatching(/^migrations: .*newer than this code/)]);
   });
 
   it("is not ready, naming the migrations, when a migration is pending", async () => {
-    const { db } = bridge.service;
-    db.prepare("DELETE FROM migrations WHERE id = ?").run(currentVersion(db));
-    const { status, body } = await readyz(bridge);
-    expect(status).toBe(503);
-    expect(body.reasons).toEqual([expect.stringMatching(/^migrations: pending migrations: /)]);
+    // A service never runs behind its migrations (it applies them at start), so the check is
+    // shown on a store whose file lacks the newest migration.
+    const dir = mkdtempSync(join(tmpdir(), "lb-ready-"));
+    const db = openDatabase(join(dir, "behind.db"));
+    try {
+      const known = readMigrations();
+      migrate(db, known.slice(0, -1));
+      const check = await checkMigrations(sqliteStore(db, { clock: systemClock }));
+      expect(check).toMatchObject({ status: "failed", database_version: known.at(-2)!.id, code_version: known.at(-1)!.id });
+      expect(check.detail).toMatch(/^pending migrations: /);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("is not ready, naming the database, while another process holds the write lock", async () => {
     // The runner's claims would wait on the same lock for the whole busy timeout, stalling the test.
     await bridge.service.runner.stop();
-    const other = openDatabase(bridge.config.DATABASE_PATH);
-    other.exec("BEGIN IMMEDIATE");
+    const other = holdWriteLock(bridge.config.DATABASE_PATH);
     try {
       const { status, body } = await readyz(bridge);
       expect(status).toBe(503);
       expect(body.reasons).toEqual([expect.stringMatching(/^database: not writable: database is locked/)]);
     } finally {
-      other.exec("ROLLBACK");
-      other.close();
+      other.release();
     }
     expect((await readyz(bridge)).status).toBe(200);
   });

@@ -64,7 +64,7 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
     return res.status;
   }
 
-  const status = (id: string) => bridge.service.services.get(id)?.status;
+  const status = async (id: string) => (await bridge.service.services.get(id))?.status;
 
   beforeAll(async () => {
     sb = await startTestSandbox({ tokens: { reseller: SECRETS.resellerToken, legacy: SECRETS.legacyToken } });
@@ -93,11 +93,11 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
     await waitFor(() => smtp.messages.length === 1, 15_000, "the install mail");
     // Suspended.
     expect(await post(serviceEvent("service.suspended", "sec-1"))).toBe(202);
-    await waitFor(() => status("sec-1") === "suspended", 10_000, "the suspension");
+    await waitFor(async () => await status("sec-1") === "suspended", 10_000, "the suspension");
     // An upstream error: the unsuspend gets a 500 first, then goes through on its retry.
     sb.sandbox.setFaults({ failNext: 1 });
     expect(await post(serviceEvent("service.unsuspended", "sec-1"))).toBe(202);
-    await waitFor(() => status("sec-1") === "active", 10_000, "the unsuspension");
+    await waitFor(async () => await status("sec-1") === "active", 10_000, "the unsuspension");
     // Bad signatures: made up, and signed with another secret.
     expect(await post(serviceEvent("service.suspended", "sec-1"), { signature: `v1,${randomBytes(32).toString("base64")}` })).toBe(401);
     expect(await post(serviceEvent("service.suspended", "sec-1"), { secret: `whsec_${randomBytes(32).toString("base64")}` })).toBe(401);

@@ -39,7 +39,7 @@ describe("provisioning API: the calls", () => {
       last_error: null,
     });
     expect(sb.sandbox.ledger()).toEqual([expect.objectContaining({ op: "register", ip: p.ip, type: "cpanel", months: 12 })]);
-    expect(bridge.service.services.get(p.service_identifier)).toMatchObject({ status: "active", customer_email: "ann@example.com" });
+    expect(await bridge.service.services.get(p.service_identifier)).toMatchObject({ status: "active", customer_email: "ann@example.com" });
   });
 
   it("create takes JSON too, and the months 1-36 as billing_cycle (or Upmind's billing_cycle_months)", async () => {
@@ -56,7 +56,7 @@ describe("provisioning API: the calls", () => {
     const p = order({ package_identifier: "13" });
     const { body } = await bridge.provision("create", p);
     const key = body.license_key as string;
-    await waitFor(() => bridge.service.services.get(p.service_identifier)?.upstream_variant === "litespeed4");
+    await waitFor(async () => (await bridge.service.services.get(p.service_identifier))?.upstream_variant === "litespeed4");
 
     const suspended = await bridge.provision("suspend", { license_key: key });
     expect(suspended.body).toMatchObject({ success: true, status: "suspended", install_command: null });
@@ -81,7 +81,7 @@ describe("provisioning API: the calls", () => {
       "suspend",
     ]);
     // Each call is recorded as an event of the service, as a webhook would be.
-    const history = bridge.service.services.history(p.service_identifier).map((h) => h.action);
+    const history = (await bridge.service.services.history(p.service_identifier)).map((h) => h.action);
     expect(history.filter((a) => a.startsWith("received "))).toEqual([
       "received service.created",
       "received service.suspended",
@@ -116,7 +116,7 @@ describe("provisioning API: the calls", () => {
     const { body } = await bridge.provision("create", a);
     await bridge.provision("create", b);
     expect((await bridge.provision("suspend", { license_key: body.license_key as string, service_identifier: b.service_identifier })).status).toBe(404);
-    expect(bridge.service.services.get(b.service_identifier)?.status).toBe("active");
+    expect((await bridge.service.services.get(b.service_identifier))?.status).toBe("active");
   });
 });
 
@@ -132,7 +132,7 @@ describe("provisioning API: repeats are safe and buy nothing", () => {
     expect(again.body.license_key).toBe(first.body.license_key);
     await settle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
-    expect(bridge.service.queue.list({ serviceId: p.service_identifier, kind: "mail_install" })).toHaveLength(1);
+    expect(await bridge.service.queue.list({ serviceId: p.service_identifier, kind: "mail_install" })).toHaveLength(1);
   });
 
   it("two creates for the same new service at the same moment buy one licence", async () => {
@@ -190,7 +190,7 @@ describe("provisioning API: refusals", () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ success: false, error: expect.stringContaining("PROVISIONING_TOKEN"), code: "unauthorized" });
     }
-    expect(bridge.service.services.list()).toEqual([]);
+    expect(await bridge.service.services.list()).toEqual([]);
   });
 
   it("names the wrong parameter in a 422, by the same rules as the webhooks", async () => {
@@ -215,7 +215,7 @@ describe("provisioning API: refusals", () => {
     expect(Object.keys(missing.body.errors as object).sort()).toEqual(["ip", "package_identifier", "service_identifier"]);
     const noTarget = await bridge.provision("suspend", {});
     expect(noTarget.body).toMatchObject({ code: "validation", errors: { license_key: ["license_key or service_identifier is required"] } });
-    expect(bridge.service.services.list()).toHaveLength(1);
+    expect(await bridge.service.services.list()).toHaveLength(1);
   });
 
   it("refuses an IP change past max_ip_changes with ip_change_limit", async () => {
@@ -301,7 +301,7 @@ describe("provisioning API: waiting calls do not hold up the intake", () => {
     const { sb, bridge } = pair();
     sb.sandbox.setFaults({ latencyMs: 3_000 });
     const waiting = Array.from({ length: 40 }, () => bridge.provision("create", order()));
-    await waitFor(() => bridge.service.services.list().length === 40, 10_000, "the 40 orders to be accepted");
+    await waitFor(async () => (await bridge.service.services.list()).length === 40, 10_000, "the 40 orders to be accepted");
     const started = Date.now();
     const webhooks = await Promise.all(Array.from({ length: 20 }, () => bridge.send(createdEvent())));
     const took = Date.now() - started;

@@ -88,16 +88,16 @@ describe("fuzz: provisioning API parameters", () => {
         fc.constantFrom("form", "json", "query") as fc.Arbitrary<"form" | "json" | "query">,
         async (call, p, useKnown, as) => {
           const sent = useKnown && call !== "create" ? { ...p, license_key: known.license_key } : p;
-          const before = rowCounts(bridge);
-          const services = bridge.service.services.list().length;
+          const before = await rowCounts(bridge);
+          const services = (await bridge.service.services.list()).length;
           const res = await bridge.provision(call, sent, { as });
           const context = `${call} ${as} ${JSON.stringify(sent).slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
           expect(res.status, context).toBeLessThan(500);
           expect(res.body.success, context).toBe(res.status === 200);
           if (res.status >= 400) {
             expect(res.body.code, context).toEqual(expect.any(String));
-            expect(rowCounts(bridge), context).toEqual(before);
-            expect(bridge.service.services.list().length, context).toBe(services);
+            expect(await rowCounts(bridge), context).toEqual(before);
+            expect((await bridge.service.services.list()).length, context).toBe(services);
           }
         },
       ),
@@ -108,10 +108,10 @@ describe("fuzz: provisioning API parameters", () => {
   it("a wrong token never reaches the intake, whatever the parameters", async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROVISIONING_CALLS), params, async (call, p) => {
-        const before = rowCounts(bridge);
+        const before = await rowCounts(bridge);
         const res = await bridge.provision(call, p, { token: `${TEST_PROVISIONING_TOKEN}-not` });
         expect(res.status).toBe(401);
-        expect(rowCounts(bridge)).toEqual(before);
+        expect(await rowCounts(bridge)).toEqual(before);
       }),
       { numRuns: 30 },
     );

@@ -1,4 +1,3 @@
-import { systemClock } from "../../src/clock.js";
 import type { ReconcileDeps } from "../../src/reconcile/reconcile.js";
 import { createV1Client, type V1Client } from "../../src/reseller/v1.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
@@ -7,8 +6,8 @@ import { upstreamCalls } from "../helpers/e2e-harness.js";
 
 /** What reconcile needs, taken from a running test bridge. */
 export function depsOf(bridge: TestBridge): ReconcileDeps {
-  const { db, services, upstream, queue } = bridge.service;
-  return { db, services, upstream, clock: systemClock, queue };
+  const { store, upstream } = bridge.service;
+  return { store, upstream };
 }
 
 /** The reseller's real v1 API with the sandbox's reseller token: changes made behind the bridge's back. */

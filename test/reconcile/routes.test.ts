@@ -54,7 +54,7 @@ describe("POST /admin/reconcile", () => {
     const fix = await request(app).post("/admin/reconcile").set(auth).send({ fix: true });
     expect(fix.status).toBe(200);
     expect(fix.body.fixed).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id })]);
-    expect(bridge.service.services.get(id)?.status).toBe("suspended");
+    expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(purchases(sb)).toEqual(before);
   });
 });
