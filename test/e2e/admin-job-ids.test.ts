@@ -14,8 +14,8 @@ describe("POST /admin/jobs/:id/retry takes plain decimal ids only", () => {
     sb = await startTestSandbox();
     bridge = await startTestBridge(sb);
     // A job no handler knows, with one attempt: it ends failed, so a retry could requeue it.
-    jobId = bridge.service.queue.enqueue({ kind: "no-such-kind", maxAttempts: 1 }).id;
-    await waitFor(() => bridge.service.queue.get(jobId)?.state === "failed", 10_000, "the job to fail");
+    jobId = (await bridge.service.queue.enqueue({ kind: "no-such-kind", maxAttempts: 1 })).id;
+    await waitFor(async () => (await bridge.service.queue.get(jobId))?.state === "failed", 10_000, "the job to fail");
   });
 
   afterAll(async () => {
@@ -28,7 +28,7 @@ describe("POST /admin/jobs/:id/retry takes plain decimal ids only", () => {
     const res = await bridge.admin(`/admin/jobs/${encodeURIComponent(id)}/retry`, { method: "POST" });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation error", code: "validation", errors: { id: [expect.stringMatching(/decimal/)] } });
-    expect(bridge.service.queue.get(jobId)?.state).toBe("failed");
+    expect((await bridge.service.queue.get(jobId))?.state).toBe("failed");
   });
 
   it("the plain id retries the job", async () => {

@@ -1,10 +1,11 @@
 import { mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { freePort, readyz, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
+import { systemClock } from "../../src/clock.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { waitFor } from "../helpers/wait.js";
 
 const BLESTA_TOKEN = "blesta-token-0123456789abcdefghijklmnopqrstuv";
@@ -75,9 +76,10 @@ describe("the database file taken away under a running service", () => {
   it("replaced by another SQLite file: the same", async () => {
     const { url, dbPath } = await start();
     const other = join(dir!, "other.db");
-    const db = new Database(other);
-    db.exec("CREATE TABLE t (x)");
-    db.close();
+    // Another bridge's database: a valid SQLite file with the same tables, only not this one.
+    const store = openSqliteStore(other, { clock: systemClock });
+    await store.migrate();
+    await store.close();
     renameSync(other, dbPath);
     await expectRefusals(url, /^database: .*replaced/);
   });

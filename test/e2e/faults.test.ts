@@ -61,10 +61,10 @@ describe("faults: ordering under latency", () => {
     const id = event.service.id;
     const sequence = [event, serviceEvent("service.suspended", id), serviceEvent("service.unsuspended", id), serviceEvent("service.suspended", id)];
     for (const e of sequence) expect((await bridge.send(e)).status).toBe(202);
-    await waitFor(() => upstreamCalls(sb, "suspend").length === 2 && bridge.service.services.get(id)?.status === "suspended", 15_000, "the second suspend");
+    await waitFor(async () => upstreamCalls(sb, "suspend").length === 2 && (await bridge.service.services.get(id))?.status === "suspended", 15_000, "the second suspend");
     await settle(bridge);
     expect(upstreamCalls(sb, "register", "suspend", "unsuspend").map((r) => r.op)).toEqual(["register", "suspend", "unsuspend", "suspend"]);
-    expect(bridge.service.services.get(id)?.status).toBe("suspended");
+    expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("suspended");
   });
 });
@@ -84,10 +84,10 @@ describe("faults: timeouts", () => {
     // The slow first request still runs in the sandbox (its client gave up): let it finish too.
     await sleep(Math.max(0, firstArrived + 900 - Date.now()));
     await settle(bridge);
-    const [register] = bridge.service.queue.list({ kind: "register", serviceId: event.service.id });
+    const [register] = await bridge.service.queue.list({ kind: "register", serviceId: event.service.id });
     expect(register!.attempts).toBeGreaterThanOrEqual(2); // the first attempt timed out
     expect(sb.sandbox.ledger()).toHaveLength(1);
-    expect(bridge.service.services.get(event.service.id)?.status).toBe("active");
+    expect((await bridge.service.services.get(event.service.id))?.status).toBe("active");
   });
 });
 
@@ -105,8 +105,8 @@ describe("faults: RESELLER_PROTOCOL=v2", () => {
     expect(sb.sandbox.ledger()).toEqual([expect.objectContaining({ via: "v2", op: "register" })]);
 
     await bridge.send(serviceEvent("service.suspended", id));
-    const [job] = await waitFor(() => {
-      const jobs = bridge.service.queue.list({ serviceId: id, kind: "suspend", state: "failed" });
+    const [job] = await waitFor(async () => {
+      const jobs = await bridge.service.queue.list({ serviceId: id, kind: "suspend", state: "failed" });
       return jobs.length > 0 && jobs;
     });
     expect(job!.lastError).toMatch(/v2\.0/);
@@ -119,7 +119,7 @@ describe("faults: RESELLER_PROTOCOL=v2", () => {
   it("registers a litespeed4 product through v2 and moves it with ChangeCore core=4", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13", ip: "203.0.113.71" });
-    await waitFor(() => bridge.service.services.get(id)?.upstream_variant === "litespeed4", 10_000, "the variant");
+    await waitFor(async () => (await bridge.service.services.get(id))?.upstream_variant === "litespeed4", 10_000, "the variant");
     expect(upstreamCalls(sb, "register", "change-core").map((c) => [c.via, c.op, c.params])).toEqual([
       ["v2", "register", expect.objectContaining({ ip: "203.0.113.71", type: "litespeed" })],
       ["v2", "change-core", expect.objectContaining({ ip: "203.0.113.71", core: "4" })],
@@ -159,11 +159,16 @@ describe(`faults: soak with random 5xx and dropped answers (SOAK_SEED=${SEED})`,
       o.service.ip = o.service.ip.replace("192.0.2.", "192.0.2.1");
     }
     await waitFor(
-      () => orders.every((o, i) => bridge.service.services.get(o.service.id)?.status === (i >= 3 && i < 6 ? "suspended" : "active")),
+      async () =>
+        (await Promise.all(orders.map((o) => bridge.service.services.get(o.service.id)))).every((svc, i) => svc?.status === (i >= 3 && i < 6 ? "suspended" : "active")),
       45_000,
       "every order in its final state",
     );
-    await waitFor(() => moved.every((o) => bridge.service.services.get(o.service.id)?.ip === o.service.ip), 30_000, "every IP change");
+    await waitFor(
+      async () => (await Promise.all(moved.map((o) => bridge.service.services.get(o.service.id)))).every((svc, i) => svc?.ip === moved[i]!.service.ip),
+      30_000,
+      "every IP change",
+    );
     await settle(bridge, 30_000);
     sb.sandbox.setFaults({ errorRate: 0, dropAfterCommitRate: 0 });
     const charges = sb.sandbox.ledger();
@@ -178,7 +183,7 @@ describe(`faults: soak with random 5xx and dropped answers (SOAK_SEED=${SEED})`,
       expect(own.map((l) => l.status), `upstream status of ${o.service.id}`).toEqual(own.map(() => expected));
     }
     // Lifecycle jobs only: the install mail is out of scope here (see the e2e report on its race with change-ip).
-    const gaveUp = [...bridge.service.queue.list({ state: "failed" }), ...bridge.service.queue.list({ state: "blocked" })].filter((j) => j.kind !== "mail_install");
+    const gaveUp = [...await bridge.service.queue.list({ state: "failed" }), ...await bridge.service.queue.list({ state: "blocked" })].filter((j) => j.kind !== "mail_install");
     expect(gaveUp.map((j) => [j.kind, j.serviceId, j.lastError]), "lifecycle jobs that gave up").toEqual([]);
   });
 });

@@ -36,9 +36,9 @@ afterAll(async () => {
 
 /** Posts and checks the two invariants; returns the status. */
 async function postAndCheck(headers: Record<string, string>, body: string): Promise<number> {
-  const before = rowCounts(bridge);
+  const before = await rowCounts(bridge);
   const res = await rawPost(bridge.url, headers, body);
-  const after = rowCounts(bridge);
+  const after = await rowCounts(bridge);
   const context = `status ${res.status} ${JSON.stringify(res.body).slice(0, 300)} for body ${body.slice(0, 300)} headers ${JSON.stringify(headers).slice(0, 400)}`;
   expect(res.status, context).toBeGreaterThanOrEqual(200);
   expect(res.status, context).toBeLessThan(500);
@@ -183,12 +183,12 @@ describe("fuzz: signed bodies", () => {
 
   it("answers every unmutated valid event with 202 or 409 (unknown service), or 422 once its service is terminated", async () => {
     // The earlier properties may have terminated a known service already (its job waits: the runner is stopped).
-    const terminated = (id: string) => bridge.service.queue.list({ serviceId: id, kind: "terminate" }).length > 0;
+    const terminated = async (id: string) => (await bridge.service.queue.list({ serviceId: id, kind: "terminate" })).length > 0;
     await fc.assert(
       fc.asyncProperty(validEvent, async (event) => {
         const body = JSON.stringify(event);
         const id = (event.service as { id: string }).id;
-        const wasTerminated = terminated(id);
+        const wasTerminated = await terminated(id);
         const status = await postAndCheck(signedHeaders(body), body);
         if (wasTerminated && event.type !== "service.terminated" && event.type !== "service.created") {
           expect(status, `status for ${body} after its service was terminated`).toBe(422);

@@ -19,12 +19,14 @@ describe("webhook intake: acceptance and idempotency", () => {
 
   it("answers 202 with an event id and stores the event with its job", async () => {
     const { bridge } = pair();
-    const res = await bridge.send(createdEvent());
+    const event = createdEvent();
+    const res = await bridge.send(event);
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: "accepted", event_id: expect.any(String) });
-    const row = bridge.service.db.prepare("select id from events").all() as { id: string }[];
-    expect(row.map((r) => r.id)).toEqual([res.body.event_id]);
-    expect(bridge.service.queue.list({ kind: "register" })).toHaveLength(1);
+    expect((await bridge.service.store.counts()).events).toBe(1);
+    const received = (await bridge.service.services.history(event.service.id)).filter((h) => h.action.startsWith("received "));
+    expect(received.map((h) => h.event_id)).toEqual([res.body.event_id]);
+    expect(await bridge.service.queue.list({ kind: "register" })).toHaveLength(1);
   });
 
   it("answers the same webhook-id again with 200 duplicate and creates no job or charge", async () => {
@@ -34,12 +36,12 @@ describe("webhook intake: acceptance and idempotency", () => {
     const first = await bridge.send(event, { id });
     await waitStatus(bridge, event.service.id, "active");
     await settle(bridge);
-    const before = rowCounts(bridge);
+    const before = await rowCounts(bridge);
     const again = await bridge.send(event, { id });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
     await sleep(200);
-    expect(rowCounts(bridge)).toEqual(before);
+    expect(await rowCounts(bridge)).toEqual(before);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -54,7 +56,7 @@ describe("webhook intake: acceptance and idempotency", () => {
     await waitStatus(bridge, event.service.id, "active");
     await settle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
-    expect(rowCounts(bridge).events).toBe(1);
+    expect((await rowCounts(bridge)).events).toBe(1);
   });
 
   it("records a second service.created for a known service under a new webhook-id but buys nothing", async () => {
@@ -68,31 +70,33 @@ describe("webhook intake: acceptance and idempotency", () => {
     await settle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(upstreamCalls(sb, "register")).toHaveLength(1);
-    const events = bridge.service.db.prepare("select id, outcome from events order by received_at").all() as { id: string; outcome: string }[];
-    expect(events).toHaveLength(2);
-    expect(events[1]).toMatchObject({ id: res.body.event_id, outcome: "ignored" });
-    expect(bridge.service.services.get(event.service.id)?.status).toBe("active");
+    // Both events are stored; the second with the outcome "ignored" and why (its detail).
+    expect((await bridge.service.store.counts()).events).toBe(2);
+    const received = (await bridge.service.services.history(event.service.id)).filter((h) => h.action === "received service.created");
+    expect(received).toHaveLength(2);
+    expect(received[1]).toMatchObject({ event_id: res.body.event_id, detail: expect.stringContaining("already known") });
+    expect((await bridge.service.services.get(event.service.id))?.status).toBe("active");
   });
 });
 
 describe("webhook intake: authentication", () => {
   const pair = usePair();
 
-  const expectNothingStored = (bridge: Parameters<typeof rowCounts>[0]) => expect(rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
+  const expectNothingStored = async (bridge: Parameters<typeof rowCounts>[0]) => expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
 
   it("rejects a bad signature with 401", async () => {
     const { bridge } = pair();
     const res = await bridge.send(createdEvent(), { headers: { "webhook-signature": "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" } });
     expect(res.status).toBe(401);
     expect(res.body.error).toEqual(expect.any(String));
-    expectNothingStored(bridge);
+    await expectNothingStored(bridge);
   });
 
   it("rejects a body signed by an unknown secret with 401", async () => {
     const { bridge } = pair();
     const res = await bridge.send(createdEvent(), { secret: OTHER_SECRET });
     expect(res.status).toBe(401);
-    expectNothingStored(bridge);
+    await expectNothingStored(bridge);
   });
 
   it("rejects a request without the signature headers with 401", async () => {
@@ -106,21 +110,21 @@ describe("webhook intake: authentication", () => {
       delete headers[missing];
       expect((await rawPost(bridge.url, headers, body)).status, `without ${missing}`).toBe(401);
     }
-    expectNothingStored(bridge);
+    await expectNothingStored(bridge);
   });
 
   it("rejects a timestamp 6 minutes old with 401", async () => {
     const { bridge } = pair();
     const res = await bridge.send(createdEvent(), { nowMs: Date.now() - 6 * 60_000 });
     expect(res.status).toBe(401);
-    expectNothingStored(bridge);
+    await expectNothingStored(bridge);
   });
 
   it("rejects a timestamp 6 minutes ahead with 401", async () => {
     const { bridge } = pair();
     const res = await bridge.send(createdEvent(), { nowMs: Date.now() + 6 * 60_000 });
     expect(res.status).toBe(401);
-    expectNothingStored(bridge);
+    await expectNothingStored(bridge);
   });
 
   it("accepts a timestamp 4 minutes off either way", async () => {
@@ -156,7 +160,7 @@ describe("webhook intake: malformed requests", () => {
     const res = await bridge.send(undefined, { rawBody: '{"type": "service.created", ' });
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual(expect.any(String));
-    expect(rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
+    expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
   });
 
   it("answers a wrong content type with 415", async () => {
@@ -164,7 +168,7 @@ describe("webhook intake: malformed requests", () => {
     const res = await bridge.send(createdEvent(), { headers: { "content-type": "text/plain" } });
     expect(res.status).toBe(415);
     expect(res.body.error).toEqual(expect.any(String));
-    expect(rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
+    expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
   });
 
   it("answers a body over 64 KiB with 413", async () => {
@@ -172,7 +176,7 @@ describe("webhook intake: malformed requests", () => {
     const event = { ...createdEvent(), padding: "x".repeat(65 * 1024) };
     const res = await bridge.send(event);
     expect(res.status).toBe(413);
-    expect(rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
+    expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
   });
 });
 
@@ -180,10 +184,10 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
   const pair = usePair();
 
   async function expectRejected(send: Promise<{ status: number; body: Record<string, unknown> }>, status: number, bridge: Parameters<typeof rowCounts>[0]) {
-    const before = rowCounts(bridge);
+    const before = await rowCounts(bridge);
     const res = await send;
     expect(res.status, JSON.stringify(res.body)).toBe(status);
-    expect(rowCounts(bridge)).toEqual(before);
+    expect(await rowCounts(bridge)).toEqual(before);
     return res.body;
   }
 
@@ -239,7 +243,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
     const { bridge } = pair();
     const body = await expectRejected(bridge.send(serviceEvent(type, "never-seen-1", extra)), 409, bridge);
     expect(body).toEqual({ error: "unknown service", code: "unknown_service" });
-    expect(bridge.service.db.prepare("select count(*) n from events").get()).toEqual({ n: 0 });
+    expect((await bridge.service.store.counts()).events).toBe(0);
   });
 
   it("delivers a 409'd event once the service exists (the panel's retry)", async () => {
@@ -260,7 +264,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
       const res = await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: `198.51.100.${i}` } }));
       expect(res.status, `change ${i - 1}`).toBe(202);
     }
-    await waitFor(() => bridge.service.services.get(id)?.ip === "198.51.100.4");
+    await waitFor(async () => (await bridge.service.services.get(id))?.ip === "198.51.100.4");
     await settle(bridge);
     const body = await expectRejected(bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "198.51.100.5" } })), 422, bridge);
     const messages = (body.errors as Record<string, string[]>)["changes.ip"] ?? [];

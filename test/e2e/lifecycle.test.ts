@@ -11,7 +11,7 @@ describe("lifecycle: service.created", () => {
   it("registers a cpanel licence once, records its companions and is charged once", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.20" });
-    const svc = bridge.service.services.get(id)!;
+    const svc = (await bridge.service.services.get(id))!;
     expect(JSON.parse(svc.companions)).toEqual(["softaculous", "sitepad", "ssl"]);
     expect(sb.sandbox.ledger()).toEqual([expect.objectContaining({ op: "register", ip: "203.0.113.20", type: "cpanel", months: 1 })]);
     const upstream = sb.sandbox.licenses().filter((l) => l.ip === "203.0.113.20").map((l) => l.type).sort();
@@ -27,13 +27,13 @@ describe("lifecycle: service.created", () => {
   it("registers a litespeed4 product as litespeed, then change-cores it to litespeed4", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13", ip: "203.0.113.21" });
-    await waitFor(() => upstreamCalls(sb, "change-core").length === 1 && bridge.service.services.get(id)?.upstream_variant === "litespeed4");
+    await waitFor(async () => upstreamCalls(sb, "change-core").length === 1 && (await bridge.service.services.get(id))?.upstream_variant === "litespeed4");
     const calls = upstreamCalls(sb, "register", "change-core");
     expect(calls.map((c) => [c.op, c.params])).toEqual([
       ["register", { ip: "203.0.113.21", type: "litespeed", billingcycle: 1 }],
       ["change-core", { ip: "203.0.113.21", old_type: "litespeed", new_type: "litespeed4" }],
     ]);
-    const svc = bridge.service.services.get(id)!;
+    const svc = (await bridge.service.services.get(id))!;
     expect(svc).toMatchObject({ type: "litespeed", variant: "litespeed4" });
     expect(sb.sandbox.licenses()).toEqual([expect.objectContaining({ ip: "203.0.113.21", type: "litespeed", variant: "litespeed4" })]);
     expect(sb.sandbox.ledger()).toHaveLength(1);
@@ -44,7 +44,7 @@ describe("lifecycle: service.created", () => {
     const id = await orderActive(bridge, { product_id: "20", ip: "203.0.113.22" });
     expect(sb.sandbox.ledger()).toEqual([expect.objectContaining({ op: "bundle", type: "cpanel-cloudlinux", ip: "203.0.113.22" })]);
     expect(upstreamCalls(sb, "register")).toHaveLength(0);
-    const svc = bridge.service.services.get(id)!;
+    const svc = (await bridge.service.services.get(id))!;
     expect(svc.bundle_key).toEqual(expect.any(String));
     expect(JSON.parse(svc.companions)).toEqual(["softaculous", "sitepad", "ssl"]);
   });
@@ -97,9 +97,9 @@ describe("lifecycle: licences that already exist upstream", () => {
     expect(res.status).toBe(200);
     const id = await orderActive(bridge, { product_id: "20", ip: "203.0.113.60" });
     expect(sb.sandbox.ledger()).toHaveLength(1);
-    const svc = bridge.service.services.get(id)!;
+    const svc = (await bridge.service.services.get(id))!;
     expect(svc.bundle_key).toEqual(expect.any(String));
-    expect(bridge.service.services.history(id).some((h) => h.detail?.includes("adopted it, nothing bought"))).toBe(true);
+    expect((await bridge.service.services.history(id)).some((h) => h.detail?.includes("adopted it, nothing bought"))).toBe(true);
   });
 });
 
@@ -117,7 +117,7 @@ describe("lifecycle: bundles", () => {
     await waitStatus(bridge, id, "active");
     expect(sb.sandbox.licenses().every((l) => l.status === "active")).toBe(true);
     await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.36" } }));
-    await waitFor(() => bridge.service.services.get(id)?.ip === "203.0.113.36", 10_000, "the new IP");
+    await waitFor(async () => (await bridge.service.services.get(id))?.ip === "203.0.113.36", 10_000, "the new IP");
     expect(sb.sandbox.licenses().every((l) => l.ip === "203.0.113.36")).toBe(true);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
@@ -130,26 +130,26 @@ describe("lifecycle: changes", () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.40" });
     await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.41" } }));
-    await waitFor(() => bridge.service.services.get(id)?.ip === "203.0.113.41", 10_000, "the new IP");
+    await waitFor(async () => (await bridge.service.services.get(id))?.ip === "203.0.113.41", 10_000, "the new IP");
     expect(upstreamCalls(sb, "change-ip").map((c) => c.params)).toEqual([{ ip: "203.0.113.40", newip: "203.0.113.41", type: "cpanel" }]);
     const at = (ip: string) => sb.sandbox.licenses().filter((l) => l.ip === ip).map((l) => l.type).sort();
     expect(at("203.0.113.41")).toEqual(["cpanel", "sitepad", "softaculous", "ssl"]);
     expect(at("203.0.113.40")).toEqual([]);
-    expect(bridge.service.services.get(id)?.status).toBe("active");
+    expect((await bridge.service.services.get(id))?.status).toBe("active");
   });
 
   it("moves a litespeed4 licence to litespeed8 on service.product_changed 13 → 15", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13", ip: "203.0.113.42" });
-    await waitFor(() => bridge.service.services.get(id)?.upstream_variant === "litespeed4");
+    await waitFor(async () => (await bridge.service.services.get(id))?.upstream_variant === "litespeed4");
     expect((await bridge.send(serviceEvent("service.product_changed", id, { changes: { product_id: "15" } }))).status).toBe(202);
-    await waitFor(() => bridge.service.services.get(id)?.variant === "litespeed8", 10_000, "variant litespeed8");
+    await waitFor(async () => (await bridge.service.services.get(id))?.variant === "litespeed8", 10_000, "variant litespeed8");
     expect(upstreamCalls(sb, "change-core").map((c) => c.params)).toEqual([
       { ip: "203.0.113.42", old_type: "litespeed", new_type: "litespeed4" },
       { ip: "203.0.113.42", old_type: "litespeed4", new_type: "litespeed8" },
     ]);
     expect(sb.sandbox.licenses()).toEqual([expect.objectContaining({ type: "litespeed", variant: "litespeed8" })]);
-    expect(bridge.service.services.get(id)?.product_id).toBe("15");
+    expect((await bridge.service.services.get(id))?.product_id).toBe("15");
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -157,10 +157,10 @@ describe("lifecycle: changes", () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
     await settle(bridge);
-    const before = bridge.service.services.get(id)!.paid_until!;
+    const before = (await bridge.service.services.get(id))!.paid_until!;
     await bridge.send(serviceEvent("service.renewed", id));
-    const after = await waitFor(() => {
-      const p = bridge.service.services.get(id)!.paid_until!;
+    const after = await waitFor(async () => {
+      const p = (await bridge.service.services.get(id))!.paid_until!;
       return p !== before && p;
     });
     expect(after - before).toBeGreaterThanOrEqual(28 * DAY);
@@ -171,7 +171,7 @@ describe("lifecycle: changes", () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
     await bridge.send(serviceEvent("service.renewed", id, { service: { next_due_date: "2031-06-30" } }));
-    await waitFor(() => bridge.service.services.get(id)!.paid_until === Date.parse("2031-06-30"), 10_000, "paid_until 2031-06-30");
+    await waitFor(async () => (await bridge.service.services.get(id))!.paid_until === Date.parse("2031-06-30"), 10_000, "paid_until 2031-06-30");
     const view = await bridge.admin(`/admin/services/${id}`);
     expect(view.body.paid_until).toBe("2031-06-30T00:00:00.000Z");
   });
@@ -262,8 +262,8 @@ describe("admin API", () => {
     sb.sandbox.setBalance(0);
     const event = createdEvent();
     await bridge.send(event);
-    const [job] = await waitFor(() => {
-      const jobs = bridge.service.queue.list({ state: "blocked", serviceId: event.service.id });
+    const [job] = await waitFor(async () => {
+      const jobs = await bridge.service.queue.list({ state: "blocked", serviceId: event.service.id });
       return jobs.length > 0 && jobs;
     });
     const res = await bridge.admin(`/admin/jobs/${job!.id}/retry`, { method: "POST" });
@@ -276,8 +276,8 @@ describe("admin API", () => {
     await settle(bridge);
     sb.sandbox.reset(); // the licence vanishes upstream: suspending it fails for good
     await bridge.send(serviceEvent("service.suspended", id));
-    const [job] = await waitFor(() => {
-      const jobs = bridge.service.queue.list({ state: "failed", serviceId: id, kind: "suspend" });
+    const [job] = await waitFor(async () => {
+      const jobs = await bridge.service.queue.list({ state: "failed", serviceId: id, kind: "suspend" });
       return jobs.length > 0 && jobs;
     });
     expect(job!.lastError).toMatch(/no cpanel licence/);
@@ -289,10 +289,10 @@ describe("admin API", () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
     await settle(bridge);
-    const [job] = bridge.service.queue.list({ state: "succeeded", serviceId: id, kind: "register" });
+    const [job] = await bridge.service.queue.list({ state: "succeeded", serviceId: id, kind: "register" });
     expect((await bridge.admin(`/admin/jobs/${job!.id}/retry`, { method: "POST" })).status).toBe(409);
     expect((await bridge.admin("/admin/jobs/999999/retry", { method: "POST" })).status).toBe(404);
     await sleep(50);
-    expect(bridge.service.queue.get(job!.id)?.state).toBe("succeeded");
+    expect((await bridge.service.queue.get(job!.id))?.state).toBe("succeeded");
   });
 });

@@ -55,7 +55,7 @@ describe("one licence, one service", () => {
     expect((await bridge.send(serviceEvent("service.terminated", old))).status).toBe(202);
     await settle(bridge);
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("active");
-    expect(bridge.service.services.get(next)?.status).toBe("active");
+    expect((await bridge.service.services.get(next))?.status).toBe("active");
   });
 });
 
@@ -65,7 +65,7 @@ describe("one address, one spelling", () => {
   it("stores and sends an IPv6 address compressed and lower-case, and refuses its other spellings for a second service", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "2001:DB8:0:0:0:0:0:1" });
-    expect(bridge.service.services.get(id)?.ip).toBe("2001:db8::1");
+    expect((await bridge.service.services.get(id))?.ip).toBe("2001:db8::1");
     expect(upstreamCalls(sb, "register").map((c) => c.params.ip)).toEqual(["2001:db8::1"]);
     expect((await bridge.admin(`/admin/services/${id}`)).body.ip).toBe("2001:db8::1");
     for (const spelling of ["2001:db8::1", "2001:0db8::0001", "2001:db8:0::0:1"]) {
@@ -77,7 +77,7 @@ describe("one address, one spelling", () => {
   it("treats an IPv4-mapped IPv6 address as its IPv4 address", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "::ffff:203.0.113.9" });
-    expect(bridge.service.services.get(id)?.ip).toBe("203.0.113.9");
+    expect((await bridge.service.services.get(id))?.ip).toBe("203.0.113.9");
     expect(upstreamCalls(sb, "register").map((c) => c.params.ip)).toEqual(["203.0.113.9"]);
     expect((await bridge.send(createdEvent({ ip: "203.0.113.9" }))).status).toBe(422);
     expect((await bridge.send(createdEvent({ ip: "::FFFF:CB00:7109" }))).status).toBe(422);
@@ -119,7 +119,7 @@ describe("unusable addresses", () => {
       expect(Object.keys(res.body.errors as object), ip).toEqual(["service.ip"]);
     }
     await settle(bridge);
-    expect(bridge.service.services.list()).toEqual([]);
+    expect(await bridge.service.services.list()).toEqual([]);
     expect(sb.sandbox.requests()).toEqual([]);
   });
 
@@ -163,7 +163,7 @@ describe("rules against the IP the service will have", () => {
     const back = await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: "203.0.113.51" }, changes: { ip: "203.0.113.50" } }));
     expect([there.status, back.status]).toEqual([202, 202]);
     await settle(bridge);
-    expect(bridge.service.services.get(id)?.ip).toBe("203.0.113.50");
+    expect((await bridge.service.services.get(id))?.ip).toBe("203.0.113.50");
     expect(upstreamCalls(sb, "change-ip").map((c) => [c.params.ip, c.params.newip])).toEqual([
       ["203.0.113.50", "203.0.113.51"],
       ["203.0.113.51", "203.0.113.50"],
@@ -201,7 +201,7 @@ describe("terminated services", () => {
     expect(upstreamCalls(sb, "register")).toHaveLength(1);
     expect(upstreamCalls(sb, "unsuspend")).toHaveLength(1);
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("active");
-    expect(bridge.service.queue.list({ serviceId: order.service.id, kind: "mail_install" })).toHaveLength(2);
+    expect(await bridge.service.queue.list({ serviceId: order.service.id, kind: "mail_install" })).toHaveLength(2);
   });
 
   it("ordered again when the reseller no longer has the licence: it is registered anew", async () => {
@@ -237,7 +237,7 @@ describe("terminated services", () => {
     expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
     await settle(bridge);
     expect(sb.sandbox.requests()).toHaveLength(calls);
-    expect(bridge.service.queue.list({ serviceId: id, kind: "terminate" })).toHaveLength(1);
+    expect(await bridge.service.queue.list({ serviceId: id, kind: "terminate" })).toHaveLength(1);
   });
 
   it("an order sent while the termination is still being applied is answered 409, so the panel sends it again later", async () => {
@@ -250,7 +250,7 @@ describe("terminated services", () => {
     const res = await bridge.send(order);
     expect(res.status).toBe(409);
     expect(res.body.error).toMatch(/being terminated/);
-    expect(bridge.service.queue.list({ serviceId: order.service.id, kind: "register" })).toHaveLength(1);
+    expect(await bridge.service.queue.list({ serviceId: order.service.id, kind: "register" })).toHaveLength(1);
   });
 });
 
@@ -263,21 +263,21 @@ describe("an old registration retried after its service was ordered again", () =
     const order = createdEvent();
     await bridge.send(order);
     await waitStatus(bridge, order.service.id, "failed");
-    const [old] = bridge.service.queue.list({ serviceId: order.service.id, kind: "register", state: "failed" });
+    const [old] = await bridge.service.queue.list({ serviceId: order.service.id, kind: "register", state: "failed" });
 
     // The panel sends the order again; it is bought and mailed once.
     await bridge.send(order);
     await waitStatus(bridge, order.service.id, "active");
     await settle(bridge);
-    const mails = () => bridge.service.queue.list({ serviceId: order.service.id, kind: "mail_install" }).length;
-    expect(mails()).toBe(1);
+    const mails = async () => (await bridge.service.queue.list({ serviceId: order.service.id, kind: "mail_install" })).length;
+    expect(await mails()).toBe(1);
 
     // Then an operator retries the old, failed job.
-    expect(bridge.service.queue.retry(old!.id)?.state).toBe("queued");
-    await waitFor(() => bridge.service.queue.get(old!.id)?.state === "succeeded");
+    expect((await bridge.service.queue.retry(old!.id))?.state).toBe("queued");
+    await waitFor(async () => (await bridge.service.queue.get(old!.id))?.state === "succeeded");
     await settle(bridge);
-    expect(mails()).toBe(1);
+    expect(await mails()).toBe(1);
     expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
-    expect(bridge.service.services.history(order.service.id).at(-1)).toMatchObject({ action: "registration skipped", detail: expect.stringContaining("superseded") });
+    expect((await bridge.service.services.history(order.service.id)).at(-1)).toMatchObject({ action: "registration skipped", detail: expect.stringContaining("superseded") });
   });
 });

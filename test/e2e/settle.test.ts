@@ -45,17 +45,17 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     const term = (await waitStatus(b, id.service.id, "active")).expires_at!;
     sb!.sandbox.setFaults({ holdMs: 1_500, holdNext: 1 });
 
-    expect(b.service.sweep.sweep().queued).toHaveLength(1);
+    expect((await b.service.sweep.sweep()).queued).toHaveLength(1);
     await waitFor(() => upstreamCalls(sb!, "renew").length === 1, 5_000, "the renewal to reach the reseller");
     // Within the window the job waits: it neither renews again nor asks the list too early.
-    await waitFor(() => b.service.queue.list({ kind: "renew" })[0]?.state === "queued", 5_000, "the renewal to wait");
-    expect(b.service.queue.list({ kind: "renew" })[0]!.lastError).toMatch(/RESELLER_SETTLE_SECONDS/);
+    await waitFor(async () => (await b.service.queue.list({ kind: "renew" }))[0]?.state === "queued", 5_000, "the renewal to wait");
+    expect((await b.service.queue.list({ kind: "renew" }))[0]!.lastError).toMatch(/RESELLER_SETTLE_SECONDS/);
 
-    await waitFor(() => b.service.queue.list({ kind: "renew", state: "succeeded" }).length === 1, 10_000, "the renewal to succeed");
+    await waitFor(async () => (await b.service.queue.list({ kind: "renew", state: "succeeded" })).length === 1, 10_000, "the renewal to succeed");
     expect(upstreamCalls(sb!, "renew")).toEqual([expect.objectContaining({ held: true })]);
     expect(charges("renew")).toHaveLength(1);
-    expect(b.service.services.get(id.service.id)!.expires_at!).toBeGreaterThan(term);
-    expect(b.service.services.history(id.service.id).at(-1)).toMatchObject({ action: "renewed", detail: expect.stringContaining("confirmed by the licence list") });
+    expect((await b.service.services.get(id.service.id))!.expires_at!).toBeGreaterThan(term);
+    expect((await b.service.services.history(id.service.id)).at(-1)).toMatchObject({ action: "renewed", detail: expect.stringContaining("confirmed by the licence list") });
   });
 
   it("without the window (shorter than the reseller's delay), the same renewal is paid twice: the window is what prevents it", async () => {
@@ -64,7 +64,7 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     await b.send(id);
     await waitStatus(b, id.service.id, "active");
     sb!.sandbox.setFaults({ holdMs: 1_500, holdNext: 1 });
-    b.service.sweep.sweep();
+    await b.service.sweep.sweep();
     await waitFor(() => charges("renew").length === 2, 10_000, "the second charge");
     expect(upstreamCalls(sb!, "renew")).toHaveLength(2);
   });
@@ -74,12 +74,12 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     sb!.sandbox.setFaults({ holdMs: 1_500, holdNext: 1 });
     const order = createdEvent();
     expect((await b.send(order)).status).toBe(202);
-    await waitFor(() => b.service.queue.list({ kind: "register" })[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
+    await waitFor(async () => (await b.service.queue.list({ kind: "register" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
     await waitStatus(b, order.service.id, "active", 10_000);
     await settle(b);
     expect(upstreamCalls(sb!, "register")).toEqual([expect.objectContaining({ held: true })]);
     expect(charges("register")).toHaveLength(1);
-    expect(b.service.services.history(order.service.id).find((h) => h.action === "registered")?.detail).toMatch(/found upstream after a lost answer/);
+    expect((await b.service.services.history(order.service.id)).find((h) => h.action === "registered")?.detail).toMatch(/found upstream after a lost answer/);
   });
 
   it("a wait is not a failure: it spends no attempt beyond the call that lost its answer", async () => {
@@ -89,7 +89,7 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     await b.send(order);
     await waitStatus(b, order.service.id, "active", 10_000);
     // One attempt for the call that timed out, one for the list check that found it done.
-    expect(b.service.queue.list({ kind: "register" })[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+    expect((await b.service.queue.list({ kind: "register" }))[0]).toMatchObject({ state: "succeeded", attempts: 2 });
   });
 });
 

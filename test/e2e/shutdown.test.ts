@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startService } from "../../src/service.js";
-import { openDatabase } from "../../src/store/sqlite/database.js";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
+import { readStore } from "../helpers/sqlite.js";
 import { waitFor } from "../helpers/wait.js";
 
 describe("SIGTERM", () => {
@@ -35,11 +35,11 @@ describe("SIGTERM", () => {
     child.proc.kill("SIGTERM");
     expect(await exited).toBe(0);
 
-    const db = openDatabase(join(dir, "bridge.db"), { readonly: true });
-    const status = (id: string) => (db.prepare("SELECT status FROM services WHERE service_id = ?").get(id) as { status: string }).status;
-    const jobs = db.prepare("SELECT service_id, kind, state, attempts FROM jobs WHERE kind = 'register' ORDER BY id").all();
-    const statuses = [status("first"), status("second")];
-    db.close();
+    const { statuses, jobs } = await readStore(join(dir, "bridge.db"), async (store) => ({
+      statuses: [(await store.services.get("first"))?.status, (await store.services.get("second"))?.status],
+      // Newest first: oldest first, as they were queued.
+      jobs: (await store.jobs.list({ kind: "register" })).reverse().map((j) => ({ service_id: j.serviceId, kind: j.kind, state: j.state, attempts: j.attempts })),
+    }));
     expect(statuses).toEqual(["active", "pending"]);
     expect(jobs).toEqual([
       { service_id: "first", kind: "register", state: "succeeded", attempts: 1 },
@@ -63,10 +63,8 @@ describe("SIGTERM", () => {
     expect(child.output()).not.toMatch(/database connection is not open/);
     expect(child.output()).toMatch(/jobs still running at shutdown/);
 
-    const db = openDatabase(join(dir, "bridge.db"), { readonly: true });
-    const job = db.prepare("SELECT state, attempts FROM jobs WHERE kind = 'register' AND service_id = 'late'").get();
-    db.close();
-    expect(job).toEqual({ state: "running", attempts: 1 });
+    const jobs = await readStore(join(dir, "bridge.db"), (store) => store.jobs.list({ kind: "register", serviceId: "late" }));
+    expect(jobs.map((j) => ({ state: j.state, attempts: j.attempts }))).toEqual([{ state: "running", attempts: 1 }]);
 
     // The held call commits upstream meanwhile; the restarted bridge finds it there and buys nothing more.
     sandbox.setFaults({ latencyMs: 0 });
@@ -97,9 +95,7 @@ describe("SIGTERM", () => {
 
     const log = lines.join("");
     expect(log).not.toMatch(/database connection is not open|could not record/);
-    const db = openDatabase(config.DATABASE_PATH, { readonly: true });
-    const job = db.prepare("SELECT state, attempts FROM jobs WHERE service_id = 'late-in-process'").get();
-    db.close();
-    expect(job).toEqual({ state: "running", attempts: 1 });
+    const jobs = await readStore(config.DATABASE_PATH, (store) => store.jobs.list({ serviceId: "late-in-process" }));
+    expect(jobs.map((j) => ({ state: j.state, attempts: j.attempts }))).toEqual([{ state: "running", attempts: 1 }]);
   });
 });

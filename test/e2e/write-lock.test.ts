@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, type Db } from "../../src/store/sqlite/database.js";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, readyz, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { sleep } from "../helpers/e2e-harness.js";
+import { holdWriteLock, type WriteLock } from "../helpers/sqlite.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** Runs `fn` and returns its result with how long it took. */
@@ -19,10 +19,9 @@ describe("another process holding SQLite's write lock", () => {
   let sb: TestSandbox | undefined;
   let dir: string | undefined;
   let child: ChildBridge | undefined;
-  let other: Db | undefined;
+  let other: WriteLock | undefined;
   afterEach(async () => {
-    if (other?.inTransaction) other.exec("ROLLBACK");
-    other?.close();
+    other?.release();
     await child?.kill();
     await sb?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -37,8 +36,7 @@ describe("another process holding SQLite's write lock", () => {
     const url = child.url;
 
     // A backup or an operator's sqlite3 shell, in another process than the service.
-    other = openDatabase(env.DATABASE_PATH!);
-    other.exec("BEGIN IMMEDIATE");
+    other = holdWriteLock(env.DATABASE_PATH!);
 
     // Over a few of the runner's polls, each of which tries to claim jobs.
     for (let i = 0; i < 4; i++) {
@@ -60,7 +58,7 @@ describe("another process holding SQLite's write lock", () => {
     expect(refused.value.headers.get("retry-after")).toMatch(/^\d+$/);
     expect(refused.value.body).toEqual({ error: expect.stringMatching(/database/), code: "unavailable" });
 
-    other.exec("ROLLBACK");
+    other.release();
     const accepted = await sendTo(url, createdEvent({ id: "after-lock", ip: "203.0.113.44" }));
     expect(accepted.status).toBe(202);
     await waitFor(async () => (await adminGet(url, "/admin/services/after-lock")).body.status === "active", 10_000, "the licence to be active");
@@ -77,11 +75,10 @@ describe("another process holding SQLite's write lock", () => {
 
     expect((await sendTo(child.url, createdEvent({ id: "in-flight", ip: "203.0.113.45" }))).status).toBe(202);
     await waitFor(() => sandbox.requests().some((r) => r.op === "register" && r.status === 0), 10_000, "the register call in flight");
-    other = openDatabase(env.DATABASE_PATH!);
-    other.exec("BEGIN IMMEDIATE");
+    other = holdWriteLock(env.DATABASE_PATH!);
     await waitFor(() => sandbox.ledger().length === 1, 10_000, "the register to be charged upstream");
     await waitFor(() => child!.output().includes("recording the job's outcome on the next poll"), 10_000, "the runner to meet the lock");
-    other.exec("ROLLBACK");
+    other.release();
 
     await waitFor(async () => (await adminGet(child!.url, "/admin/services/in-flight")).body.status === "active", 15_000, "the licence to be active");
     expect(sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
