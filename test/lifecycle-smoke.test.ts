@@ -19,13 +19,13 @@ describe("service.created end to end", () => {
     const res = await bridge.send(event);
     expect(res.status).toBe(202);
     expect(res.body.status).toBe("accepted");
-    const svc = await waitFor(() => {
-      const row = bridge.service.services.get("4711");
+    const svc = await waitFor(async () => {
+      const row = await bridge.service.services.get("4711");
       return row?.status === "active" ? row : undefined;
     });
     expect(JSON.parse(svc.companions)).toEqual(["softaculous", "sitepad", "ssl"]);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(sb.sandbox.ledger()[0]).toMatchObject({ op: "register", ip: "203.0.113.10", type: "cpanel", months: 1 });
-    await waitFor(() => idle(bridge.service) || bridge.service.queue.counts().queued === 1);
+    await waitFor(async () => await idle(bridge.service) || (await bridge.service.queue.counts()).queued === 1);
   });
 });

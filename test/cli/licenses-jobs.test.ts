@@ -32,10 +32,10 @@ describe("licenses and jobs commands", () => {
     const event = createdEvent({ product_id: "17", ip: "203.0.113.11" });
     blocked = event.service.id;
     await bridge.send(event);
-    const job = await waitFor(() => bridge.service.queue.list({ state: "blocked", serviceId: blocked })[0], 10_000, "the registration to block");
+    const job = await waitFor(async () => (await bridge.service.queue.list({ state: "blocked", serviceId: blocked }))[0], 10_000, "the registration to block");
     blockedJob = job.id;
     // Let the stopped job's bookkeeping (last_error, history) land before comparing outputs.
-    await waitFor(() => bridge.service.services.get(blocked)?.last_error);
+    await waitFor(async () => (await bridge.service.services.get(blocked))?.last_error);
   });
 
   afterAll(async () => {
@@ -109,7 +109,7 @@ describe("licenses and jobs commands", () => {
       expect(run.code, id).toBe(2);
       expect(run.stderr.trim().split("\n")).toEqual([`license-bridge: id must be a job id in plain decimal digits (e.g. 42), got "${id}"`]);
     }
-    expect(bridge.service.queue.get(blockedJob)?.state).toBe("blocked");
+    expect((await bridge.service.queue.get(blockedJob))?.state).toBe("blocked");
   });
 
   it("jobs retry of the blocked registration, once the balance is back, ends with the licence active", async () => {

@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
+import { migrateBeyondCode, readStore } from "../helpers/sqlite.js";
 import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";
@@ -45,7 +45,7 @@ describe("trigger and renew against a running bridge", () => {
   let firstEventId: unknown;
 
   const trigger = (args: string[]) => runCli(["trigger", ...args, "--url", bridge.url, "--json"], env);
-  const eventRows = () => (bridge.service.db.prepare("select count(*) n from events").get() as { n: number }).n;
+  const eventRows = async () => (await bridge.service.store.counts()).events;
 
   beforeAll(async () => {
     sb = await startTestSandbox();
@@ -76,18 +76,18 @@ describe("trigger and renew against a running bridge", () => {
   });
 
   it("trigger with the same --id is answered 200 duplicate and buys nothing more", async () => {
-    const events = eventRows();
+    const events = await eventRows();
     const run = await trigger(["created", "--service-id", triggered, "--product-id", "12", "--ip", "203.0.113.77", "--id", webhookId]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.json<TriggerJson>()).toEqual({ status: 200, webhook_id: webhookId, response: { event_id: firstEventId, status: "duplicate" } });
-    expect(eventRows()).toBe(events);
+    expect(await eventRows()).toBe(events);
     expect(sb.sandbox.ledger().filter((c) => c.ip === "203.0.113.77")).toHaveLength(1);
   });
 
   // The three refusals are independent of each other (none stores an event), so they run side by side.
   it.concurrent("trigger created with a product not in the catalogue shows the 422 and exits 1", async ({ expect }) => {
     const id = uniqueId("svc");
-    const events = eventRows();
+    const events = await eventRows();
     const run = await trigger(["created", "--service-id", id, "--product-id", "99", "--ip", "203.0.113.79"]);
     expect(run.code).toBe(1);
     const out = run.json<TriggerJson>();
@@ -98,19 +98,19 @@ describe("trigger and renew against a running bridge", () => {
       errors: { "service.product_id": [expect.stringContaining('unknown product "99"')] },
     });
     expect(lines(run.stderr)).toEqual(["license-bridge: the instance refused the event (HTTP 422)"]);
-    expect(bridge.service.services.get(id)).toBeUndefined();
-    expect(eventRows()).toBe(events);
+    expect(await bridge.service.services.get(id)).toBeUndefined();
+    expect(await eventRows()).toBe(events);
   });
 
   it.concurrent("trigger ip_changed without --new-ip is a usage error naming changes.ip, and nothing is sent", async ({ expect }) => {
-    const events = eventRows();
+    const events = await eventRows();
     const requests = sb.sandbox.requests().length;
     const run = await trigger(["ip_changed", "--service-id", triggered]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain("the event would be rejected:");
     expect(run.stderr).toContain("changes.ip: is required for service.ip_changed");
-    expect(eventRows()).toBe(events);
+    expect(await eventRows()).toBe(events);
     expect(sb.sandbox.requests()).toHaveLength(requests);
   });
 
@@ -142,29 +142,29 @@ describe("trigger and renew against a running bridge", () => {
     // The licence bought by `trigger` has no next_due_date: paid only for its term, so not due.
     expect(out).toEqual({ queued: [{ service_id: event.service.id, term_end: new Date(term).toISOString(), job_id: expect.any(Number) }], already_queued: 0 });
     const jobId = out.queued[0]!.job_id;
-    expect(bridge.service.queue.get(jobId)).toMatchObject({ kind: "renew", serviceId: event.service.id, payload: { term_end: term } });
-    await waitFor(() => bridge.service.queue.get(jobId)?.state === "blocked", 10_000, "the renewal to block on the balance");
+    expect(await bridge.service.queue.get(jobId)).toMatchObject({ kind: "renew", serviceId: event.service.id, payload: { term_end: term } });
+    await waitFor(async () => (await bridge.service.queue.get(jobId))?.state === "blocked", 10_000, "the renewal to block on the balance");
 
     const second = await runCli(["renew", "--due", "--json"], renewEnv);
     expect(second.code, second.stderr).toBe(0);
     expect(second.json<RenewJson>()).toEqual({ queued: [], already_queued: 1 });
-    expect(bridge.service.queue.list({ serviceId: event.service.id }).filter((j) => j.kind === "renew")).toHaveLength(1);
+    expect((await bridge.service.queue.list({ serviceId: event.service.id })).filter((j) => j.kind === "renew")).toHaveLength(1);
 
     // The queued job is the one the running bridge renews with, once the balance is back.
     sb.sandbox.setBalance(1000);
-    bridge.service.queue.retry(jobId);
-    await waitFor(() => bridge.service.queue.get(jobId)?.state === "succeeded", 10_000, "the renewal to succeed");
+    await bridge.service.queue.retry(jobId);
+    await waitFor(async () => (await bridge.service.queue.get(jobId))?.state === "succeeded", 10_000, "the renewal to succeed");
     expect(sb.sandbox.ledger().filter((c) => c.ip === "203.0.113.78").map((c) => c.op)).toEqual(["register", "renew"]);
-    expect(bridge.service.services.get(event.service.id)!.expires_at).toBeGreaterThan(term);
+    expect((await bridge.service.services.get(event.service.id))!.expires_at).toBeGreaterThan(term);
   });
 
   it("renew without --due is a usage error and queues nothing", async () => {
-    const jobs = bridge.service.queue.list().length;
+    const jobs = (await bridge.service.queue.list()).length;
     const run = await runCli(["renew", "--json"], { ...env, RENEWAL_LEAD_DAYS: "40" });
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(lines(run.stderr)).toEqual(["license-bridge: say --due to queue the renewals that are due"]);
-    expect(bridge.service.queue.list()).toHaveLength(jobs);
+    expect(await bridge.service.queue.list()).toHaveLength(jobs);
   });
 });
 
@@ -176,14 +176,8 @@ describe("migrate", () => {
   const migrations = readMigrations();
   const codeVersion = migrations.at(-1)!.id;
 
-  const recorded = () => {
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      return db.prepare("select id, name from migrations order by id").all();
-    } finally {
-      db.close();
-    }
-  };
+  /** What the file records: its version and what the code knows beyond it. */
+  const recorded = () => readStore(dbPath, (store) => store.migrationStatus());
 
   beforeAll(async () => {
     sb = await startTestSandbox();
@@ -209,12 +203,12 @@ describe("migrate", () => {
     const all = migrations.map((m) => ({ id: m.id, name: m.name }));
     expect(all.length).toBeGreaterThanOrEqual(3);
     expect(first.json()).toEqual({ database: dbPath, applied: all });
-    expect(recorded()).toEqual(all);
+    expect(await recorded()).toEqual({ databaseVersion: codeVersion, codeVersion, pending: [] });
 
     const second = await runCli(["migrate", "--json"], env);
     expect(second.code, second.stderr).toBe(0);
     expect(second.json()).toEqual({ database: dbPath, applied: [] });
-    expect(recorded()).toEqual(all);
+    expect(await recorded()).toEqual({ databaseVersion: codeVersion, codeVersion, pending: [] });
 
     const status = await runCli(["migrate", "--status", "--json"], env);
     expect(status.code, status.stderr).toBe(0);
@@ -222,10 +216,9 @@ describe("migrate", () => {
   });
 
   it("refuses a database newer than the code with one line and exit 1, leaving it untouched", async () => {
-    const db = new Database(dbPath);
-    db.prepare("insert into migrations (id, name, applied_at) values (?, 'from_the_future', ?)").run(codeVersion + 1, new Date().toISOString());
-    db.close();
-    const before = recorded();
+    expect(migrateBeyondCode(dbPath)).toBe(codeVersion + 1);
+    const before = await recorded();
+    expect(before.databaseVersion).toBe(codeVersion + 1);
 
     const [run, status] = await Promise.all([runCli(["migrate", "--json"], env), runCli(["migrate", "--status", "--json"], env)]);
     const expected = `license-bridge: the database is at migration ${codeVersion + 1} but this code only knows up to ${codeVersion}; run the newer release, or restore a backup taken before the upgrade`;
@@ -234,7 +227,7 @@ describe("migrate", () => {
       expect(r.stdout).toBe("");
       expect(lines(r.stderr)).toEqual([expected]);
     }
-    expect(recorded()).toEqual(before);
+    expect(await recorded()).toEqual(before);
   });
 });
 

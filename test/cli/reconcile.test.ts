@@ -43,7 +43,7 @@ describe("reconcile command", () => {
       manual: [],
     });
     expect(run.stderr.trim()).toBe("license-bridge: 1 drift item(s) remain");
-    expect(bridge.service.services.get(id)?.status).toBe("active");
+    expect((await bridge.service.services.get(id))?.status).toBe("active");
   });
 
   it("repairs it with --fix, buying nothing, and exits 0", async () => {
@@ -51,7 +51,7 @@ describe("reconcile command", () => {
     const run = await runCli(["reconcile", "--fix", "--json"], env);
     expect(run.code).toBe(0);
     expect(run.json<ReconcileResult>().fixed).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id })]);
-    expect(bridge.service.services.get(id)?.status).toBe("suspended");
+    expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(purchases(sb)).toEqual(before);
   });
 
