@@ -219,7 +219,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
 
     // One licence bought, for the package id (the package's product id was left blank), with the client and the renew date.
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.10", type: "cpanel", months: 1 }]);
-    const row = pair().bridge.service.services.get(ref)!;
+    const row = (await pair().bridge.service.services.get(ref))!;
     expect(row).toMatchObject({ product_id: "12", status: "active", customer_email: CLIENT.email, customer_name: "Ann Lee", billing_cycle: "monthly", license_key: svc.fields.license_key });
     expect(row.paid_until).toBe(Date.parse(svc.date_renews!));
     // The call is in Blesta's module log: input and output, one group, no token.
@@ -248,7 +248,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect(retried.errors).toBe(false);
     expect(retried.service).toMatchObject({ status: "active", fields: { license_ref: ordered.service!.fields.license_ref } });
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.11", type: "litespeed", months: 12 }]);
-    expect(pair().bridge.service.services.get(ordered.service!.fields.license_ref!)).toMatchObject({ billing_cycle: "annually", product_id: "13" });
+    expect(await pair().bridge.service.services.get(ordered.service!.fields.license_ref!)).toMatchObject({ billing_cycle: "annually", product_id: "13" });
   });
 
   it("an admin adding an active service buys at once; adding again after an error (same form, same hidden name) buys nothing twice", async () => {
@@ -307,17 +307,17 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
   it("suspend, unsuspend, renew, change package and cancel each reach the licence, keeping every field", async () => {
     const svc = await blesta.active(PACKAGES.litespeed.pricing[0].id, "203.0.113.20");
     const ref = svc.fields.license_ref!;
-    const bridged = () => pair().bridge.service.services.get(ref)!;
+    const bridged = async () => (await pair().bridge.service.services.get(ref))!;
 
     const suspended = await blesta.run("service.suspend", { service_id: svc.id });
     expect(suspended.errors).toBe(false);
     expect(suspended.service).toMatchObject({ status: "suspended", fields: svc.fields });
-    expect(bridged().status).toBe("suspended");
+    expect((await bridged()).status).toBe("suspended");
 
     const unsuspended = await blesta.run("service.unsuspend", { service_id: svc.id });
     expect(unsuspended.errors).toBe(false);
     expect(unsuspended.service!.status).toBe("active");
-    expect(bridged().status).toBe("active");
+    expect((await bridged()).status).toBe("active");
     expect(upstreamCalls(pair().sb, "suspend", "unsuspend").map((r) => r.op)).toEqual(["suspend", "unsuspend"]);
 
     // The renewal invoice moves date_renews on (no module call); its payment renews the licence to that date.
@@ -326,7 +326,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     const renewed = await blesta.run("service.renew", { service_id: svc.id });
     expect(renewed.errors).toBe(false);
     expect(renewed.calls).toEqual([["renewService", { date_renews: invoiced.service!.date_renews }]]);
-    expect(bridged().paid_until).toBe(Date.parse(`${invoiced.service!.date_renews!.replace(" ", "T")}Z`));
+    expect((await bridged()).paid_until).toBe(Date.parse(`${invoiced.service!.date_renews!.replace(" ", "T")}Z`));
     expect(renewed.service!.fields).toEqual(svc.fields);
 
     // A package change to another product moves the licence (Blesta calls changeServicePackage, then editService).
@@ -334,7 +334,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect(changed.errors).toBe(false);
     expect(changed.calls.map((c) => c[0])).toEqual(["changeServicePackage", "editService"]);
     expect(changed.service).toMatchObject({ package_id: PACKAGES.litespeed8.id, fields: { license_key: svc.fields.license_key, license_ref: ref, license_ip: "203.0.113.20" } });
-    expect(bridged()).toMatchObject({ product_id: "15", variant: "litespeed8" });
+    expect(await bridged()).toMatchObject({ product_id: "15", variant: "litespeed8" });
 
     // Only the term changed (same product): nothing to call.
     const term = await blesta.run("service.edit", { service_id: svc.id, vars: { pricing_id: PACKAGES.litespeed8.pricing[1].id } });
@@ -346,12 +346,12 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     // A cancellation scheduled for the end of the term calls nothing; the one that takes effect terminates.
     const scheduled = await blesta.run("service.cancel", { service_id: svc.id, vars: { date_canceled: "end_of_term" } });
     expect(scheduled.calls).toEqual([]);
-    expect(bridged().status).toBe("active");
+    expect((await bridged()).status).toBe("active");
     const cancelled = await blesta.run("service.cancel", { service_id: svc.id });
     expect(cancelled.errors).toBe(false);
     expect(cancelled.calls).toEqual([["cancelService", []]]);
     expect(cancelled.service!.status).toBe("canceled");
-    expect(bridged().status).toBe("terminated");
+    expect((await bridged()).status).toBe("terminated");
     expect(cancelled.service!.fields.license_key).toBe(svc.fields.license_key);
   });
 
@@ -361,7 +361,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect(edited.errors).toBe(false);
     expect(edited.service).toMatchObject({ name: "203.0.113.31", fields: { license_ip: "203.0.113.31", license_key: svc.fields.license_key, license_ref: svc.fields.license_ref } });
     expect(edited.service!.fields.license_install_command).toContain("203.0.113.31");
-    expect(pair().bridge.service.services.get(svc.fields.license_ref!)).toMatchObject({ ip: "203.0.113.31", ip_changes: 1 });
+    expect(await pair().bridge.service.services.get(svc.fields.license_ref!)).toMatchObject({ ip: "203.0.113.31", ip_changes: 1 });
 
     // The same IP (another spelling) changes nothing.
     const same = await blesta.run("service.edit", { service_id: svc.id, vars: { license_ip: " 203.0.113.31 " } });
@@ -392,7 +392,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
       expect(moved.calls.map((c) => c[0])).toEqual(["tabClientLicence", "editService"]);
       expect(moved.service!.fields.license_ip).toBe(ip);
       expect(moved.html).toContain(`class="license-bridge-ip-changes-left">${2 - n}<`);
-      expect(pair().bridge.service.services.get(svc.fields.license_ref!)!.ip).toBe(ip);
+      expect((await pair().bridge.service.services.get(svc.fields.license_ref!))!.ip).toBe(ip);
     }
 
     const none = await blesta.tab(svc.id);
@@ -418,7 +418,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     await blesta.run("service.suspend", { service_id: svc.id });
     const refused = await blesta.tab(svc.id, { new_ip: "203.0.113.52" });
     expect(message(refused.errors, "license_ip", "not_active")).toBeDefined();
-    expect(pair().bridge.service.services.get(svc.fields.license_ref!)!.ip).toBe("203.0.113.51");
+    expect((await pair().bridge.service.services.get(svc.fields.license_ref!))!.ip).toBe("203.0.113.51");
   });
 
   it("service info shows the licence, its status and install command to the admin and the customer", async () => {
@@ -451,7 +451,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     const refused = await blesta.run("service.suspend", { service_id: svc.id });
     expect(message(refused.errors, "api", "unauthorized")).toMatch(/refused the token \(HTTP 401\)/);
     expect(refused.service!.status).toBe("active");
-    expect(pair().bridge.service.services.get(svc.fields.license_ref!)!.status).toBe("active");
+    expect((await pair().bridge.service.services.get(svc.fields.license_ref!))!.status).toBe("active");
 
     await blesta.run("row.store", { row_id: 1, meta: { token: TEST_PROVISIONING_TOKEN, host: "127.0.0.1", port: "9" } });
     const down = await blesta.run("service.unsuspend", { service_id: svc.id });

@@ -172,7 +172,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     expect(result(run)).toBe(true);
     expect(run.order).toMatchObject({ status: "active" });
     expect(run.calls).toEqual([{ method: "activate", params: [] }]);
-    const svc = pair().bridge.service.services.get(String(id))!;
+    const svc = (await pair().bridge.service.services.get(String(id)))!;
     expect(svc).toMatchObject({ status: "active", ip: "203.0.113.10", product_id: "12", billing_cycle: "monthly", customer_email: "ann@example.com", customer_name: "Ann Example" });
     // The bridge is paid until the expiry FOSSBilling set on activation.
     expect(Math.abs(svc.paid_until! - ms(run.order!.expires_at))).toBeLessThan(5_000);
@@ -188,24 +188,24 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     const id = await fb.checkout({ ip: "203.0.113.11" }, LITESPEED);
     const run = await fb.invoicePaid(id, "activate");
     expect(run.order?.status).toBe("active");
-    expect(pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", product_id: "13", type: "litespeed" });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", product_id: "13", type: "litespeed" });
   });
 
   it("suspend, unsuspend and renew reach the bridge; a paid renewal of a suspended order unsuspends, then renews", async () => {
     const fb = await fossbilling();
     const id = await fb.activeOrder("203.0.113.12");
     const bridge = pair().bridge;
-    const row = () => bridge.service.services.get(String(id))!;
+    const row = async () => (await bridge.service.services.get(String(id)))!;
 
     const suspended = await fb.admin("order_suspend", { id, reason: "overdue" });
     expect(result(suspended)).toBe(true);
     expect(suspended.order?.status).toBe("suspended");
-    expect(row().status).toBe("suspended");
+    expect((await row()).status).toBe("suspended");
     expect(upstreamCalls(pair().sb, "suspend")).toHaveLength(1);
 
     const unsuspended = await fb.admin("order_unsuspend", { id });
     expect(unsuspended.order?.status).toBe("active");
-    expect(row().status).toBe("active");
+    expect((await row()).status).toBe("active");
     expect(upstreamCalls(pair().sb, "unsuspend")).toHaveLength(1);
 
     const before = (await fb.admin("order_activate", { id })).order!.expires_at;
@@ -213,14 +213,14 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     expect(result(renewed)).toBe(true);
     expect(ms(renewed.order!.expires_at)).toBeGreaterThan(ms(before));
     // The bridge records the payment up to the expiry FOSSBilling moved the order to.
-    expect(Math.abs(row().paid_until! - ms(renewed.order!.expires_at))).toBeLessThan(5_000);
+    expect(Math.abs((await row()).paid_until! - ms(renewed.order!.expires_at))).toBeLessThan(5_000);
 
     await fb.admin("order_suspend", { id });
     const paid = await fb.invoicePaid(id, "renew");
     expect(paid.calls.map((c) => c.method)).toEqual(["unsuspend", "renew"]);
     expect(paid.order?.status).toBe("active");
-    expect(row().status).toBe("active");
-    expect(Math.abs(row().paid_until! - ms(paid.order!.expires_at))).toBeLessThan(5_000);
+    expect((await row()).status).toBe("active");
+    expect(Math.abs((await row()).paid_until! - ms(paid.order!.expires_at))).toBeLessThan(5_000);
 
     // An admin's "Renew" of a suspended order makes it active without an unsuspend call: the
     // plug-in's renew unsuspends the licence itself.
@@ -228,29 +228,29 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     const adminRenewed = await fb.admin("order_renew", { id });
     expect(adminRenewed.calls.map((c) => c.method)).toEqual(["renew"]);
     expect(adminRenewed.order?.status).toBe("active");
-    expect(row().status).toBe("active");
+    expect((await row()).status).toBe("active");
   });
 
   it("cancel terminates, uncancel re-activates without buying again, delete terminates", async () => {
     const fb = await fossbilling();
     const id = await fb.activeOrder("203.0.113.13");
-    const row = () => pair().bridge.service.services.get(String(id))!;
+    const row = async () => (await pair().bridge.service.services.get(String(id)))!;
 
     const canceled = await fb.admin("order_cancel", { id });
     expect(result(canceled)).toBe(true);
     expect(canceled.order?.status).toBe("canceled");
-    expect(row().status).toBe("terminated");
+    expect((await row()).status).toBe("terminated");
 
     const uncanceled = await fb.admin("order_uncancel", { id });
     expect(result(uncanceled)).toBe(true);
     expect(uncanceled.order?.status).toBe("active");
-    expect(row()).toMatchObject({ status: "active", ip: "203.0.113.13" });
+    expect(await row()).toMatchObject({ status: "active", ip: "203.0.113.13" });
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
 
     const deleted = await fb.admin("order_delete", { id });
     expect(result(deleted)).toBe(true);
     expect(deleted.order).toBeNull();
-    expect(row().status).toBe("terminated");
+    expect((await row()).status).toBe("terminated");
   });
 
   it("uncancel orders the licence again on the IP the customer moved it to, not the order form's", async () => {
@@ -260,7 +260,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     await fb.admin("order_cancel", { id });
     const run = await fb.admin("order_uncancel", { id });
     expect(result(run)).toBe(true);
-    expect(pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", ip: "203.0.113.15", product_id: "13" });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", ip: "203.0.113.15", product_id: "13" });
   });
 
   it("a failed order the bridge never saw can still be deleted", async () => {
@@ -277,7 +277,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
   it("the client area gets the licence with its install command, and nothing the customer should not see", async () => {
     const fb = await fossbilling({ settings: { service_prefix: "fb-" } });
     const id = await fb.activeOrder("203.0.113.16");
-    const svc = pair().bridge.service.services.get(`fb-${id}`)!;
+    const svc = (await pair().bridge.service.services.get(`fb-${id}`))!;
     expect(svc.status).toBe("active");
 
     const info = result(await fb.client({ order_id: id, method: "licenseInfo" }));
@@ -318,17 +318,17 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
   it("a customer changes the IP within max_ip_changes (3 for product 13); the fourth change is refused", async () => {
     const fb = await fossbilling();
     const id = await fb.activeOrder("203.0.113.20", LITESPEED);
-    const row = () => pair().bridge.service.services.get(String(id))!;
+    const row = async () => (await pair().bridge.service.services.get(String(id)))!;
 
     for (const [n, ip] of ["203.0.113.21", "203.0.113.22", "203.0.113.23"].entries()) {
       const changed = result(await fb.client({ order_id: id, method: "changeIp", new_ip: ip }));
       expect(changed).toMatchObject({ done: true, pending: false, ip, ip_changes_left: 2 - n, can_change_ip: n < 2 });
-      expect(row()).toMatchObject({ ip, ip_changes: n + 1 });
+      expect(await row()).toMatchObject({ ip, ip_changes: n + 1 });
     }
 
     const refused = await fb.client({ order_id: id, method: "changeIp", new_ip: "203.0.113.24" });
     expect(error(refused)).toMatchObject({ class: "FOSSBilling\\InformationException", message: expect.stringMatching(/^No IP changes are left for this licence/) });
-    expect(row()).toMatchObject({ ip: "203.0.113.23", ip_changes: 3 });
+    expect(await row()).toMatchObject({ ip: "203.0.113.23", ip_changes: 3 });
     expect(upstreamCalls(pair().sb, "change-ip")).toHaveLength(3);
     expect(result(await fb.client({ order_id: id, method: "licenseInfo" }))).toMatchObject({ ip_changes_left: 0, can_change_ip: false });
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
@@ -339,7 +339,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     const id = await fb.activeOrder("203.0.113.25", LITESPEED);
     expect(error(await fb.client({ order_id: id, method: "changeIp", new_ip: "192.168.1.5" })).message).toMatch(/cannot be licensed/);
     expect(error(await fb.client({ order_id: id, method: "changeIp", new_ip: "not an ip" })).message).toBe("Enter a valid IPv4 or IPv6 address.");
-    expect(pair().bridge.service.services.get(String(id))).toMatchObject({ ip: "203.0.113.25", ip_changes: 0 });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ ip: "203.0.113.25", ip_changes: 0 });
   });
 
   it("an admin changes the package (LiteSpeed 13 -> 14) through admin/servicecustom/changePackage", async () => {
@@ -347,7 +347,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     const id = await fb.activeOrder("203.0.113.26", LITESPEED);
     const changed = result(await fb.admin("servicecustom_changePackage", { order_id: id, package_identifier: "14" }));
     expect(changed).toMatchObject({ done: true, package_identifier: "14" });
-    expect(pair().bridge.service.services.get(String(id))).toMatchObject({ product_id: "14", status: "active" });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ product_id: "14", status: "active" });
     // Registering product 13 sets its core (litespeed4); the change moves it to product 14's.
     expect(upstreamCalls(pair().sb, "change-core").at(-1)?.params).toMatchObject({ ip: "203.0.113.26", old_type: "litespeed4", new_type: "litespeed" });
   });
@@ -386,7 +386,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
       expect(run.order?.status).toBe("failed_setup");
     }
     expect(pair().sb.sandbox.requests()).toEqual([]);
-    expect(pair().bridge.service.services.get("1")).toBeUndefined();
+    expect(await pair().bridge.service.services.get("1")).toBeUndefined();
   });
 
   it("a client can reach licenseInfo and changeIp only: lifecycle names in any case, admin calls and helpers are refused", async () => {
@@ -418,7 +418,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
 
     expect(pair().sb.sandbox.requests()).toHaveLength(requestsBefore);
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
-    expect(pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", ip: "203.0.113.40", product_id: "12" });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ status: "active", ip: "203.0.113.40", product_id: "12" });
     expect((await fb.admin("order_activate", { id })).order?.status).toBe("active");
   });
 
@@ -427,7 +427,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
     const id = await fb.activeOrder("203.0.113.42");
     expect(error(await fb.admin("servicecustom_Terminate", { order_id: id })).code).toBe(3125);
     expect(error(await fb.admin("servicecustom_Delete", { order_id: id }))).toMatchObject({ http: 403, message: "LicenseBridge: delete cannot be called through servicecustom." });
-    expect(pair().bridge.service.services.get(String(id))?.status).toBe("active");
+    expect((await pair().bridge.service.services.get(String(id)))?.status).toBe("active");
   });
 
   it("the plug-in loads only as FOSSBilling loads it: without library/ on include_path the request dies and nothing is bought", async () => {
@@ -521,6 +521,6 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in with a bridge that answers 2
     pair().sb.sandbox.setFaults({ holdMs: 3_000, holdNext: 1 });
     const changed = result(await fb.client({ order_id: id, method: "changeIp", new_ip: "203.0.113.72" }));
     expect(changed).toMatchObject({ done: false, pending: true, message: expect.stringContaining("is being applied") });
-    await expect.poll(() => pair().bridge.service.services.get(String(id))?.ip, { timeout: 10_000 }).toBe("203.0.113.72");
+    await expect.poll(async () => (await pair().bridge.service.services.get(String(id)))?.ip, { timeout: 10_000 }).toBe("203.0.113.72");
   });
 });

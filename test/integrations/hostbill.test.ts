@@ -147,7 +147,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const created = await runOk("Create", acc);
     expect(created.infos[0]).toMatch(/licence lb_\S+ is active for /);
 
-    const svc = serviceOf(acc);
+    const svc = await serviceOf(acc);
     expect(svc).toMatchObject({ status: "active", ip, product_id: "12", billing_cycle: "annually", months: 12, customer_email: "ann@example.com", customer_name: "Ann Example" });
     expect(created.details).toMatchObject({ option4: svc.license_key, option5: ip, option6: "active" });
     expect(sb.sandbox.ledger()).toMatchObject([{ op: "register", ip, type: "cpanel", months: 12 }]);
@@ -164,14 +164,14 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     delete viaForms.account_config;
     viaForms.account.forms = { ip: { value: formsIp } };
     await runOk("Create", viaForms);
-    expect(serviceOf(viaForms).ip).toBe(formsIp);
+    expect((await serviceOf(viaForms)).ip).toBe(formsIp);
 
     const viaDomain = account(bridge.url);
     const domainIp = uniqueIp();
     delete viaDomain.account_config;
     viaDomain.account.domain = domainIp;
     await runOk("Create", viaDomain);
-    expect(serviceOf(viaDomain).ip).toBe(domainIp);
+    expect((await serviceOf(viaDomain)).ip).toBe(domainIp);
   });
 
   it("Create refuses without an IP, with a form value that is no IP, without a bridge product id or on an hourly cycle, and buys nothing", async () => {
@@ -188,7 +188,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
       const out = await run("Create", scenario);
       expect(out.returned).toBe(false);
       expect(out.errors).toEqual([expect.stringMatching(message)]);
-      expect(bridge.service.services.get(String(scenario.account.id))).toBeUndefined();
+      expect(await bridge.service.services.get(String(scenario.account.id))).toBeUndefined();
     }
     expect(sb.sandbox.requests()).toEqual([]);
   });
@@ -203,7 +203,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(refused.errors[0]).toMatch(/^License Bridge: Create failed: the bridge answered: .+ \[insufficient_balance\]\. The licence is not active yet; the account stays Pending\.$/);
     expect(refused.infos).toEqual([]);
     expect(sb.sandbox.ledger()).toEqual([]);
-    expect(serviceOf(acc).status).not.toBe("active");
+    expect((await serviceOf(acc)).status).not.toBe("active");
     expect(refused.logs.some((l) => l.level === "error" && l.message.includes("insufficient_balance"))).toBe(true);
 
     sb.sandbox.setBalance(1000);
@@ -224,7 +224,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     for (const [command, status, op] of steps) {
       const out = await runOk(command, { ...acc, details });
       details = out.details;
-      expect(serviceOf(acc).status).toBe(status);
+      expect((await serviceOf(acc)).status).toBe(status);
       expect(out.details.option6).toBe(status);
       expect(sb.sandbox.requests().at(-1)).toMatchObject({ op, status: 200 });
     }
@@ -249,14 +249,14 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const renewed = { ...acc, details, account: { ...acc.account, next_due: "2027-03-01" } };
     const out = await runOk("Renewal", renewed);
     expect(out.infos[0]).toMatch(/paid until 2027-03-01/);
-    expect(serviceOf(acc).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
+    expect((await serviceOf(acc)).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
     await runOk("Renewal", renewed);
-    expect(serviceOf(acc).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
+    expect((await serviceOf(acc)).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
 
     const noDue = await run("Renewal", { ...renewed, account: { ...acc.account, next_due: "0000-00-00" } });
     expect(noDue.returned).toBe(false);
     expect(noDue.errors[0]).toMatch(/no next due date/);
-    expect(serviceOf(acc).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
+    expect((await serviceOf(acc)).paid_until).toBe(Date.parse("2027-03-01T00:00:00Z"));
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -268,7 +268,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     // HostBill loads the NEW product's module settings into $options before ChangePackage.
     const changed = await runOk("ChangePackage", { ...acc, details, options: { option1: "15" } });
     expect(changed.infos[0]).toMatch(/now product 15/);
-    expect(serviceOf(acc)).toMatchObject({ product_id: "15", variant: "litespeed8", status: "active" });
+    expect(await serviceOf(acc)).toMatchObject({ product_id: "15", variant: "litespeed8", status: "active" });
     expect(upstreamCalls(sb, "change-core").slice(coreChangesBefore)).toMatchObject([{ op: "change-core", status: 200 }]);
 
     const cpanel = account(bridge.url, { product: "12" });
@@ -276,7 +276,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const refused = await run("ChangePackage", { ...cpanel, details: cpanelDetails, options: { option1: "13" } });
     expect(refused.returned).toBe(false);
     expect(refused.errors[0]).toMatch(/^License Bridge: Change Package failed: the bridge answered: Validation error: package_identifier .+\[\w+\]\.$/);
-    expect(serviceOf(cpanel).product_id).toBe("12");
+    expect((await serviceOf(cpanel)).product_id).toBe("12");
   });
 
   it("the client area shows the licence (status, IP, install command) in the client function and on the service page", async () => {
@@ -293,7 +293,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(template).toBe("licence.tpl");
     expect(vars.lb_error).toBeNull();
     expect(vars.can_change_ip).toBe(true);
-    expect(vars.licence).toMatchObject({ license_key: serviceOf(acc).license_key, status: "active", ip, product: "cpanel", ip_changes_left_text: "unlimited" });
+    expect(vars.licence).toMatchObject({ license_key: (await serviceOf(acc)).license_key, status: "active", ip, product: "cpanel", ip_changes_left_text: "unlimited" });
     expect(vars.licence!.install_command).toContain(ip);
     expect(widget.widget!.template_exists).toBe(true);
     expect(Object.keys(vars)).toEqual(expect.arrayContaining(widget.widget!.template_vars));
@@ -320,7 +320,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const firstIp = acc.account_config!.ip!.value;
     const same = await run("widget", { ...acc, details, post: { lb_action: "changeip", new_ip: firstIp } });
     expect((same.returned as [string, ClientArea])[1]).toMatchObject({ lb_error: null, lb_info: `The licence now runs on ${firstIp}. IP changes left: 3.` });
-    expect(serviceOf(acc).ip_changes).toBe(0);
+    expect((await serviceOf(acc)).ip_changes).toBe(0);
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(0);
 
     for (let n = 1; n <= 3; n++) {
@@ -332,18 +332,18 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
       expect(vars.lb_info).toBe(`The licence now runs on ${newIp}. IP changes left: ${3 - n}.`);
       expect(vars.licence).toMatchObject({ ip: newIp, ip_changes_left_text: String(3 - n) });
       expect(out.details.option5).toBe(newIp);
-      expect(serviceOf(acc)).toMatchObject({ ip: newIp, ip_changes: n });
+      expect(await serviceOf(acc)).toMatchObject({ ip: newIp, ip_changes: n });
       expect(upstreamCalls(sb, "change-ip")).toHaveLength(n);
     }
 
-    const lastIp = serviceOf(acc).ip;
+    const lastIp = (await serviceOf(acc)).ip;
     const refused = await run("widget", { ...acc, details, post: { lb_action: "changeip", new_ip: uniqueIp() } });
     const vars = (refused.returned as [string, ClientArea])[1];
     expect(vars.lb_error).toMatch(/^No IP changes are left for this licence/);
     expect(refused.errors).toEqual([expect.stringMatching(/^No IP changes are left for this licence/)]);
     expect(vars.can_change_ip).toBe(false);
     expect(vars.licence).toMatchObject({ ip: lastIp, ip_changes_left_text: "0" });
-    expect(serviceOf(acc).ip).toBe(lastIp);
+    expect((await serviceOf(acc)).ip).toBe(lastIp);
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(3);
   });
 
@@ -386,7 +386,7 @@ describe.skipIf(skip !== null)(`the HostBill module when the bridge answers 202 
     expect(pending.errors).toEqual([
       expect.stringMatching(/^License Bridge: Create is still in progress at the bridge \(licence lb_\S+\)\. The licence is not active yet; the account stays Pending\. .*run Create again/),
     ]);
-    expect(pending.details.option4).toBe(serviceOf(acc).license_key);
+    expect(pending.details.option4).toBe((await serviceOf(acc)).license_key);
 
     await waitStatus(bridge, String(acc.account.id), "active", 20_000);
     const done = await runOk("Create", { ...acc, details: pending.details });
@@ -414,8 +414,8 @@ function harness(pair: () => Pair) {
     expect(out.returned).toBe(true);
     return out;
   };
-  const serviceOf = (scenario: Scenario) => {
-    const svc = pair().bridge.service.services.get(String(scenario.account.id));
+  const serviceOf = async (scenario: Scenario) => {
+    const svc = await pair().bridge.service.services.get(String(scenario.account.id));
     if (!svc) throw new Error(`the bridge has no service ${String(scenario.account.id)}`);
     return svc;
   };

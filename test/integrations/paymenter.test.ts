@@ -194,7 +194,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const { id, paid } = await pm.order("1", "203.0.113.71");
     expect(paid.failed_jobs).toEqual([]);
     expect(paid.jobs).toEqual([{ job: "CreateJob", service: id, outcome: "done" }]);
-    const row = pair().bridge.service.services.get(id)!;
+    const row = (await pair().bridge.service.services.get(id))!;
     expect(row).toMatchObject({ status: "active", ip: "203.0.113.71", product_id: "12", billing_cycle: "monthly", customer_email: "ann@example.com", customer_name: "Ann Example" });
     expect(paid.state!.properties.license_key).toMatchObject({ value: row.license_key, name: "Licence key" });
     expect(paid.emails).toEqual([
@@ -209,7 +209,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const checkout = await pm.run("checkout", "1", "203.0.113.93", "9");
     const paid = await pm.run("pay", checkout.service_id!);
     expect(paid.failed_jobs).toEqual([]);
-    const name = pair().bridge.service.services.get(checkout.service_id!)!.customer_name!;
+    const name = (await pair().bridge.service.services.get(checkout.service_id!))!.customer_name!;
     expect(name.startsWith("Cy ril \u{1F600}")).toBe(true); // the tab became a space
     expect(name.length).toBeLessThanOrEqual(200);
   });
@@ -220,7 +220,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const again = await pm.run("admin", "create", id);
     expect(again.admin_notification).toMatchObject({ type: "success" });
     const third = await pm.run("admin", "create", id);
-    const row = pair().bridge.service.services.get(id)!;
+    const row = (await pair().bridge.service.services.get(id))!;
     expect(third.result).toMatchObject({ license_key: row.license_key });
     expect(row.billing_cycle).toBe("annually");
     expect(pair().sb.sandbox.ledger().map((c) => [c.op, c.months])).toEqual([["register", 12]]);
@@ -235,12 +235,12 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(paid.emails).toEqual([]);
     expect(paid.log.some((l) => l.level === "error" && l.message.includes("insufficient_balance"))).toBe(true); // report()ed
     expect(pair().sb.sandbox.ledger()).toEqual([]);
-    expect(pair().bridge.service.services.get(id)?.status).not.toBe("active");
+    expect((await pair().bridge.service.services.get(id))?.status).not.toBe("active");
 
     pair().sb.sandbox.setBalance(1000);
     const retried = await pm.run("admin", "create", id);
     expect(retried.admin_notification).toMatchObject({ type: "success" });
-    expect(pair().bridge.service.services.get(id)?.status).toBe("active");
+    expect((await pair().bridge.service.services.get(id))?.status).toBe("active");
     expect(pair().sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
   });
 
@@ -256,17 +256,17 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const pm = paymenter();
     const { id } = await pm.order("1", "203.0.113.75");
     await pm.run("edit-expiry", id, "2020-01-01"); // overdue
-    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(midnight("2020-01-01"));
+    expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(midnight("2020-01-01"));
 
     const suspended = await pm.run("overdue", id);
     expect(suspended.jobs).toEqual([{ job: "SuspendJob", service: id, outcome: "done" }]);
     expect(suspended.emails.map((e) => e.template)).toEqual(["server_suspended"]);
-    expect(pair().bridge.service.services.get(id)!.status).toBe("suspended");
+    expect((await pair().bridge.service.services.get(id))!.status).toBe("suspended");
     expect(upstreamCalls(pair().sb, "suspend").map((c) => c.params.ip)).toEqual(["203.0.113.75"]);
 
     const paid = await pm.run("pay", id);
     expect(paid.jobs).toEqual([{ job: "UnsuspendJob", service: id, outcome: "done" }]);
-    const row = pair().bridge.service.services.get(id)!;
+    const row = (await pair().bridge.service.services.get(id))!;
     expect(row.status).toBe("active");
     expect(row.paid_until).toBe(midnight(paid.state!.service.expires_at));
     expect(row.paid_until).toBeGreaterThan(Date.now());
@@ -276,7 +276,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const ended = await pm.run("cron-terminate", id);
     expect(ended.jobs).toEqual([{ job: "TerminateJob", service: id, outcome: "done" }]);
     expect(ended.emails.map((e) => e.template)).toEqual(["server_terminated"]);
-    expect(pair().bridge.service.services.get(id)!.status).toBe("terminated");
+    expect((await pair().bridge.service.services.get(id))!.status).toBe("terminated");
     expect(ended.state!.service.status).toBe("cancelled");
   });
 
@@ -287,28 +287,28 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(renewed.jobs).toEqual([]); // RenewServiceService: an active service gets no job
     const due = renewed.state!.service.expires_at;
     expect(due).not.toBe(first.state!.service.expires_at);
-    const row = pair().bridge.service.services.get(id)!;
+    const row = (await pair().bridge.service.services.get(id))!;
     expect(row.paid_until).toBe(midnight(due));
     expect(pair().sb.sandbox.ledger().map((c) => c.op)).toEqual(["register"]); // the renewal sweep buys the next term later
 
     await pm.run("edit-expiry", id, "2031-03-04"); // an admin's edit, committed in a transaction
-    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(midnight("2031-03-04"));
+    expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(midnight("2031-03-04"));
   });
 
   it("a renewal the bridge cannot hear goes through in Paymenter, is reported, and the admin's Upgrade action sends it again", async () => {
     const pm = paymenter();
     const { id } = await pm.order("1", "203.0.113.92");
-    const before = pair().bridge.service.services.get(id)!.paid_until;
+    const before = (await pair().bridge.service.services.get(id))!.paid_until;
     pm.editServer({ bridge_url: "http://127.0.0.1:9" });
     const renewed = await pm.run("pay", id);
     expect(renewed.state!.service).toMatchObject({ status: "active" });
     expect(renewed.log.find((l) => l.level === "error")?.message).toMatch(/could not record the paid-until date .* of service #1: .*could not be reached.*Upgrade server/);
-    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(before);
+    expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(before);
 
     pm.editServer({ bridge_url: pair().bridge.url });
     const resent = await pm.run("admin", "upgrade", id);
     expect(resent.admin_notification).toMatchObject({ type: "success" });
-    expect(pair().bridge.service.services.get(id)!.paid_until).toBe(midnight(renewed.state!.service.expires_at));
+    expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(midnight(renewed.state!.service.expires_at));
     expect(upstreamCalls(pair().sb, "change-core")).toEqual([]);
   });
 
@@ -317,7 +317,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const { id } = await pm.order("2", "203.0.113.77");
     const up = await pm.run("upgrade", id, "3");
     expect(up.jobs).toEqual([{ job: "UpgradeJob", service: id, outcome: "done" }]);
-    expect(pair().bridge.service.services.get(id)).toMatchObject({ product_id: "14", variant: "litespeed", upstream_variant: "litespeed" });
+    expect(await pair().bridge.service.services.get(id)).toMatchObject({ product_id: "14", variant: "litespeed", upstream_variant: "litespeed" });
     // The first change-core makes the new licence a litespeed4 (product 13); the upgrade is the second.
     expect(upstreamCalls(pair().sb, "change-core").map((c) => c.params)).toEqual([
       { ip: "203.0.113.77", old_type: "litespeed", new_type: "litespeed4" },
@@ -328,14 +328,14 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const other = await pm.order("1", "203.0.113.78");
     const refused = await pm.run("upgrade", other.id, "2");
     expect(refused.failed_jobs[0]).toMatchObject({ job: "UpgradeJob", message: expect.stringMatching(/could not change to product 13 .*only a LiteSpeed core change/) });
-    expect(pair().bridge.service.services.get(other.id)!.product_id).toBe("12");
+    expect((await pair().bridge.service.services.get(other.id))!.product_id).toBe("12");
   });
 
   it("the client area shows the licence, its install command and the change-IP form, and nothing while the service is not active", async () => {
     const pm = paymenter();
     const { id } = await pm.order("1", "203.0.113.79");
     const { page } = await pm.run("show", id);
-    const row = pair().bridge.service.services.get(id)!;
+    const row = (await pair().bridge.service.services.get(id))!;
     expect(fieldText(page, "Licence key")).toBe(row.license_key);
     expect(fieldText(page, "Licence status")).toBe("active");
     expect(fieldText(page, "Licensed IP")).toBe("203.0.113.79");
@@ -360,7 +360,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
       expect(out.response).toEqual({ status: 302, location: `http://paymenter.test/services/${id}?tab=license` });
       expect(out.session_notification).toEqual({ type: "success", message: `The licence now belongs to ${ip}. IP changes left: ${2 - n}.` });
       expect(out.state!.properties.license_ip).toMatchObject({ value: ip });
-      expect(pair().bridge.service.services.get(id)!.ip).toBe(ip);
+      expect((await pair().bridge.service.services.get(id))!.ip).toBe(ip);
     }
     const after = await pm.run("show", id);
     expect(after.page!.notification).toMatchObject({ type: "success" }); // shown once on the next page (HasNotifications)
@@ -371,7 +371,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     const refused = await pm.run("post-change-ip", id, "203.0.113.84");
     expect(refused.session_notification).toEqual({ type: "error", message: "This licence has no IP changes left. Contact support if your server has moved." });
     expect(refused.state!.properties.license_ip).toMatchObject({ value: "203.0.113.83" });
-    expect(pair().bridge.service.services.get(id)!.ip).toBe("203.0.113.83");
+    expect((await pair().bridge.service.services.get(id))!.ip).toBe("203.0.113.83");
     expect(upstreamCalls(pair().sb, "change-ip")).toHaveLength(3);
   });
 
@@ -389,7 +389,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(taken.session_notification).toEqual({ type: "error", message: "That IP address already has a licence of this kind." });
     expect(JSON.stringify(taken.session_notification)).not.toContain(`service ${other.id}`);
     expect(upstreamCalls(pair().sb, "change-ip")).toEqual([]);
-    expect(pair().bridge.service.services.get(id)!.ip).toBe("203.0.113.85");
+    expect((await pair().bridge.service.services.get(id))!.ip).toBe("203.0.113.85");
   });
 
   it("an unreachable bridge fails the job with a readable reason; the page says the licence is unavailable", async () => {

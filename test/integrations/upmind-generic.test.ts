@@ -192,7 +192,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     const created = await upmind(config(), "create", createParams(), wire);
     expect(created).toEqual({ ok: true, result: { license_key: expect.stringMatching(/^lb_/), service_identifier: "upmind-cp-1001", package_identifier: "12" } });
     expect(wire).toEqual([{ status: 200, contentType: "application/json; charset=utf-8" }]);
-    expect(row(pair(), "upmind-cp-1001")).toMatchObject({ status: "active", ip: "203.0.113.90", billing_cycle: "annually", months: 12, customer_email: "ann@example.com" });
+    expect(await row(pair(), "upmind-cp-1001")).toMatchObject({ status: "active", ip: "203.0.113.90", billing_cycle: "annually", months: 12, customer_email: "ann@example.com" });
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.90", months: 12 }]);
   });
 
@@ -210,24 +210,24 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     const keyOnly = { license_key, customer_identifier: "client-77" };
 
     expect(await upmind(config(), "suspend", keyOnly)).toEqual({ ok: true, result: {} });
-    expect(row(pair(), "upmind-cp-1001")?.status).toBe("suspended");
+    expect((await row(pair(), "upmind-cp-1001"))?.status).toBe("suspended");
     expect(await upmind(config(), "suspend", keyOnly)).toEqual({ ok: true, result: {} });
     expect(await upmind(config(), "unsuspend", keyOnly)).toEqual({ ok: true, result: {} });
-    expect(row(pair(), "upmind-cp-1001")?.status).toBe("active");
+    expect((await row(pair(), "upmind-cp-1001"))?.status).toBe("active");
     expect(await upmind(config(), "terminate", keyOnly)).toEqual({ ok: true, result: {} });
-    expect(row(pair(), "upmind-cp-1001")?.status).toBe("terminated");
+    expect((await row(pair(), "upmind-cp-1001"))?.status).toBe("terminated");
     expect(upstreamCalls(sb, "suspend", "unsuspend").map((r) => r.op)).toEqual(["suspend", "unsuspend", "suspend"]);
   });
 
   it("renew moves paid-until on by the licence's own cycle; the billing_cycle_months Upmind sends with it is ignored", async () => {
     const created = await upmind(config(), "create", createParams());
     const license_key = keyOf(created);
-    const before = row(pair(), "upmind-cp-1001")!.paid_until!;
+    const before = (await row(pair(), "upmind-cp-1001"))!.paid_until!;
     const renewed = await upmind(config(), "renew", { license_key, customer_identifier: "client-77", package_identifier: "12", billing_cycle_months: 1, extra: { invoice: 5 } });
     expect(renewed).toEqual({ ok: true, result: { license_key, package_identifier: "12" } });
     const expected = new Date(before);
     expected.setUTCMonth(expected.getUTCMonth() + 12);
-    expect(new Date(row(pair(), "upmind-cp-1001")!.paid_until!).toISOString()).toBe(expected.toISOString());
+    expect(new Date((await row(pair(), "upmind-cp-1001"))!.paid_until!).toISOString()).toBe(expected.toISOString());
   });
 
   it("changePackage moves the licence to the new package_identifier (LiteSpeed 4 cores to 8) and returns license_key", async () => {
@@ -235,7 +235,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     const license_key = keyOf(created);
     const changed = await upmind(config(), "changePackage", { license_key, customer_identifier: "client-77", package_identifier: "15", billing_cycle_months: 12 });
     expect(changed).toEqual({ ok: true, result: { license_key, package_identifier: "15" } });
-    expect(row(pair(), "upmind-cp-1002")).toMatchObject({ product_id: "15", variant: "litespeed8" });
+    expect(await row(pair(), "upmind-cp-1002")).toMatchObject({ product_id: "15", variant: "litespeed8" });
     expect(upstreamCalls(pair().sb, "change-core").at(-1)?.params).toMatchObject({ old_type: "litespeed4", new_type: "litespeed8" });
   });
 
@@ -280,7 +280,7 @@ describe("Upmind's Generic provider when the bridge answers 202 pending (PROVISI
     const created = await upmind(config(), "create", createParams(), wire);
     expect(wire).toMatchObject([{ status: 202 }]);
     expect(created).toMatchObject({ ok: true, result: { license_key: expect.stringMatching(/^lb_/) } });
-    expect(row(pair(), "upmind-cp-1001")?.status).not.toBe("active");
+    expect((await row(pair(), "upmind-cp-1001"))?.status).not.toBe("active");
     await waitStatus(bridge, "upmind-cp-1001", "active");
   });
 

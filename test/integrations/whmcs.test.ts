@@ -166,7 +166,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const svc = { serviceid: 101, pid: 12, dedicatedip: "203.0.113.11" };
     const first = await w.service("CreateAccount", svc);
     expect(first.result).toBe("success");
-    expect(row(pair(), "101")).toMatchObject({ status: "active", ip: "203.0.113.11", product_id: "12", customer_email: "ann@example.com", customer_name: "Ann Example", months: 1 });
+    expect(await row(pair(), "101")).toMatchObject({ status: "active", ip: "203.0.113.11", product_id: "12", customer_email: "ann@example.com", customer_name: "Ann Example", months: 1 });
     expect(sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.11", type: "cpanel", months: 1 }]);
 
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
@@ -181,7 +181,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
   it("takes the IP from the custom field \"IP Address\" when the service has no Dedicated IP, and the cycle from the model", async () => {
     const r = await w.service("CreateAccount", { serviceid: 102, pid: 12, customfields: { "IP Address": "203.0.113.12" }, billingcycle: "Annually" });
     expect(r.result).toBe("success");
-    expect(row(pair(), "102")).toMatchObject({ ip: "203.0.113.12", billing_cycle: "annually", months: 12 });
+    expect(await row(pair(), "102")).toMatchObject({ ip: "203.0.113.12", billing_cycle: "annually", months: 12 });
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.12", months: 12 }]);
   });
 
@@ -191,17 +191,17 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const oneTime = await w.service("CreateAccount", { serviceid: 104, pid: 12, dedicatedip: "203.0.113.14", billingcycle: "One Time" });
     expect(oneTime.result).toMatch(/billing cycle "One Time" has no licence term/);
     expect(pair().sb.sandbox.requests()).toEqual([]);
-    expect(row(pair(), "103")).toBeUndefined();
+    expect(await row(pair(), "103")).toBeUndefined();
   });
 
   it("Suspend, Unsuspend, Renew, ChangePackage and Terminate act on the licence, and a repeat is answered success", async () => {
     const { sb } = pair();
     const svc: Svc = { serviceid: 105, pid: 13, dedicatedip: "203.0.113.15" };
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
-    expect(row(pair(), "105")).toMatchObject({ status: "active", variant: "litespeed4" });
+    expect(await row(pair(), "105")).toMatchObject({ status: "active", variant: "litespeed4" });
 
     expect((await w.service("SuspendAccount", svc)).result).toBe("success");
-    expect(row(pair(), "105").status).toBe("suspended");
+    expect((await row(pair(), "105")).status).toBe("suspended");
     expect((await w.service("SuspendAccount", svc)).result).toBe("success");
     // Create on a suspended licence buys nothing and is not "success": the service must not turn Active.
     expect((await w.service("CreateAccount", svc)).result).toBe(
@@ -209,17 +209,17 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     );
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect((await w.service("UnsuspendAccount", svc)).result).toBe("success");
-    expect(row(pair(), "105").status).toBe("active");
+    expect((await row(pair(), "105")).status).toBe("active");
     expect(upstreamCalls(sb, "suspend", "unsuspend").map((r) => r.op)).toEqual(["suspend", "unsuspend"]);
 
     // Renew: WHMCS has moved the next due date on; the bridge is paid up to it.
     const due = day(45);
     expect((await w.service("Renew", { ...svc, nextduedate: due })).result).toBe("success");
-    expect(new Date(row(pair(), "105").paid_until!).toISOString().slice(0, 10)).toBe(due);
+    expect(new Date((await row(pair(), "105")).paid_until!).toISOString().slice(0, 10)).toBe(due);
 
     // ChangePackage: $params['pid'] is the new product (LiteSpeed 4 cores -> 8 cores).
     expect((await w.service("ChangePackage", { ...svc, pid: 15 })).result).toBe("success");
-    expect(row(pair(), "105")).toMatchObject({ product_id: "15", variant: "litespeed8" });
+    expect(await row(pair(), "105")).toMatchObject({ product_id: "15", variant: "litespeed8" });
     // (The order bought "litespeed" and moved it to litespeed4; the package change moves it on.)
     expect(upstreamCalls(sb, "change-core").map((r) => r.params)).toMatchObject([
       { ip: "203.0.113.15", new_type: "litespeed4" },
@@ -227,24 +227,24 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     ]);
 
     expect((await w.service("TerminateAccount", svc)).result).toBe("success");
-    expect(row(pair(), "105").status).toBe("terminated");
+    expect((await row(pair(), "105")).status).toBe("terminated");
     expect((await w.service("TerminateAccount", svc)).result).toBe("success");
     // Create on a terminated service orders it again: the reseller still has the licence, so the
     // bridge unsuspends it and buys nothing.
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
-    expect(row(pair(), "105").status).toBe("active");
+    expect((await row(pair(), "105")).status).toBe("active");
     expect(sb.sandbox.ledger().map((c) => c.op)).toEqual(["register"]);
   });
 
   it("Renew without a future next due date sends none, and the bridge adds one billing cycle", async () => {
     const svc: Svc = { serviceid: 106, pid: 12, dedicatedip: "203.0.113.16" };
     await w.service("CreateAccount", svc);
-    const before = row(pair(), "106").paid_until!;
+    const before = (await row(pair(), "106")).paid_until!;
     expect((await w.service("Renew", { ...svc, nextduedate: day(-1) })).result).toBe("success");
     const renew = w.logged().find((e) => e.action === "renew")!;
     expect(renew.request).toMatchObject({ params: { service_identifier: "106" } });
     expect((renew.request as { params: Record<string, string> }).params).not.toHaveProperty("next_due_date");
-    const after = new Date(row(pair(), "106").paid_until!);
+    const after = new Date((await row(pair(), "106")).paid_until!);
     const expected = new Date(before);
     expected.setUTCMonth(expected.getUTCMonth() + 1);
     expect(after.toISOString().slice(0, 10)).toBe(expected.toISOString().slice(0, 10));
@@ -259,16 +259,16 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
   it("a product addon is the service \"addon-<addonId>\" with the product of its Bridge product id setting", async () => {
     const addon: Svc = { serviceid: 500, pid: 12, dedicatedip: "203.0.113.18", addon: { id: 7, addonid: 4 }, billingcycle: "Annually", configoptions: { configoption3: "13" } };
     expect((await w.service("CreateAccount", addon)).result).toBe("success");
-    expect(row(pair(), "addon-7")).toMatchObject({ status: "active", product_id: "13", months: 12 });
-    expect(row(pair(), "500")).toBeUndefined();
+    expect(await row(pair(), "addon-7")).toMatchObject({ status: "active", product_id: "13", months: 12 });
+    expect(await row(pair(), "500")).toBeUndefined();
     expect((await w.service("SuspendAccount", addon)).result).toBe("success");
-    expect(row(pair(), "addon-7").status).toBe("suspended");
+    expect((await row(pair(), "addon-7")).status).toBe("suspended");
 
     // Settings reached by friendly name (as public modules read them for addons) work too.
     const byName = serviceCall(pair().bridge.url, { serviceid: 500, pid: 12, dedicatedip: "203.0.113.19", addon: { id: 8, addonid: 4 } });
     byName.params!["Bridge product id (product addons)"] = "12";
     expect((await w.call({ kind: "service", function: "CreateAccount", ...byName })).result).toBe("success");
-    expect(row(pair(), "addon-8").product_id).toBe("12");
+    expect((await row(pair(), "addon-8")).product_id).toBe("12");
 
     // Without the setting the product is "addon-<addon id>", which this catalogue lacks: the bridge says so.
     const unmapped = await w.service("CreateAccount", { serviceid: 500, pid: 12, dedicatedip: "203.0.113.20", addon: { id: 9, addonid: 4 } });
@@ -292,7 +292,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(refused.outcome).toBe("error");
     expect(refused.result).toMatch(/^License Bridge: .*\[insufficient_balance\]\. The reseller account needs balance: top it up, then run Create again\.$/);
     expect(sb.sandbox.ledger()).toEqual([]);
-    expect(row(pair(), "108").status).not.toBe("active");
+    expect((await row(pair(), "108")).status).not.toBe("active");
 
     sb.sandbox.setBalance(1000);
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
@@ -333,7 +333,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const noToken = await w.clientArea({ serviceid: 110, pid: 12, dedicatedip: "203.0.113.23", server: { serveraccesshash: "", serverpassword: "" } });
     expect(noToken.result).toMatchObject({ templatefile: "clientarea", vars: { lb_unavailable: true, lb_known: false } });
     rendered(noToken, (html) => expect(html).toContain("The licence details are not available right now"));
-    expect(pair().bridge.service.services.get("110")).toBeUndefined();
+    expect(await pair().bridge.service.services.get("110")).toBeUndefined();
   });
 
   it("the client changes the IP by POST within the product's limit (3), WHMCS's Dedicated IP follows, and the 4th is refused", async () => {
@@ -351,7 +351,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
       expect(r.model_after?.dedicatedip).toBe(ip);
       svc = { ...svc, dedicatedip: ip };
     }
-    expect(row(pair(), "111")).toMatchObject({ ip: "203.0.113.33", ip_changes: 3 });
+    expect(await row(pair(), "111")).toMatchObject({ ip: "203.0.113.33", ip_changes: 3 });
     const page = await w.clientArea(svc);
     expect(page.result).toMatchObject({ vars: { lb_ip_changes_left: 0, lb_can_change_ip: false } });
     rendered(page, (html) => {
@@ -364,7 +364,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(fourth.result).toMatch(/^This licence's IP cannot be changed again/);
     expect(fourth.properties_saved).toEqual([]);
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(3);
-    expect(row(pair(), "111").ip).toBe("203.0.113.33");
+    expect((await row(pair(), "111")).ip).toBe("203.0.113.33");
   });
 
   it("the client's change of IP follows the custom field when the IP lives there, and refuses bad input without calling the bridge", async () => {
@@ -407,12 +407,12 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(tab["Paid until"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(tab["Install command"]).toContain("bash &lt;(curl");
     expect(tab["Install command"]).toContain("no call to resend the install e-mail");
-    expect(tab["Licence key"]).toBe(row(pair(), "113").license_key);
+    expect(tab["Licence key"]).toBe((await row(pair(), "113")).license_key);
 
     expect((await w.call({ kind: "admin-button", function: "Refresh", ...serviceCall(pair().bridge.url, svc) })).result).toBe("success");
     const moved = await w.call({ kind: "admin-button", function: "ChangeIp", ...serviceCall(pair().bridge.url, { ...svc, dedicatedip: "203.0.113.51" }) });
     expect(moved.result).toBe("success");
-    expect(row(pair(), "113").ip).toBe("203.0.113.51");
+    expect((await row(pair(), "113")).ip).toBe("203.0.113.51");
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(1);
     expect((await w.call({ kind: "admin-button", function: "ClientChangeIp", ...serviceCall(pair().bridge.url, svc) })).outcome).toBe("not allowed");
   });
@@ -433,7 +433,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(down).toMatchObject({ success: false, error: expect.stringMatching(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/info.*\[unreachable\]/) });
     expect(await test({ serveraccesshash: "", serverpassword: "" })).toEqual({ success: false, error: expect.stringMatching(/no token: put the bridge's PROVISIONING_TOKEN in its Access Hash/) });
     // Its probe is a service no panel has: the bridge holds nothing more afterwards.
-    expect(pair().bridge.service.services.get("whmcs-connection-test")).toBeUndefined();
+    expect(await pair().bridge.service.services.get("whmcs-connection-test")).toBeUndefined();
   });
 });
 
@@ -466,8 +466,8 @@ function rendered(out: Outcome, check: (html: string) => void): void {
 }
 
 /** Row of the bridge's service table. */
-function row(p: Pair, id: string): ServiceRow {
-  return p.bridge.service.services.get(id) as ServiceRow;
+async function row(p: Pair, id: string): Promise<ServiceRow> {
+  return (await p.bridge.service.services.get(id)) as ServiceRow;
 }
 
 /**
