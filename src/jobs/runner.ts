@@ -104,7 +104,8 @@ export class JobRunner {
   /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
   private abandoned = false;
   private running = false;
-  private filling = false;
+  /** The fill under way (one at a time); stop() waits for it, so no claim outlives it unnoticed. */
+  private filling: Promise<void> | undefined;
   private refill = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -149,9 +150,12 @@ export class JobRunner {
     this.running = false;
     clearInterval(this.pollTimer);
     this.unsubscribe?.();
-    const all = Promise.allSettled([...this.inFlight.values()]);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    const grace = new Promise((r) => (timer = setTimeout(r, graceMs)));
+    // A claim still under way gives its jobs back (see fillRounds) before the running ones are counted.
+    await Promise.race([this.filling?.catch(() => undefined), grace]);
+    const all = Promise.allSettled([...this.inFlight.values()]);
+    await Promise.race([all, grace]);
     clearTimeout(timer);
     clearInterval(this.heartbeatTimer);
     if (this.inFlight.size > 0) this.abandoned = true;
@@ -168,42 +172,62 @@ export class JobRunner {
     });
   }
 
-  private async fill(): Promise<void> {
-    if (!this.running || this.o.canClaim?.() === false) return;
+  private fill(): Promise<void> {
+    if (!this.running || this.o.canClaim?.() === false) return Promise.resolve();
     // One claim at a time: a wake during a claim asks for another round after it.
     if (this.filling) {
       this.refill = true;
-      return;
+      return this.filling;
     }
-    this.filling = true;
-    try {
-      do {
-        this.refill = false;
-        await this.settleDeferred();
-        const free = this.concurrency - this.inFlight.size;
-        if (free <= 0 || !this.running) return;
-        let jobs: Job[];
-        try {
-          jobs = await this.o.jobs.claim(this.workerId, free, this.leaseMs);
-          this.claimBusy = false;
-        } catch (err) {
-          const busy = this.o.isBusy?.(err) ?? false;
-          if (!busy) this.o.logger.error({ err }, "could not claim jobs");
-          // Once per stretch of a lock held elsewhere (a backup), not on every poll.
-          else if (!this.claimBusy) this.o.logger.warn({ error: (err as Error).message }, "database busy; claiming jobs again on the next polls");
-          this.claimBusy = busy;
-          return;
-        }
-        for (const job of jobs) {
-          const p = this.execute(job).finally(() => {
-            this.inFlight.delete(job.id);
-            this.wake();
-          });
-          this.inFlight.set(job.id, p);
-        }
-      } while (this.refill);
-    } finally {
-      this.filling = false;
+    const filling = this.fillRounds().finally(() => {
+      if (this.filling === filling) this.filling = undefined;
+    });
+    this.filling = filling;
+    return filling;
+  }
+
+  private async fillRounds(): Promise<void> {
+    do {
+      this.refill = false;
+      await this.settleDeferred();
+      const free = this.concurrency - this.inFlight.size;
+      if (free <= 0 || !this.running) return;
+      let jobs: Job[];
+      try {
+        jobs = await this.o.jobs.claim(this.workerId, free, this.leaseMs);
+        this.claimBusy = false;
+      } catch (err) {
+        const busy = this.o.isBusy?.(err) ?? false;
+        if (!busy) this.o.logger.error({ err }, "could not claim jobs");
+        // Once per stretch of a lock held elsewhere (a backup), not on every poll.
+        else if (!this.claimBusy) this.o.logger.warn({ error: (err as Error).message }, "database busy; claiming jobs again on the next polls");
+        this.claimBusy = busy;
+        return;
+      }
+      if (!this.running) {
+        // stop() came while the claim was under way: nothing of these jobs has started, and
+        // none may start now. They go back to the queue at once, their attempt not counted.
+        await this.giveBack(jobs);
+        return;
+      }
+      for (const job of jobs) {
+        const p = this.execute(job).finally(() => {
+          this.inFlight.delete(job.id);
+          this.wake();
+        });
+        this.inFlight.set(job.id, p);
+      }
+    } while (this.refill);
+  }
+
+  private async giveBack(jobs: Job[]): Promise<void> {
+    for (const job of jobs) {
+      try {
+        await this.o.jobs.finish(job, this.workerId, { state: "released" });
+      } catch (err) {
+        // Its lease runs out and it comes back with a later claim: only later than at once.
+        this.o.logger.warn({ err, job_id: job.id }, "could not give back a job claimed while the runner stopped; its lease will bring it back");
+      }
     }
   }
 

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { systemClock } from "../../src/clock.js";
+import { defineJob, jobKind } from "../../src/jobs/define.js";
+import { JobRunner } from "../../src/jobs/runner.js";
+import type { Job } from "../../src/jobs/types.js";
+import { silentLogger } from "../../src/log/logger.js";
+import type { JobEnding, JobOps } from "../../src/store/store.js";
+
+const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
+
+function job(id: number): Job {
+  const now = Date.now();
+  return {
+    id,
+    kind: KIND.kind,
+    queueKey: null,
+    serviceId: null,
+    eventId: null,
+    uniqueKey: null,
+    payload: {},
+    state: "running",
+    attempts: 1,
+    maxAttempts: 5,
+    runAt: now,
+    leaseUntil: now + 20_000,
+    leasedBy: "w",
+    intent: null,
+    lastError: null,
+    errorCode: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Job operations whose claims answer only when the test says so, as a store across a network
+ * (PostgreSQL) does: the runner's fill is suspended in the claim meanwhile.
+ */
+function slowClaims() {
+  const claims: { resolve(jobs: Job[]): void }[] = [];
+  const endings: { id: number; ending: JobEnding["state"] }[] = [];
+  const fail = (): never => {
+    throw new Error("not used by this test");
+  };
+  const jobs: JobOps = {
+    claim: () => new Promise<Job[]>((resolve) => claims.push({ resolve })),
+    reclaimFrom: async () => 0,
+    heartbeat: async () => undefined,
+    finish: async (j, _worker, ending) => {
+      endings.push({ id: j.id, ending: ending.state });
+      return ending.state === "released" ? "queued" : ending.state === "succeeded" ? "succeeded" : undefined;
+    },
+    enqueue: fail,
+    setIntent: fail,
+    requeueBlocked: fail,
+    retry: fail,
+    get: fail,
+    list: fail,
+    counts: fail,
+    unfinished: fail,
+  };
+  return { jobs, claims, endings };
+}
+
+describe("job runner", () => {
+  it("stopped while a claim is under way: the claimed jobs are given back untouched, never started, before stop() resolves", async () => {
+    const store = slowClaims();
+    const started: number[] = [];
+    const runner = new JobRunner({
+      jobs: store.jobs,
+      onJobReady: () => () => undefined,
+      definitions: [defineJob(KIND, async (j) => void started.push(j.id))],
+      logger: silentLogger(),
+      clock: systemClock,
+      pollMs: 60_000,
+    });
+    await runner.start();
+    await expect.poll(() => store.claims.length).toBe(1);
+
+    const stopped = runner.stop(1_000);
+    // The claim answers after stop() began (the SIGTERM came while it was in flight).
+    store.claims[0]!.resolve([job(1), job(2)]);
+    expect(await stopped).toEqual({ unfinished: 0 });
+
+    expect(started).toEqual([]);
+    expect(store.endings).toEqual([
+      { id: 1, ending: "released" },
+      { id: 2, ending: "released" },
+    ]);
+  });
+});
