@@ -5,10 +5,13 @@ import type { Logger } from "../log/logger.js";
 import type { Mailer } from "../mail/transport.js";
 import type { Store } from "../store/store.js";
 
-/** One alert mail per episode: the key and the moment the episode opened. */
+/**
+ * One alert mail per episode: the key and the moment the episode opened (for the unique key
+ * only; alert mails queued by the release before it have none, and are sent).
+ */
 export const ALERT_MAIL = jobKind({
   kind: "alert_mail",
-  payload: z.object({ key: z.string(), subject: z.string(), detail: z.string(), opened_at: z.number() }),
+  payload: z.object({ key: z.string(), subject: z.string(), detail: z.string(), opened_at: z.number().optional() }),
   uniqueKey: (p) => `alert:${p.key}:${p.opened_at}`,
   maxAttempts: 50,
 });

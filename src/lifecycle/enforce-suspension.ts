@@ -7,10 +7,13 @@ import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { jobChange, mustGet } from "./targets.js";
 
-/** One repair per licence and state of the service (`seen_at`: its updated_at when reconcile looked). */
+/**
+ * One repair per licence and state of the service (`seen_at`: its updated_at when reconcile
+ * looked, for the unique key only; jobs queued by the release before it have none, and run).
+ */
 export const ENFORCE_SUSPENSION = jobKind({
   kind: JOB_KINDS.enforceSuspension,
-  payload: z.object({ ip: ipSchema, type: productTypeSchema, seen_at: z.number() }),
+  payload: z.object({ ip: ipSchema, type: productTypeSchema, seen_at: z.number().optional() }),
   uniqueKey: (p, where) => `enforce-suspension:${where.serviceId ?? ""}:${p.type}:${p.ip}:${p.seen_at}`,
 });
 
