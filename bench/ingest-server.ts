@@ -32,7 +32,7 @@ async function bridge() {
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
   const accept = createIntake({ store, catalog: config.catalog });
-  return createApp({ logger, routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
+  return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
 }
 
 const app = mode === "bare" ? bare() : await bridge();

@@ -178,6 +178,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const accept = guardAccept(createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS }), lost);
   const app = createApp({
     logger: logger.child({ component: "http" }),
+    isBusy: (err) => store.isBusy(err),
     routers: [
       healthRouter({ store, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: lost }),
       openApiRouter(),

@@ -1,5 +1,5 @@
 import { ConfigError, databasePathProblem, loadConfig, type Config } from "../config/load.js";
-import { DatabaseOpenError } from "../store/sqlite/database.js";
+import { DatabaseOpenError } from "../store/open.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { CliError, EXIT } from "./output.js";
 

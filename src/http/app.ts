@@ -9,6 +9,8 @@ export interface AppDeps {
   routers: Router[];
   /** Log one line per request. (Default: true) */
   logRequests?: boolean;
+  /** A store error worth trying again soon (Store.isBusy): answered 503 with Retry-After. (Default: none) */
+  isBusy?: (err: unknown) => boolean;
 }
 
 /** The HTTP surface: one router per feature, mounted here and nowhere else. */
@@ -19,6 +21,6 @@ export function createApp(deps: AppDeps): Express {
   if (deps.logRequests !== false) app.use(requestLog(deps.logger));
   for (const r of deps.routers) app.use(r);
   app.use((_req, res) => sendError(res, 404, "not_found", "Not found"));
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.isBusy));
   return app;
 }

@@ -1,7 +1,6 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "./error-codes.js";
-import { isDatabaseBusy } from "../store/sqlite/database.js";
 import { loggablePath } from "./loggable-path.js";
 
 /**
@@ -32,17 +31,18 @@ export class ServiceUnavailableError extends Error {
 export const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Maps body-parser failures to their statuses; an unavailable service and a database locked by
- * another process (a backup, an operator's sqlite3 shell) to 503 with Retry-After; anything
- * unexpected to a 500 without internals.
+ * Maps body-parser failures to their statuses; an unavailable service and a store error that
+ * `isBusy` says is worth trying again soon (SQLite: a database locked by another process, a
+ * backup or an operator's sqlite3 shell) to 503 with Retry-After; anything unexpected to a 500
+ * without internals.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean = () => false): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const unavailable =
       err instanceof ServiceUnavailableError
         ? err
-        : isDatabaseBusy(err)
+        : isBusy(err)
           ? new ServiceUnavailableError("the database is busy; try again in a few seconds", BUSY_RETRY_AFTER_SECONDS)
           : undefined;
     if (unavailable) {

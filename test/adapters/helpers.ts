@@ -53,6 +53,7 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
   const app = createApp({
     logger: silentLogger(),
     logRequests: false,
+    isBusy: (err) => store.isBusy(err),
     routers: adapterRouters(config, { accept, clock: systemClock, logger: silentLogger(), services }),
   });
   const server = await new Promise<Server>((ok, fail) => {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { describeConfig } from "../../config/describe.js";
-import { DatabaseNewerThanCodeError } from "../../store/sqlite/migrations.js";
+import { DatabaseNewerThanCodeError } from "../../store/store.js";
 import { startService } from "../../service.js";
 import { cliLogger, configOrExit } from "../context.js";
 import { ListenError } from "../../http/listen.js";
