@@ -269,8 +269,9 @@ export class JobRunner {
   private successSteps(job: Job, logger: Logger, ms: number): Step[] {
     return [
       async () => {
-        await this.o.jobs.finish(job, this.workerId, { state: "succeeded" });
+        const state = await this.o.jobs.finish(job, this.workerId, { state: "succeeded" });
         logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
+        if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
       },
       () => this.o.observer?.attemptFinished?.(job, "succeeded", ms),
     ];
@@ -299,25 +300,34 @@ export class JobRunner {
     const verdict = judgeFailure(err);
     if (isProgrammingError(err)) logger.error({ err }, "job attempt hit a programming error; failed without retrying");
     let outcome: AttemptOutcome = "retry";
+    // Set once the store has the job failed or blocked from this attempt. Not when this worker no
+    // longer held it (its lease ran out and another worker took it): that worker's attempt
+    // decides, and the service must not be marked failed (nor the operator alerted) behind it.
+    let stopped: "failed" | "blocked" | undefined;
     return [
       async () => {
         if (verdict.disposition === "retry") {
           const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
           const state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay });
           outcome = state === "failed" ? "failed" : "retry";
+          stopped = state === "failed" ? "failed" : undefined;
           logger[outcome === "failed" ? "error" : "warn"](
             { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
             "job attempt",
           );
+          if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
         } else {
-          outcome = verdict.disposition === "block" ? "blocked" : "failed";
-          await finish({ state: outcome, error: verdict.message, code: verdict.code });
+          const ending = verdict.disposition === "block" ? "blocked" : "failed";
+          outcome = ending;
+          const state = await finish({ state: ending, error: verdict.message, code: verdict.code });
+          stopped = state === ending ? ending : undefined;
           logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
+          if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
         }
       },
       () => this.o.observer?.attemptFinished?.(job, outcome, ms, err),
       async () => {
-        if (outcome === "failed" || outcome === "blocked") await this.o.observer?.jobStopped?.(job, outcome, verdict.message, err);
+        if (stopped) await this.o.observer?.jobStopped?.(job, stopped, verdict.message, err);
       },
     ];
   }

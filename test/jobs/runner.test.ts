@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { systemClock } from "../../src/clock.js";
 import { defineJob, jobKind } from "../../src/jobs/define.js";
+import { JobBlockedError, JobFailedError } from "../../src/jobs/errors.js";
 import { JobRunner } from "../../src/jobs/runner.js";
 import type { Job } from "../../src/jobs/types.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -37,7 +38,7 @@ function job(id: number): Job {
  * Job operations whose claims answer only when the test says so, as a store across a network
  * (PostgreSQL) does: the runner's fill is suspended in the claim meanwhile.
  */
-function slowClaims() {
+function slowClaims(options: { lostLease?: boolean } = {}) {
   const claims: { resolve(jobs: Job[]): void }[] = [];
   const endings: { id: number; ending: JobEnding["state"] }[] = [];
   const fail = (): never => {
@@ -49,7 +50,10 @@ function slowClaims() {
     heartbeat: async () => undefined,
     finish: async (j, _worker, ending) => {
       endings.push({ id: j.id, ending: ending.state });
-      return ending.state === "released" ? "queued" : ending.state === "succeeded" ? "succeeded" : undefined;
+      // A lost lease: another worker took the job back, this one's ending changes nothing.
+      if (options.lostLease) return undefined;
+      if (ending.state === "retry") return j.attempts >= j.maxAttempts ? "failed" : "queued";
+      return ending.state === "released" || ending.state === "deferred" ? "queued" : ending.state;
     },
     enqueue: fail,
     setIntent: fail,
@@ -88,5 +92,36 @@ describe("job runner", () => {
       { id: 1, ending: "released" },
       { id: 2, ending: "released" },
     ]);
+  });
+
+  it.each([
+    ["failed", new JobFailedError("no such product")],
+    ["blocked", new JobBlockedError("no balance")],
+  ] as const)("tells the observer a job %s only when the store recorded it so for this worker", async (state, error) => {
+    for (const lostLease of [false, true]) {
+      const store = slowClaims({ lostLease });
+      const stopped: { id: number; state: string }[] = [];
+      const attempts: string[] = [];
+      const runner = new JobRunner({
+        jobs: store.jobs,
+        onJobReady: () => () => undefined,
+        definitions: [defineJob(KIND, async () => Promise.reject(error))],
+        logger: silentLogger(),
+        clock: systemClock,
+        pollMs: 60_000,
+        observer: {
+          attemptFinished: (_job, outcome) => void attempts.push(outcome),
+          jobStopped: (job, s) => void stopped.push({ id: job.id, state: s }),
+        },
+      });
+      await runner.start();
+      await expect.poll(() => store.claims.length).toBe(1);
+      store.claims[0]!.resolve([job(7)]);
+      await expect.poll(() => attempts).toEqual([state]);
+      // The next claim never answers: stop() gives up on it after the grace.
+      await runner.stop(100);
+      expect(store.endings, `lost lease: ${lostLease}`).toEqual([{ id: 7, ending: state }]);
+      expect(stopped, `lost lease: ${lostLease}`).toEqual(lostLease ? [] : [{ id: 7, state }]);
+    }
   });
 });
