@@ -120,6 +120,32 @@ describe("renewal sweep", () => {
     expect(await bridge.service.alerts.open()).toEqual([]);
   });
 
+  it("a renewal that has not gone through a day before the term ends alerts the operator once", async () => {
+    sb = await startTestSandbox();
+    const clock = manualClock(Date.now());
+    bridge = await startTestBridge(sb, { clock, env: { RENEWAL_LEAD_DAYS: "40", OPERATOR_EMAIL: "ops@example.com" } });
+    await bridge.send(createdEvent({ id: "risky", next_due_date: inDays(365) }));
+    const { expires_at: termEnd } = await activeService("risky");
+    sb.sandbox.setBalance(0);
+
+    // Two days before the term ends the renewal is tried and blocked: not yet at risk.
+    clock.set(termEnd! - 2 * DAY);
+    await bridge.service.sweep.sweep();
+    await waitFor(async () => (await bridge!.service.queue.list({ kind: "renew", state: "blocked" })).length === 1, 10_000, "blocked renewal");
+    await bridge.service.maintenance();
+    const key = `renewal-at-risk:renew:risky:${termEnd}`;
+    expect((await bridge.service.alerts.open()).map((a) => a.key)).not.toContain(key);
+
+    // Half a day before: at risk, one episode (one mail), counted again on the next pass.
+    clock.set(termEnd! - DAY / 2);
+    await bridge.service.maintenance();
+    await bridge.service.maintenance();
+    expect((await bridge.service.alerts.open()).filter((a) => a.key === key)).toEqual([expect.objectContaining({ key, count: 2 })]);
+    const mails = (await bridge.service.queue.list({ kind: "alert_mail" })).filter((j) => (j.payload as { key: string }).key === key);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.payload).toMatchObject({ subject: expect.stringContaining("renewal of service risky not done") });
+  });
+
   it("without OPERATOR_EMAIL an alert is only logged, no mail job is created", async () => {
     sb = await startTestSandbox({ balance: 0 });
     bridge = await startTestBridge(sb);
