@@ -173,6 +173,22 @@ export interface IntakeItem {
 
 export type AcceptedItem<R> = { duplicate: string } | { result: R; eventId?: string; jobId?: number };
 
+/** One received event as stored: where it came from, and what came of it. */
+export interface EventRow {
+  id: string;
+  /** The panel (or API) it came through; with `webhook_id`, what makes a delivery a duplicate. */
+  source: string;
+  webhook_id: string;
+  type: string;
+  service_id: string;
+  /** The event as JSON. */
+  payload: string;
+  received_at: number;
+  /** Null until its job has run (or for an event that needs none). */
+  outcome: EventOutcome | null;
+  detail: string | null;
+}
+
 export interface EventOps {
   /**
    * Accepts one delivery's events durably (the commit is fsynced before this resolves): each is
@@ -186,6 +202,7 @@ export interface EventOps {
     decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>,
     keep: (results: AcceptedItem<R>[]) => boolean,
   ): Promise<{ stored: boolean; items: AcceptedItem<R>[] }>;
+  get(eventId: string): Promise<EventRow | undefined>;
 }
 
 // ---- jobs ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
@@ -25,6 +25,7 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
     `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
      VALUES (@id, @source, @webhook_id, @type, @service_id, @payload, @received_at, @outcome, @detail)`,
   );
+  const byId = db.prepare("SELECT * FROM events WHERE id = ?");
 
   function acceptOne<R>(source: string, item: IntakeItem, decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
     const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
@@ -70,6 +71,9 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
         if (err instanceof RolledBack) return { stored: false, items: err.items as never };
         throw err;
       }
+    },
+    async get(eventId) {
+      return byId.get(eventId) as EventRow | undefined;
     },
   };
 }
