@@ -130,7 +130,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     const res = await send(h, "Services.addAfter", { service_id: svc.id, service_activated: false, vars: { status: "pending", use_module: "false", pricing_id: svc.pricing_id } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: "ignored", reason: expect.stringContaining("not active yet") });
-    expect(await h.events(String(svc.id))).toEqual([]);
+    expect(await h.events("blesta", String(svc.id))).toEqual([]);
   });
 
   it("turns an edit of the IP service field into change-ip, from the old value to the new", async () => {
@@ -161,7 +161,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.errors).toEqual({ "changes.product_id": [expect.stringContaining("LiteSpeed")] });
     await settle(h.bridge);
-    expect((await h.events(String(svc.id))).map((e) => e.type)).toEqual(["service.created"]);
+    expect((await h.events("blesta", String(svc.id))).map((e) => e.type)).toEqual(["service.created"]);
     expect(await h.bridge.service.services.get(String(svc.id))).toMatchObject({ ip: ipOf(svc), ip_changes: 0 });
   });
 
@@ -224,7 +224,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     const svc = service();
     const res = await send(h, "Services.editAfter", activation(svc), { token: `${BLESTA_TOKEN}x` });
     expect(res.status).toBe(401);
-    expect(await h.events(String(svc.id))).toEqual([]);
+    expect(await h.events("blesta", String(svc.id))).toEqual([]);
   });
 });
 

@@ -26,8 +26,8 @@ export interface AdapterHarness {
   /** Base URL of the app that mounts the adapter routers. */
   url: string;
   post(path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }>;
-  /** Events the intake stored for a service, in order (from the service's history). */
-  events(serviceId: string): Promise<{ id: string; type: string }[]>;
+  /** Events the intake stored for a service under a source (the panel), in order. */
+  events(source: string, serviceId: string): Promise<{ id: string; type: string; webhook_id: string; service_id: string }[]>;
   /** Events stored in all, whatever their source. */
   eventCount(): Promise<number>;
   close(): Promise<void>;
@@ -67,11 +67,11 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
     bridge,
     url,
     post: (path, body, headers) => postTo(url, path, headers, body),
-    async events(serviceId) {
-      // Received events are the service's history entries "received <type>".
-      return (await services.history(serviceId))
-        .filter((h) => h.action.startsWith("received ") && h.event_id !== null)
-        .map((h) => ({ id: h.event_id!, type: h.action.slice("received ".length) }));
+    async events(source, serviceId) {
+      // Received events are the service's history entries "received <type>", in order.
+      const ids = (await services.history(serviceId)).filter((h) => h.action.startsWith("received ") && h.event_id !== null).map((h) => h.event_id!);
+      const rows = await Promise.all(ids.map((id) => store.events.get(id)));
+      return rows.filter((e) => e !== undefined && e.source === source).map((e) => ({ id: e!.id, type: e!.type, webhook_id: e!.webhook_id, service_id: e!.service_id }));
     },
     eventCount: async () => (await store.counts()).events,
     async close() {

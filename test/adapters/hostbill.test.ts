@@ -95,7 +95,7 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
     await sleep(150);
     expect(h.sb.sandbox.ledger().filter((c) => c.ip === acc.ip)).toHaveLength(1);
-    expect(await h.events(acc.id)).toHaveLength(1);
+    expect(await h.events("hostbill", acc.id)).toHaveLength(1);
   });
 
   it("refuses a wrong or missing signature, a tampered body and a stale timestamp with 401, storing nothing", async () => {
@@ -178,7 +178,7 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
     const hosting = account({ product_id: "999" });
     const notLicence = await send(h, "after_accountcreate", createHook(hosting));
     expect(notLicence.body).toEqual({ status: "ignored", reason: expect.stringContaining("999") });
-    expect(await h.events(hosting.id)).toEqual([]);
+    expect(await h.events("hostbill", hosting.id)).toEqual([]);
   });
 
   it("answers 409 for an account it has never seen, 422 naming what is wrong, 415/413/400 for bodies it cannot read", async () => {

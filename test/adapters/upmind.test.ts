@@ -160,7 +160,7 @@ describe("Upmind adapter", () => {
       expect(again.status, JSON.stringify(padded.slice(0, 3))).toBe(200);
       expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
     }
-    expect((await h.events(cp.id)).filter((e) => e.type === "service.renewed")).toHaveLength(1);
+    expect((await h.events("upmind", cp.id)).filter((e) => e.type === "service.renewed")).toHaveLength(1);
   });
 
   it("ignores hooks it does not act on and products outside the catalogue (200)", async () => {
