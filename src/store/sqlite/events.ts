@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
@@ -73,7 +73,7 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
       }
     },
     async get(eventId) {
-      return byId.get(eventId) as EventRow | undefined;
+      return byId.get(eventId) as Awaited<ReturnType<EventOps["get"]>>;
     },
   };
 }
