@@ -22,14 +22,17 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       // long pause must not start a second copy of a job beside the first).
       "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now AND leased_by <> @worker",
     ),
-    // A job is runnable when it is due and no earlier job of its queue is unfinished.
-    // Blocked counts as unfinished: later events of a service wait for the operator too.
+    // A job is runnable when it is due, no job of its queue is running, and no earlier one is
+    // queued or blocked. Blocked holds its successors: later events of a service wait for the
+    // operator too. A running job holds the earlier ones as well: an operator's retry of an old
+    // failed job waits until the job that runs has ended (one job of a queue at a time).
     runnable: db.prepare(
       `SELECT j.id FROM jobs j
        WHERE j.state = 'queued' AND j.run_at <= @now
          AND (j.queue_key IS NULL OR NOT EXISTS (
            SELECT 1 FROM jobs p
-           WHERE p.queue_key = j.queue_key AND p.id < j.id AND p.state IN ('queued', 'running', 'blocked')))
+           WHERE p.queue_key = j.queue_key AND p.id <> j.id
+             AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))
        ORDER BY j.run_at, j.id LIMIT @limit`,
     ),
     lease: db.prepare(
