@@ -97,6 +97,17 @@ export interface OpenPoolOptions {
   poolSize?: number;
 }
 
+/**
+ * PostgreSQL's text cannot hold U+0000 (SQLite's can): a NUL in an upstream error message or a
+ * detail would make the write fail, and a job's ending could never be recorded. It is stored as
+ * U+FFFD, the character for "could not be represented".
+ */
+function storable(values: unknown[] | undefined): unknown[] | undefined {
+  if (!values) return values;
+  const clean = (v: unknown): unknown => (typeof v === "string" && v.includes("\u0000") ? v.replaceAll("\u0000", "\uFFFD") : v);
+  return values.map((v) => (Array.isArray(v) ? v.map(clean) : clean(v)));
+}
+
 /** Errors that roll a transaction back without anything being wrong with it: run it again. */
 const RERUN = new Set(["40001", "40P01"]);
 
@@ -148,8 +159,8 @@ export function openPool(url: string, options: OpenPoolOptions): PgDb {
     const after: (() => void)[] = [];
     let now: number | undefined;
     const t: Tx = {
-      q: async <R>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as R[],
-      run: async (text, values) => (await client.query(text, values)).rowCount ?? 0,
+      q: async <R>(text: string, values?: unknown[]) => (await client.query(text, storable(values))).rows as R[],
+      run: async (text, values) => (await client.query(text, storable(values))).rowCount ?? 0,
       now: async () => {
         if (now === undefined) now = clock ? clock.now() : (await client.query<{ now: number }>(`SELECT ${DB_NOW_MS} AS now`)).rows[0]!.now;
         return now;
@@ -162,7 +173,7 @@ export function openPool(url: string, options: OpenPoolOptions): PgDb {
           `SELECT count(pg_advisory_xact_lock(ns, k)) FROM (
              SELECT DISTINCT ns, CASE WHEN ns = $3 THEN hashtext(key) & ${QUEUE_BUCKETS_MASK} ELSE hashtext(key) END AS k
              FROM unnest($1::int[], $2::text[]) AS l(ns, key) ORDER BY ns, k) sorted`,
-          [wanted.map((k) => k.ns), wanted.map((k) => k.key), LOCKS.queue],
+          storable([wanted.map((k) => k.ns), wanted.map((k) => k.key), LOCKS.queue]),
         );
         for (const k of wanted) held.add(`${k.ns}:${k.key}`);
       },
@@ -203,8 +214,8 @@ export function openPool(url: string, options: OpenPoolOptions): PgDb {
     pool,
     logger,
     clockParam,
-    q: async <R>(text: string, values?: unknown[]) => (await pool.query(text, values)).rows as R[],
-    run: async (text, values) => (await pool.query(text, values)).rowCount ?? 0,
+    q: async <R>(text: string, values?: unknown[]) => (await pool.query(text, storable(values))).rows as R[],
+    run: async (text, values) => (await pool.query(text, storable(values))).rowCount ?? 0,
     tx,
     async end() {
       const closed = open === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allClosed = resolve));

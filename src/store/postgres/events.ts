@@ -18,7 +18,7 @@ import type { PgServices } from "./services.js";
  */
 function intakeLocks(source: string, items: readonly IntakeItem[]): LockKey[] {
   return items.flatMap((item) => [
-    { ns: LOCKS.webhook, key: `${source}\u0000${item.webhookId}` },
+    { ns: LOCKS.webhook, key: JSON.stringify([source, item.webhookId]) },
     { ns: LOCKS.service, key: item.event.service.id },
     queueLock(item.queueKey),
     ...(item.ip ? [{ ns: LOCKS.ip, key: item.ip }] : []),
