@@ -53,18 +53,21 @@ export function jobReadyHub(db: PgDb, url: string, logger: Logger): JobReadyHub 
     }
   };
 
+  const sendNow = () => {
+    sendScheduled = false;
+    const p = db.q("SELECT pg_notify($1, $2)", [JOB_READY_CHANNEL, self]).then(
+      () => undefined,
+      (err: unknown) => logger.debug({ err }, "could not notify the other instances; they find the job on their next poll"),
+    );
+    sending.add(p);
+    void p.finally(() => sending.delete(p));
+  };
+
   const send = () => {
     if (closed || sendScheduled) return;
     sendScheduled = true;
     setImmediate(() => {
-      sendScheduled = false;
-      if (closed) return;
-      const p = db.q("SELECT pg_notify($1, $2)", [JOB_READY_CHANNEL, self]).then(
-        () => undefined,
-        (err: unknown) => logger.debug({ err }, "could not notify the other instances; they find the job on their next poll"),
-      );
-      sending.add(p);
-      void p.finally(() => sending.delete(p));
+      if (sendScheduled && !closed) sendNow();
     });
   };
 
@@ -138,6 +141,8 @@ export function jobReadyHub(db: PgDb, url: string, logger: Logger): JobReadyHub 
       };
     },
     async close() {
+      // A wake-up still to be sent goes out first: the CLI's `jobs retry` closes right after.
+      if (sendScheduled && !closed) sendNow();
       closed = true;
       clearTimeout(retryTimer);
       retryTimer = undefined;
