@@ -231,6 +231,34 @@ describe.skipIf(postgresFactory.skip !== undefined)("several instances on one Po
     expect([here, there]).toEqual([2, 2]);
   });
 
+  it("still wakes the instances when a store closes right after its write (the CLI's `jobs retry`)", async () => {
+    let there = 0;
+    b.onJobReady(() => there++);
+    await waitFor(
+      async () => (await a.db.q<{ n: number }>("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1", [`LISTEN ${JOB_READY_CHANNEL}`]))[0]!.n === 1,
+      10_000,
+      "the LISTEN connection",
+    );
+    const cli = await anotherInstance(url, { clock: "database" });
+    await cli.jobs.enqueue({ kind: "work" });
+    await cli.close();
+    await waitFor(() => there === 1, 10_000, "the instance to be woken");
+  });
+
+  it("listens again when its LISTEN connection is cut, and looks for work it may have missed", async () => {
+    let there = 0;
+    b.onJobReady(() => there++);
+    const listeners = async () =>
+      a.db.q<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query = $1", [`LISTEN ${JOB_READY_CHANNEL}`]);
+    const [first] = await waitFor(async () => ((await listeners()).length === 1 ? await listeners() : undefined), 10_000, "the LISTEN connection");
+    await a.db.q("SELECT pg_terminate_backend($1)", [first!.pid]);
+    // Back: a new connection, and one wake-up for whatever was announced while it was away.
+    await waitFor(async () => (await listeners()).some((l) => l.pid !== first!.pid), 10_000, "a new LISTEN connection");
+    await waitFor(() => there === 1, 10_000, "the wake-up after reconnecting");
+    await a.jobs.enqueue({ kind: "work" });
+    await waitFor(() => there === 2, 10_000, "a notification on the new connection");
+  });
+
   it("hands the jobs of an instance that died to another once their lease has run out", async () => {
     const { id } = await a.jobs.enqueue({ kind: "work", queueKey: "svc:1" });
     const next = await a.jobs.enqueue({ kind: "work", queueKey: "svc:1" });
