@@ -31,8 +31,13 @@ export interface ScratchCluster {
   stop(): Promise<void>;
 }
 
-/** Where initdb and pg_ctl are: the newest Debian install, or else the ones on PATH; undefined when none. */
+/**
+ * Where initdb and pg_ctl are: LB_POSTGRES_BIN when set, else the newest Debian install, else
+ * pg_config's on PATH; undefined when none.
+ */
 export function findPostgresBin(): string | undefined {
+  const chosen = process.env.LB_POSTGRES_BIN;
+  if (chosen) return existsSync(join(chosen, "initdb")) ? chosen : undefined;
   const root = "/usr/lib/postgresql";
   if (existsSync(root)) {
     const versions = readdirSync(root)
@@ -93,7 +98,10 @@ function run(prefix: string[], command: string, args: string[]): Promise<void> {
  */
 export async function startScratchCluster(): Promise<ScratchCluster | { skip: string }> {
   const bin = findPostgresBin();
-  if (!bin) return { skip: "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb, no pg_config on PATH)" };
+  if (!bin) {
+    const where = process.env.LB_POSTGRES_BIN ? `no initdb in LB_POSTGRES_BIN=${process.env.LB_POSTGRES_BIN}` : "no /usr/lib/postgresql/*/bin/initdb, no pg_config on PATH";
+    return { skip: `PostgreSQL is not installed (${where})` };
+  }
   const user = asServerUser();
   if ("skip" in user) return user;
   const dir = mkdtempSync(join(tmpdir(), "lb-pg-"));
