@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
+import { readPgMigrations } from "../../src/store/postgres/migrations.js";
+import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, Store } from "../../src/store/store.js";
 import type { BillingEvent } from "../../src/webhooks/event-schema.js";
 import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
@@ -77,6 +79,11 @@ function decide(seen: IntakeView[] = []) {
 
 /** A delivery is kept only when nothing in it was refused. */
 const allOrNothing = (results: AcceptedItem<Verdict>[]) => !results.some((r) => "result" in r && r.result === "refused");
+
+it("has the same migrations, by number and name, in both dialects (the migrations table records both)", () => {
+  const names = (list: { id: number; name: string }[]) => list.map(({ id, name }) => `${id}_${name}`);
+  expect(names(readPgMigrations())).toEqual(names(readMigrations()));
+});
 
 describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
   if (factory.skip) {
