@@ -173,3 +173,62 @@ export async function freshDatabase(): Promise<{ name: string; url: string }> {
   url.pathname = `/${name}`;
   return { name, url: url.toString() };
 }
+
+/**
+ * A connection of its own to a test's database, for what no Store operation may do and the
+ * concurrency tests need: hold a lock or an uncommitted row as another instance would mid-way,
+ * see which sessions wait or LISTEN, cut one, or play a newer release. All the tests' own SQL
+ * is here, in one file.
+ */
+export interface Session {
+  /** Starts a transaction that inserts a job with this unique key and leaves it uncommitted. */
+  holdUncommittedJob(uniqueKey: string): Promise<void>;
+  /** Starts a transaction that holds an ACCESS EXCLUSIVE lock on `table`. */
+  holdTableLock(table: "migrations" | "jobs" | "services"): Promise<void>;
+  /** Ends what the two above started, writing nothing. */
+  rollback(): Promise<void>;
+  /** How many sessions of this database wait on this wait event ("advisory", "transactionid", ...). */
+  waiting(waitEvent: string): Promise<number>;
+  /** The server process ids of the sessions that LISTEN on `channel` (and are idle: the LISTEN is done). */
+  listening(channel: string): Promise<number[]>;
+  /** Ends the session of that server process, as a network cut or a server restart would. */
+  terminate(pid: number): Promise<void>;
+  /** Records a migration this code does not know, as a newer release would have. */
+  recordMigration(id: number, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openSession(url: string): Promise<Session> {
+  const client = new pg.Client({ connectionString: url, application_name: "license-bridge test session" });
+  await client.connect();
+  const count = async (sql: string, values: unknown[]) => (await client.query<{ n: string }>(sql, values)).rows.map((r) => Number(r.n));
+  return {
+    async holdUncommittedJob(uniqueKey) {
+      await client.query("BEGIN");
+      await client.query("INSERT INTO jobs (kind, unique_key, state, max_attempts, run_at, created_at, updated_at) VALUES ('held', $1, 'queued', 1, 0, 0, 0)", [uniqueKey]);
+    },
+    async holdTableLock(table) {
+      await client.query("BEGIN");
+      await client.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    },
+    async rollback() {
+      await client.query("ROLLBACK");
+    },
+    async waiting(waitEvent) {
+      const [n] = await count("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event = $1", [waitEvent]);
+      return n ?? 0;
+    },
+    async listening(channel) {
+      return count("SELECT pid AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query = $1 ORDER BY pid", [`LISTEN ${channel}`]);
+    },
+    async terminate(pid) {
+      await client.query("SELECT pg_terminate_backend($1)", [pid]);
+    },
+    async recordMigration(id, name) {
+      await client.query("INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)", [id, name, new Date().toISOString()]);
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}

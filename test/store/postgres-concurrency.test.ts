@@ -1,4 +1,3 @@
-import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
 import type { Job } from "../../src/jobs/types.js";
@@ -6,7 +5,7 @@ import type { PostgresStore } from "../../src/store/postgres/store.js";
 import { JOB_READY_CHANNEL } from "../../src/store/postgres/notify.js";
 import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, Store } from "../../src/store/store.js";
 import type { BillingEvent } from "../../src/webhooks/event-schema.js";
-import { freshDatabase } from "../helpers/postgres.js";
+import { freshDatabase, openSession, type Session } from "../helpers/postgres.js";
 import { anotherInstance, postgresFactory } from "../helpers/stores.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -62,15 +61,18 @@ describe("several instances on one PostgreSQL database", () => {
   let a: PostgresStore;
   let b: PostgresStore;
   let url: string;
+  /** Another session on the database: a third party's locks and a look at who waits or listens. */
+  let other: Session;
 
   beforeEach(async () => {
     url = (await freshDatabase()).url;
     a = await anotherInstance(url, { clock: "database" });
     await a.migrate();
     b = await anotherInstance(url, { clock: "database" });
+    other = await openSession(url);
   });
   afterEach(async () => {
-    await Promise.all([a.close(), b.close()]);
+    await Promise.all([a.close(), b.close(), other.close()]);
   });
 
   it("never leases one job twice, never runs two jobs of a queue at once, and starts each queue's jobs in order", async () => {
@@ -124,35 +126,26 @@ describe("several instances on one PostgreSQL database", () => {
   });
 
   it("gives a queue's jobs ids in commit order: a job queued behind an enqueue still in flight waits for it", async () => {
-    const waiting = async (event: string) =>
-      (await a.db.q<{ n: number }>("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event = $1", [event]))[0]!.n > 0;
     // Another session holds an uncommitted job with the unique key A's enqueue will use: A draws
     // its id and then waits for that session at its insert.
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query("BEGIN");
-      await other.query("INSERT INTO jobs (kind, unique_key, state, max_attempts, run_at, created_at, updated_at) VALUES ('x', 'k', 'queued', 1, 0, 0, 0)");
-      const first = a.jobs.enqueue({ kind: "work", queueKey: "svc:1", uniqueKey: "k" });
-      await waitFor(() => waiting("transactionid"), 10_000, "the first enqueue to wait at its insert");
-      const second = b.jobs.enqueue({ kind: "work", queueKey: "svc:1" });
-      const how = await Promise.race([
-        second.then(() => "committed first"),
-        waitFor(() => waiting("advisory"), 10_000, "the second enqueue to wait for the queue").then(
-          () => "waits",
-          () => "neither",
-        ),
-      ]);
-      expect(how).toBe("waits");
-      // Had the later job committed first, it would start now, ahead of the earlier one.
-      expect(await b.jobs.claim("w", 5, 60_000)).toEqual([]);
-      await other.query("ROLLBACK");
-      const [x, y] = [await first, await second];
-      expect(x.id).toBeLessThan(y.id);
-      expect((await b.jobs.claim("w", 5, 60_000)).map((j) => j.id)).toEqual([x.id]);
-    } finally {
-      await other.end();
-    }
+    await other.holdUncommittedJob("k");
+    const first = a.jobs.enqueue({ kind: "work", queueKey: "svc:1", uniqueKey: "k" });
+    await waitFor(async () => (await other.waiting("transactionid")) > 0, 10_000, "the first enqueue to wait at its insert");
+    const second = b.jobs.enqueue({ kind: "work", queueKey: "svc:1" });
+    const how = await Promise.race([
+      second.then(() => "committed first"),
+      waitFor(async () => (await other.waiting("advisory")) > 0, 10_000, "the second enqueue to wait for the queue").then(
+        () => "waits",
+        () => "neither",
+      ),
+    ]);
+    expect(how).toBe("waits");
+    // Had the later job committed first, it would start now, ahead of the earlier one.
+    expect(await b.jobs.claim("w", 5, 60_000)).toEqual([]);
+    await other.rollback();
+    const [x, y] = [await first, await second];
+    expect(x.id).toBeLessThan(y.id);
+    expect((await b.jobs.claim("w", 5, 60_000)).map((j) => j.id)).toEqual([x.id]);
   });
 
   it("accepts a webhook id once when two instances receive it at once", async () => {
@@ -216,14 +209,7 @@ describe("several instances on one PostgreSQL database", () => {
     b.onJobReady(() => there++);
     a.onJobReady(() => here++);
     // Wait until both LISTEN connections are in place: a notification sent before is not heard.
-    const listening = async () =>
-      (
-        await a.db.q<{ n: number }>(
-          "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query = $1",
-          [`LISTEN ${JOB_READY_CHANNEL}`],
-        )
-      )[0]!.n === 2;
-    await waitFor(listening, 10_000, "both instances to LISTEN");
+    await waitFor(async () => (await other.listening(JOB_READY_CHANNEL)).length === 2, 10_000, "both instances to LISTEN");
     await a.jobs.enqueue({ kind: "work" });
     expect(here).toBe(1);
     await waitFor(() => there === 1, 10_000, "the other instance to be woken");
@@ -239,11 +225,7 @@ describe("several instances on one PostgreSQL database", () => {
   it("still wakes the instances when a store closes right after its write (the CLI's `jobs retry`)", async () => {
     let there = 0;
     b.onJobReady(() => there++);
-    await waitFor(
-      async () => (await a.db.q<{ n: number }>("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1", [`LISTEN ${JOB_READY_CHANNEL}`]))[0]!.n === 1,
-      10_000,
-      "the LISTEN connection",
-    );
+    await waitFor(async () => (await other.listening(JOB_READY_CHANNEL)).length === 1, 10_000, "the LISTEN connection");
     const cli = await anotherInstance(url, { clock: "database" });
     await cli.jobs.enqueue({ kind: "work" });
     await cli.close();
@@ -253,12 +235,11 @@ describe("several instances on one PostgreSQL database", () => {
   it("listens again when its LISTEN connection is cut, and looks for work it may have missed", async () => {
     let there = 0;
     b.onJobReady(() => there++);
-    const listeners = async () =>
-      a.db.q<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query = $1", [`LISTEN ${JOB_READY_CHANNEL}`]);
-    const [first] = await waitFor(async () => ((await listeners()).length === 1 ? await listeners() : undefined), 10_000, "the LISTEN connection");
-    await a.db.q("SELECT pg_terminate_backend($1)", [first!.pid]);
+    const listening = () => other.listening(JOB_READY_CHANNEL);
+    const [first] = await waitFor(async () => ((await listening()).length === 1 ? listening() : undefined), 10_000, "the LISTEN connection");
+    await other.terminate(first!);
     // Back: a new connection, and one wake-up for whatever was announced while it was away.
-    await waitFor(async () => (await listeners()).some((l) => l.pid !== first!.pid), 10_000, "a new LISTEN connection");
+    await waitFor(async () => (await listening()).some((pid) => pid !== first), 10_000, "a new LISTEN connection");
     await waitFor(() => there === 1, 10_000, "the wake-up after reconnecting");
     await a.jobs.enqueue({ kind: "work" });
     await waitFor(() => there === 2, 10_000, "a notification on the new connection");
@@ -289,23 +270,16 @@ describe("several instances on one PostgreSQL database", () => {
   });
 
   it("refuses a database migrated by a newer release", async () => {
-    await a.db.q("INSERT INTO migrations (id, name, applied_at) VALUES (6, 'from_the_future', 'x')");
+    await other.recordMigration(6, "from_the_future");
     await expect(b.migrate()).rejects.toMatchObject({ name: "DatabaseNewerThanCodeError", databaseVersion: 6, codeVersion: 5 });
   });
 
   it("answers the write probe within two seconds while another session holds the lock it needs", async () => {
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query("BEGIN");
-      await other.query("LOCK TABLE migrations IN ACCESS EXCLUSIVE MODE");
-      const t = Date.now();
-      expect(await a.health.writable()).toMatch(/^not writable: /);
-      expect(Date.now() - t).toBeLessThan(2_500);
-      await other.query("ROLLBACK");
-      expect(await a.health.writable()).toBeUndefined();
-    } finally {
-      await other.end();
-    }
+    await other.holdTableLock("migrations");
+    const t = Date.now();
+    expect(await a.health.writable()).toMatch(/^not writable: /);
+    expect(Date.now() - t).toBeLessThan(2_500);
+    await other.rollback();
+    expect(await a.health.writable()).toBeUndefined();
   });
 });
