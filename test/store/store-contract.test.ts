@@ -171,6 +171,25 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
       expect(fixed.items.every((i) => "result" in i && i.result === "accepted")).toBe(true);
     });
 
+    it("reads a stored event back by its id, with its source and webhook id", async () => {
+      // events.get comes with the store-tests branch's Store; until the merge only PostgreSQL has it here.
+      const events = store.events as { get?: (id: string) => Promise<unknown> };
+      if (!events.get) return;
+      const { eventId } = await order("s1", "203.0.113.1");
+      expect(await events.get(eventId)).toEqual({
+        id: eventId,
+        source: "billing",
+        webhook_id: "order-s1",
+        type: "service.created",
+        service_id: "s1",
+        payload: JSON.stringify(created("s1", "203.0.113.1")),
+        received_at: clock.now(),
+        outcome: null,
+        detail: null,
+      });
+      expect(await events.get("evt_nothing")).toBeUndefined();
+    });
+
     it("lets a later event of one delivery see what an earlier one wrote", async () => {
       const seen: IntakeView[] = [];
       await accept([item("d-1", created("s1", "203.0.113.1")), item("d-2", ipChanged("s1", "203.0.113.3"))], seen);
