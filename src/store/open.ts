@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import { systemClock, type Clock } from "../clock.js";
 import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import { openSqliteStore } from "./sqlite/store.js";
@@ -33,7 +33,10 @@ export async function openStore(config: Pick<Config, "DATABASE_PATH" | "DATABASE
   const { clock, logger } = options;
   if (config.DATABASE_URL) {
     const { openPostgresStore } = await import("./postgres/store.js");
-    const store = await openPostgresStore(config.DATABASE_URL, { clock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger });
+    // The machine's clock becomes the database's: instances on several machines then agree on
+    // when a lease has run out. A clock a test moves is kept, and passed to every statement.
+    const storeClock = clock === systemClock ? "database" : clock;
+    const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger });
     try {
       if (options.migrate !== false) await migrated(store, logger);
     } catch (err) {

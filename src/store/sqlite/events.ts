@@ -1,15 +1,12 @@
-import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import { newEventId } from "../ids.js";
 import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteServices } from "./services.js";
 
-/** Time-ordered and unique; randomUUID draws from a cached entropy pool, randomBytes would not. */
-export function newEventId(nowMs: number): string {
-  return `evt_${nowMs.toString(36)}${randomUUID().slice(0, 13).replace("-", "")}`;
-}
+export { newEventId };
 
 /** Thrown inside the transaction to undo a delivery that a rule refused in part. */
 class RolledBack<R> extends Error {

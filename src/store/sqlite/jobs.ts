@@ -1,52 +1,11 @@
 import type { Clock } from "../../clock.js";
 import type { Job, JobState } from "../../jobs/types.js";
+import { toJob, type JobRow } from "../job-row.js";
 import type { JobFilter, JobOps, NewJob } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 
-interface JobRow {
-  id: number;
-  kind: string;
-  queue_key: string | null;
-  service_id: string | null;
-  event_id: string | null;
-  unique_key: string | null;
-  payload: string;
-  state: JobState;
-  attempts: number;
-  max_attempts: number;
-  run_at: number;
-  lease_until: number | null;
-  leased_by: string | null;
-  intent: string | null;
-  last_error: string | null;
-  error_code: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-export function toJob(r: JobRow): Job {
-  return {
-    id: r.id,
-    kind: r.kind,
-    queueKey: r.queue_key,
-    serviceId: r.service_id,
-    eventId: r.event_id,
-    uniqueKey: r.unique_key,
-    payload: JSON.parse(r.payload) as unknown,
-    state: r.state,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    runAt: r.run_at,
-    leaseUntil: r.lease_until,
-    leasedBy: r.leased_by,
-    intent: r.intent === null ? null : (JSON.parse(r.intent) as unknown),
-    lastError: r.last_error,
-    errorCode: r.error_code,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+export { toJob };
 
 /** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
 export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number) {
@@ -63,14 +22,17 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       // long pause must not start a second copy of a job beside the first).
       "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now AND leased_by <> @worker",
     ),
-    // A job is runnable when it is due and no earlier job of its queue is unfinished.
-    // Blocked counts as unfinished: later events of a service wait for the operator too.
+    // A job is runnable when it is due, no job of its queue is running, and no earlier one is
+    // queued or blocked. Blocked holds its successors: later events of a service wait for the
+    // operator too. A running job holds the earlier ones as well: an operator's retry of an old
+    // failed job waits until the job that runs has ended (one job of a queue at a time).
     runnable: db.prepare(
       `SELECT j.id FROM jobs j
        WHERE j.state = 'queued' AND j.run_at <= @now
          AND (j.queue_key IS NULL OR NOT EXISTS (
            SELECT 1 FROM jobs p
-           WHERE p.queue_key = j.queue_key AND p.id < j.id AND p.state IN ('queued', 'running', 'blocked')))
+           WHERE p.queue_key = j.queue_key AND p.id <> j.id
+             AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))
        ORDER BY j.run_at, j.id LIMIT @limit`,
     ),
     lease: db.prepare(

@@ -1,28 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
+import { MIGRATIONS_ROOT, readMigrationFiles, type Migration } from "../migration-files.js";
 import { DatabaseNewerThanCodeError } from "../store.js";
 import type { Db } from "./database.js";
 
-export { DatabaseNewerThanCodeError };
+export { DatabaseNewerThanCodeError, MIGRATIONS_ROOT, type Migration };
 
-/** migrations/<dialect>/NNN_name.sql: the same numbers and names in each dialect. */
-export const MIGRATIONS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
 export const MIGRATIONS_DIR = resolve(MIGRATIONS_ROOT, "sqlite");
-
-export interface Migration {
-  id: number;
-  name: string;
-  sql: string;
-}
 
 /** Files named `NNN_name.sql`, in number order. */
 export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
-    .map((file) => /^(\d+)_([\w-]+)\.sql$/.exec(file))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ id: Number(m[1]), name: m[2]!, sql: readFileSync(join(dir, m[0]), "utf8") }))
-    .sort((a, b) => a.id - b.id);
+  return readMigrationFiles(dir);
 }
 
 function ensureMigrationsTable(db: Db): void {

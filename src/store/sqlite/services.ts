@@ -1,13 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import { newLicenseKey } from "../ids.js";
 import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 
-/** 92 random bits: a licence key says nothing about the service and cannot be guessed. */
-export function newLicenseKey(): string {
-  return `lb_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
-}
+export { newLicenseKey };
 
 /** The licence rows, their history and the events' outcomes, on SQLite. */
 export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {

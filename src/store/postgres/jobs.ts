@@ -1,0 +1,279 @@
+import type { JobState } from "../../jobs/types.js";
+import { toJob, type JobRow } from "../job-row.js";
+import type { JobFilter, JobOps, NewJob } from "../store.js";
+import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
+
+/**
+ * Whether a queued job may start now: due, and no job of its queue is running, and no earlier
+ * one is queued or blocked (blocked holds its successors: later events of a service wait for the
+ * operator too). A running job of the queue holds every other, earlier ones too: an operator's
+ * retry of an old failed job waits for the job that runs.
+ */
+const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
+  AND (j.queue_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM jobs p
+    WHERE p.queue_key = j.queue_key AND p.id <> j.id
+      AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))`;
+
+/**
+ * The durable job queue on PostgreSQL, for any number of instances on one database.
+ *
+ * Claims lock the rows they take (FOR UPDATE SKIP LOCKED), so two instances never lease one job
+ * and never wait for each other. Per-queue order rests on two rules:
+ * - within a queue, id order is commit order: a job's id is drawn under its queue's lock (a
+ *   bucket of queues, LOCKS.queue) held until commit, so a claim that sees a job also sees every
+ *   earlier job of its queue (with sequence ids drawn freely, a later job could commit first,
+ *   start, and then an earlier one appear beside it);
+ * - a claim reads a queue's jobs in one snapshot and only ever starts its first unfinished job;
+ *   a job that a concurrent claim took is locked and skipped, and once committed it is running,
+ *   which holds the rest of its queue. The only move that could make an earlier job runnable
+ *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
+ *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
+ */
+export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number) {
+  /**
+   * Inserts jobs inside the caller's transaction and returns, in order, each one's id and
+   * whether it was created (a unique key already taken returns the existing job's id).
+   */
+  const insert = async (t: Tx, jobs: readonly NewJob[]): Promise<{ id: number; created: boolean }[]> => {
+    if (jobs.length === 0) return [];
+    const out: ({ id: number; created: boolean } | undefined)[] = jobs.map(() => undefined);
+    // Keys already used need neither a lock nor an id (a sweep finds most of its terms queued).
+    const keys = [...new Set(jobs.flatMap((j) => (j.uniqueKey ? [j.uniqueKey] : [])))];
+    const existing = new Map<string, number>();
+    const lookUp = async (wanted: string[]) => {
+      if (wanted.length === 0) return;
+      for (const r of await t.q<{ id: number; unique_key: string }>("SELECT id, unique_key FROM jobs WHERE unique_key = ANY($1::text[])", [wanted])) {
+        existing.set(r.unique_key, r.id);
+      }
+    };
+    await lookUp(keys);
+    const fresh: number[] = [];
+    jobs.forEach((j, i) => {
+      const id = j.uniqueKey ? existing.get(j.uniqueKey) : undefined;
+      if (id !== undefined) out[i] = { id, created: false };
+      else fresh.push(i);
+    });
+    if (fresh.length > 0) {
+      await t.lock(fresh.flatMap((i) => (jobs[i]!.queueKey ? [queueLock(jobs[i]!.queueKey!)] : [])));
+      const now = await t.now();
+      // Ids drawn now, under the queue locks, in the order the jobs were given.
+      const ids = (
+        await t.q<{ id: number }>("SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id FROM generate_series(1, $1::int) ORDER BY id", [fresh.length])
+      ).map((r) => r.id);
+      const rows = fresh.map((i) => jobs[i]!);
+      const inserted = new Set(
+        (
+          await t.q<{ id: number }>(
+            `INSERT INTO jobs (id, kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, run_at, created_at, updated_at)
+             SELECT id, kind, queue_key, service_id, event_id, unique_key, payload, 'queued', max_attempts, $10::bigint + delay_ms, $10, $10
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[])
+               AS n(id, kind, queue_key, service_id, event_id, unique_key, payload, max_attempts, delay_ms)
+             ON CONFLICT (unique_key) DO NOTHING
+             RETURNING id`,
+            [
+              ids,
+              rows.map((j) => j.kind),
+              rows.map((j) => j.queueKey ?? null),
+              rows.map((j) => j.serviceId ?? null),
+              rows.map((j) => j.eventId ?? null),
+              rows.map((j) => j.uniqueKey ?? null),
+              rows.map((j) => JSON.stringify(j.payload ?? {})),
+              rows.map((j) => j.maxAttempts ?? defaultMaxAttempts),
+              rows.map((j) => j.delayMs ?? 0),
+              now,
+            ],
+          )
+        ).map((r) => r.id),
+      );
+      // A key taken meanwhile by another transaction (its insert committed while ours waited),
+      // or twice in this batch (the first one wins, as one enqueue after another would).
+      await lookUp(fresh.flatMap((i, n) => (inserted.has(ids[n]!) ? [] : [jobs[i]!.uniqueKey!])));
+      let dueNow = false;
+      fresh.forEach((i, n) => {
+        if (inserted.has(ids[n]!)) {
+          out[i] = { id: ids[n]!, created: true };
+          if (!jobs[i]!.delayMs || jobs[i]!.delayMs! <= 0) dueNow = true;
+        } else {
+          out[i] = { id: existing.get(jobs[i]!.uniqueKey!)!, created: false };
+        }
+      });
+      if (dueNow) t.afterCommit(wake);
+    }
+    return out as { id: number; created: boolean }[];
+  };
+
+  const unfinished = async (t: Pick<Tx, "q">, queueKey: string) =>
+    (await t.q<JobRow>("SELECT * FROM jobs WHERE queue_key = $1 AND state IN ('queued', 'running', 'blocked') ORDER BY id", [queueKey])).map(toJob);
+
+  /** One statement that ends an attempt if `worker` still holds the job; true when it did. */
+  const end = async (sql: string, values: unknown[]) => (await db.run(sql, values)) === 1;
+
+  const ops: JobOps = {
+    async enqueue(job) {
+      return (await db.tx((t) => insert(t, [job])))[0]!;
+    },
+
+    async claim(worker, limit, leaseMs) {
+      if (limit <= 0) return [];
+      return db.tx(async (t) => {
+        await t.q("SELECT pg_advisory_xact_lock_shared($1, 0)", [LOCKS.claims]);
+        const now = await t.now();
+        // Expired leases of other workers come back first (never the claimer's own: it knows
+        // its jobs still run, and a clock jump must not start a second copy beside the first).
+        // SKIP LOCKED: a job another claim is taking back or finishing is left to it.
+        await t.q(
+          `UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = $1
+           WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_until < $1 AND leased_by <> $2 FOR UPDATE SKIP LOCKED)`,
+          [now, worker],
+        );
+        const rows = await t.q<JobRow>(
+          `WITH picked AS (
+             SELECT j.id FROM jobs j WHERE ${RUNNABLE}
+             ORDER BY j.run_at, j.id LIMIT $2
+             FOR UPDATE OF j SKIP LOCKED)
+           UPDATE jobs SET state = 'running', attempts = attempts + 1, leased_by = $3, lease_until = $1::bigint + $4::bigint, updated_at = $1
+           FROM picked WHERE jobs.id = picked.id
+           RETURNING jobs.*`,
+          [now, limit, worker, leaseMs],
+        );
+        return rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.id - b.id);
+      });
+    },
+
+    async reclaimFrom(isDead) {
+      const n = await db.tx(async (t) => {
+        const holders = await t.q<{ w: string }>("SELECT DISTINCT leased_by AS w FROM jobs WHERE state = 'running' AND leased_by IS NOT NULL");
+        const dead = holders.map((h) => h.w).filter((w) => isDead(w));
+        if (dead.length === 0) return 0;
+        const now = await t.now();
+        return t.run(
+          "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = $1 WHERE state = 'running' AND leased_by = ANY($2::text[])",
+          [now, dead],
+        );
+      });
+      if (n) wake();
+      return n;
+    },
+
+    async heartbeat(worker, leaseMs) {
+      await db.run(`UPDATE jobs SET lease_until = ${nowSql(1)} + $3::bigint WHERE state = 'running' AND leased_by = $2`, [db.clockParam(), worker, leaseMs]);
+    },
+
+    // One statement, one commit; with synchronous_commit on (the default) it is on disk when
+    // this resolves, whether `durable` asks for it or not.
+    async setIntent(id, worker, intent, _durable) {
+      await db.run(`UPDATE jobs SET intent = $3, updated_at = ${nowSql(4)} WHERE id = $1 AND state = 'running' AND leased_by = $2`, [
+        id,
+        worker,
+        intent === null ? null : JSON.stringify(intent),
+        db.clockParam(),
+      ]);
+    },
+
+    async finish(job, worker, ending) {
+      const now = db.clockParam();
+      const finishSql = `UPDATE jobs SET state = $3, run_at = ${nowSql(4)} + $5::bigint, last_error = $6, error_code = $7, leased_by = NULL, lease_until = NULL,
+           intent = CASE WHEN $3 = 'succeeded' THEN NULL ELSE intent END, updated_at = ${nowSql(4)}
+         WHERE id = $1 AND state = 'running' AND leased_by = $2`;
+      let state: JobState;
+      let done: boolean;
+      switch (ending.state) {
+        case "succeeded":
+          state = "succeeded";
+          done = await end(finishSql, [job.id, worker, state, now, 0, null, null]);
+          break;
+        case "retry":
+          // The claim counted this attempt, and nothing else changes attempts while the lease is held.
+          state = job.attempts >= job.maxAttempts ? "failed" : "queued";
+          done = await end(finishSql, [job.id, worker, state, now, state === "failed" ? 0 : ending.delayMs, ending.error, state === "failed" ? ending.code : null]);
+          break;
+        case "blocked":
+        case "failed":
+          state = ending.state;
+          done = await end(finishSql, [job.id, worker, state, now, 0, ending.error, ending.code]);
+          break;
+        case "deferred":
+          state = "queued";
+          done = await end(
+            `UPDATE jobs SET state = 'queued', run_at = ${nowSql(3)} + $4::bigint, last_error = $5, attempts = attempts - $6::int,
+               leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
+             WHERE id = $1 AND state = 'running' AND leased_by = $2`,
+            [job.id, worker, now, ending.delayMs, ending.error, ending.spent ? 0 : 1],
+          );
+          break;
+        case "released":
+          state = "queued";
+          done = await end(
+            `UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts - 1, 0), run_at = ${nowSql(3)}, leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
+             WHERE id = $1 AND state = 'running' AND leased_by = $2`,
+            [job.id, worker, now],
+          );
+          break;
+      }
+      // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
+      const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
+      if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) wake();
+      return done ? state : undefined;
+    },
+
+    async requeueBlocked(kind, olderThanMs) {
+      // SKIP LOCKED: two instances healing at once take disjoint rows and never deadlock.
+      const n = await db.run(
+        `UPDATE jobs SET state = 'queued', run_at = ${nowSql(1)}, error_code = NULL, updated_at = ${nowSql(1)}
+         WHERE id IN (SELECT id FROM jobs WHERE kind = $2 AND state = 'blocked' AND updated_at <= ${nowSql(1)} - $3::bigint ORDER BY id FOR UPDATE SKIP LOCKED)`,
+        [db.clockParam(), kind, olderThanMs],
+      );
+      if (n) wake();
+      return n;
+    },
+
+    async retry(id) {
+      const row = await db.tx(async (t) => {
+        // Waits for the claims under way; the claims after this commit see the job queued.
+        await t.q("SELECT pg_advisory_xact_lock($1, 0)", [LOCKS.claims]);
+        const now = await t.now();
+        const [r] = await t.q<JobRow>(
+          `UPDATE jobs SET state = 'queued', attempts = 0, run_at = $2, error_code = NULL, updated_at = $2
+           WHERE id = $1 AND state IN ('failed', 'blocked') RETURNING *`,
+          [id, now],
+        );
+        if (r) t.afterCommit(wake);
+        return r;
+      });
+      return row ? toJob(row) : undefined;
+    },
+
+    async get(id) {
+      const [row] = await db.q<JobRow>("SELECT * FROM jobs WHERE id = $1", [id]);
+      return row ? toJob(row) : undefined;
+    },
+
+    async list(filter: JobFilter = {}) {
+      const where: string[] = [];
+      const values: unknown[] = [filter.limit ?? 500];
+      const add = (column: string, value: unknown) => {
+        values.push(value);
+        where.push(`${column} = $${values.length}`);
+      };
+      if (filter.state) add("state", filter.state);
+      if (filter.serviceId) add("service_id", filter.serviceId);
+      if (filter.kind) add("kind", filter.kind);
+      const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT $1`;
+      return (await db.q<JobRow>(sql, values)).map(toJob);
+    },
+
+    async counts() {
+      const out: Record<JobState, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 };
+      for (const r of await db.q<{ state: JobState; n: number }>("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")) out[r.state] = r.n;
+      return out;
+    },
+
+    async unfinished(queueKey) {
+      return unfinished(db, queueKey);
+    },
+  };
+  return Object.assign(ops, { insert, unfinishedIn: unfinished });
+}
+
+export type PgJobs = ReturnType<typeof pgJobs>;

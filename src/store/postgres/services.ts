@@ -1,0 +1,151 @@
+import { newLicenseKey } from "../ids.js";
+import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
+import { queueLock, type PgDb, type Tx } from "./database.js";
+import type { PgJobs } from "./jobs.js";
+
+/** The columns a patch may name: the SQL is built from these, never from whatever keys an object has. */
+const PATCHABLE = new Set<string>([
+  "product_id",
+  "kind",
+  "type",
+  "bundle",
+  "bundle_key",
+  "variant",
+  "upstream_variant",
+  "ip",
+  "billing_cycle",
+  "months",
+  "status",
+  "customer_email",
+  "customer_name",
+  "expires_at",
+  "paid_until",
+  "ip_changes",
+  "companions",
+  "last_error",
+  "order_event_id",
+]);
+
+/** The licence rows, their history and the events' outcomes, on PostgreSQL. */
+export function pgServices(db: PgDb, jobs: PgJobs) {
+  /** Updates the named columns only, inside the caller's transaction. */
+  const update = async (t: Tx, serviceId: string, patch: ServicePatch, now: number) => {
+    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return;
+    for (const [k] of entries) if (!PATCHABLE.has(k)) throw new Error(`services: no column "${k}" may be patched`);
+    const sets = entries.map(([k], i) => `${k} = $${i + 3}`);
+    await t.q(`UPDATE services SET ${sets.join(", ")}, updated_at = $2 WHERE service_id = $1`, [serviceId, now, ...entries.map(([, v]) => v)]);
+  };
+
+  const insert = async (t: Tx, row: NewService & { service_id: string }, now: number) => {
+    await t.q(
+      `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
+         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
+      [
+        row.service_id,
+        row.product_id,
+        row.kind,
+        row.type,
+        row.bundle,
+        row.variant,
+        row.ip,
+        row.billing_cycle,
+        row.months,
+        row.status,
+        row.customer_email,
+        row.customer_name,
+        row.expires_at ?? null,
+        row.paid_until,
+        row.order_event_id ?? null,
+        newLicenseKey(),
+        now,
+      ],
+    );
+  };
+
+  const addHistory = async (t: Tx, serviceId: string, entries: readonly NewHistory[], at: number) => {
+    if (entries.length === 0) return;
+    // One statement; unnest keeps the given order, so the ids (and the history) do too.
+    await t.q(
+      `INSERT INTO history (service_id, at, event_id, job_id, action, detail)
+       SELECT $1, $2, event_id, job_id, action, detail FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS h(event_id, job_id, action, detail)`,
+      [serviceId, at, entries.map((h) => h.event_id ?? null), entries.map((h) => h.job_id ?? null), entries.map((h) => h.action), entries.map((h) => h.detail ?? null)],
+    );
+  };
+
+  /** Services other than `except` that hold `ip` now, or will once a queued IP change is applied. */
+  const holders = async (t: Pick<Tx, "q">, ip: string, except: string) =>
+    t.q<ServiceRow>(
+      `SELECT * FROM services WHERE ip = $1 AND service_id <> $2 AND status <> 'terminated'
+       UNION
+       SELECT s.* FROM jobs j JOIN services s ON s.service_id = j.service_id
+       WHERE j.kind = 'change_ip' AND j.state IN ('queued', 'running', 'blocked')
+         AND (j.payload::jsonb ->> 'ip') = $1 AND s.service_id <> $2 AND s.status <> 'terminated'
+       ORDER BY service_id`,
+      [ip, except],
+    );
+
+  const ops: ServiceOps = {
+    async get(id) {
+      return (await db.q<ServiceRow>("SELECT * FROM services WHERE service_id = $1", [id]))[0];
+    },
+    async byLicenseKey(key) {
+      return (await db.q<ServiceRow>("SELECT * FROM services WHERE license_key = $1", [key]))[0];
+    },
+    async list(status, limit = 10_000) {
+      // service_id is COLLATE "C": the byte order SQLite lists them in.
+      return status
+        ? db.q<ServiceRow>("SELECT * FROM services WHERE status = $1 ORDER BY service_id LIMIT $2", [status, limit])
+        : db.q<ServiceRow>("SELECT * FROM services ORDER BY service_id LIMIT $1", [limit]);
+    },
+    async history(id) {
+      // Received events are their own history entries (the events table); seq is their order.
+      return db.q<HistoryRow>(
+        `SELECT id, service_id, at, event_id, job_id, action, detail FROM (
+           SELECT 0 AS src, seq AS id, service_id, received_at AS at, id AS event_id, NULL::bigint AS job_id,
+                  'received ' || type AS action, detail FROM events WHERE service_id = $1
+           UNION ALL
+           SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail FROM history WHERE service_id = $1) h
+         ORDER BY at, src, id`,
+        [id],
+      );
+    },
+    async busy(kinds) {
+      if (kinds.length === 0) return new Set();
+      const rows = await db.q<{ service_id: string }>(
+        "SELECT DISTINCT service_id FROM jobs WHERE state IN ('queued', 'running') AND service_id IS NOT NULL AND kind = ANY($1::text[])",
+        [[...kinds]],
+      );
+      return new Set(rows.map((r) => r.service_id));
+    },
+    async change(c: ServiceChange) {
+      return db.tx(async (t) => {
+        const enqueue = c.enqueue ?? [];
+        // Queue locks before the row lock, in the order every transaction takes them.
+        await t.lock(enqueue.flatMap((j) => (j.queueKey ? [queueLock(j.queueKey)] : [])));
+        if (c.ifUpdatedAt !== undefined) {
+          // Locked until commit: a concurrent change waits and then finds the row changed.
+          const [row] = await t.q<{ updated_at: number }>("SELECT updated_at FROM services WHERE service_id = $1 FOR UPDATE", [c.serviceId]);
+          if (row?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
+        }
+        const now = await t.now();
+        if (c.patch) await update(t, c.serviceId, c.patch, now);
+        await addHistory(t, c.serviceId, c.history ?? [], now);
+        if (c.event?.id) await t.q("UPDATE events SET outcome = $1, detail = $2 WHERE id = $3", [c.event.outcome, c.event.detail, c.event.id]);
+        const jobIds = (await jobs.insert(t, enqueue)).map((r) => r.id);
+        return { applied: true, jobIds };
+      });
+    },
+  };
+  return Object.assign(ops, {
+    /** Inside an intake's transaction: the row, locked until commit. */
+    getForUpdate: async (t: Tx, id: string) => (await t.q<ServiceRow>("SELECT * FROM services WHERE service_id = $1 FOR UPDATE", [id]))[0],
+    insertIn: insert,
+    updateIn: update,
+    addHistoryIn: addHistory,
+    holdersIn: holders,
+  });
+}
+
+export type PgServices = ReturnType<typeof pgServices>;
