@@ -26,6 +26,20 @@ export interface OpenStoreOptions {
 }
 
 /**
+ * Where the data is, for people and logs: the SQLite file, or the PostgreSQL URL without the
+ * credentials (user, password, and the query string, which may carry a password too).
+ */
+export function databaseLocation(config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL">): string {
+  if (!config.DATABASE_URL) return config.DATABASE_PATH;
+  try {
+    const u = new URL(config.DATABASE_URL);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(DATABASE_URL)";
+  }
+}
+
+/**
  * The store the configuration names: PostgreSQL at DATABASE_URL, or SQLite at DATABASE_PATH.
  * Migrations are applied (once, whichever instance starts first).
  */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildProgram, runCli as runInProcess } from "../../src/cli/main.js";
-import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { orderActive, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
@@ -26,7 +26,7 @@ describe("licenses and jobs commands", () => {
     sb = await startTestSandbox();
     dir = mkdtempSync(join(tmpdir(), "lb-cli-"));
     bridge = await startTestBridge(sb, { dir });
-    env = bridgeEnv(sb.running, dir);
+    env = bridge.env;
     active = await orderActive(bridge, { product_id: "12", ip: "203.0.113.10" });
     sb.sandbox.setBalance(0);
     const event = createdEvent({ product_id: "17", ip: "203.0.113.11" });

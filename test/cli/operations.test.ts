@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import { migrateBeyondCode, readStore } from "../helpers/sqlite.js";
-import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { databaseLabel, migrateBeyondCodeOf, readStoreOf } from "../helpers/test-store.js";
+import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
@@ -52,7 +52,7 @@ describe("trigger and renew against a running bridge", () => {
     dir = mkdtempSync(join(tmpdir(), "lb-cli-ops-"));
     // The bridge keeps the default RENEWAL_LEAD_DAYS (3): only the CLI's sweep, with 40, finds the licence due.
     bridge = await startTestBridge(sb, { dir });
-    env = bridgeEnv(sb.running, dir);
+    env = bridge.env;
   });
 
   afterAll(async () => {
@@ -177,13 +177,13 @@ describe("migrate", () => {
   const codeVersion = migrations.at(-1)!.id;
 
   /** What the file records: its version and what the code knows beyond it. */
-  const recorded = () => readStore(dbPath, (store) => store.migrationStatus());
+  const recorded = () => readStoreOf(env, (store) => store.migrationStatus());
 
   beforeAll(async () => {
     sb = await startTestSandbox();
     dir = mkdtempSync(join(tmpdir(), "lb-cli-migrate-"));
-    env = bridgeEnv(sb.running, dir);
-    dbPath = env.DATABASE_PATH!;
+    env = await testBridgeEnv(sb.running, dir);
+    dbPath = databaseLabel(env);
   });
 
   afterAll(async () => {
@@ -216,7 +216,7 @@ describe("migrate", () => {
   });
 
   it("refuses a database newer than the code with one line and exit 1, leaving it untouched", async () => {
-    expect(migrateBeyondCode(dbPath)).toBe(codeVersion + 1);
+    expect(await migrateBeyondCodeOf(env)).toBe(codeVersion + 1);
     const before = await recorded();
     expect(before.databaseVersion).toBe(codeVersion + 1);
 
@@ -241,7 +241,7 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
   beforeAll(async () => {
     sb = await startTestSandbox({ balance: 500 });
     dir = mkdtempSync(join(tmpdir(), "lb-cli-reseller-"));
-    env = { ...bridgeEnv(sb.running, dir), RESELLER_ADMIN_TOKEN: DEFAULT_SANDBOX_TOKENS.admin, SUB_PASSWORD: password };
+    env = { ...(await testBridgeEnv(sb.running, dir)), RESELLER_ADMIN_TOKEN: DEFAULT_SANDBOX_TOKENS.admin, SUB_PASSWORD: password };
   });
 
   afterAll(async () => {

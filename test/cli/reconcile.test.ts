@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReconcileResult } from "../../src/reconcile/reconcile.js";
-import { bridgeEnv, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { orderActive, settle } from "../helpers/e2e-harness.js";
 import { behindTheBridge, purchases } from "../reconcile/helpers.js";
 import { runCli } from "./helpers.js";
@@ -20,7 +20,7 @@ describe("reconcile command", () => {
     sb = await startTestSandbox();
     dir = mkdtempSync(join(tmpdir(), "lb-cli-"));
     bridge = await startTestBridge(sb, { dir });
-    env = bridgeEnv(sb.running, dir);
+    env = bridge.env;
     id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.150" });
     await settle(bridge);
     await behindTheBridge(sb).suspend({ ip: "203.0.113.150", type: "cpanel" });

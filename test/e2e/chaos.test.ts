@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
-import { readStore } from "../helpers/sqlite.js";
+import { readStoreOf } from "../helpers/test-store.js";
 import { waitFor } from "../helpers/wait.js";
 
 const ORDERS = 200;
@@ -39,7 +39,7 @@ describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothin
       random,
     });
     dir = mkdtempSync(join(tmpdir(), "lb-chaos-"));
-    const env = bridgeEnv(sb.running, dir, {
+    const env = await testBridgeEnv(sb.running, dir, {
       PORT: String(await freePort()),
       LOG_LEVEL: "silent",
       RETRY_MAX_DELAY_SECONDS: "2",
@@ -153,7 +153,7 @@ describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothin
     const recipients = files.map((f) => /^To: (.*)$/m.exec(readFileSync(join(dir!, "outbox", f), "utf8"))?.[1] ?? "");
     expect(new Set(recipients).size).toBe(ORDERS);
 
-    const counts = await readStore(join(dir, "bridge.db"), (store) => store.jobs.counts());
+    const counts = await readStoreOf(env, (store) => store.jobs.counts());
     expect(counts.succeeded, `jobs succeeded ${context}`).toBeGreaterThan(0);
     expect({ ...counts, succeeded: 0 }, `no job left queued, running, failed or blocked ${context}`).toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 });
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -24,7 +24,7 @@ describe("crash: SIGKILL while registrations are in flight", () => {
   it("resumes after a restart and buys each of 30 licences exactly once", { timeout: 90_000 }, async () => {
     sb = await startTestSandbox({ faults: { latencyMs: 40 } });
     dir = mkdtempSync(join(tmpdir(), "lb-crash-"));
-    const env = bridgeEnv(sb.running, dir, { PORT: String(await freePort()), LOG_LEVEL: "silent" });
+    const env = await testBridgeEnv(sb.running, dir, { PORT: String(await freePort()), LOG_LEVEL: "silent" });
 
     const first = await spawnBridge(env);
     children.push(first);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { settle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
@@ -105,7 +105,7 @@ describe("settle window across a crash", () => {
   it("SIGKILL while the reseller holds a renewal: after the restart it waits, then finds it done; one charge", { timeout: 60_000 }, async () => {
     sb = await startTestSandbox();
     dir = mkdtempSync(join(tmpdir(), "lb-settle-"));
-    const env = bridgeEnv(sb.running, dir, {
+    const env = await testBridgeEnv(sb.running, dir, {
       PORT: String(await freePort()),
       RESELLER_SETTLE_SECONDS: "4",
       RENEWAL_LEAD_DAYS: "40",

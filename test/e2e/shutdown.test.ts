@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startService } from "../../src/service.js";
-import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
-import { readStore } from "../helpers/sqlite.js";
+import { readStoreOf } from "../helpers/test-store.js";
 import { waitFor } from "../helpers/wait.js";
 
 describe("SIGTERM", () => {
@@ -25,7 +25,8 @@ describe("SIGTERM", () => {
   it("stops claiming, lets the running job finish, then exits 0", async () => {
     sb = await startTestSandbox({ faults: { latencyMs: 1_000 } });
     dir = mkdtempSync(join(tmpdir(), "lb-term-"));
-    child = await spawnBridge(bridgeEnv(sb.running, dir, { PORT: String(await freePort()), WORKER_CONCURRENCY: "1", LOG_LEVEL: "silent" }));
+    const env = await testBridgeEnv(sb.running, dir, { PORT: String(await freePort()), WORKER_CONCURRENCY: "1", LOG_LEVEL: "silent" });
+    child = await spawnBridge(env);
     expect((await sendTo(child.url, createdEvent({ id: "first", ip: "192.0.2.1" }))).status).toBe(202);
     expect((await sendTo(child.url, createdEvent({ id: "second", ip: "192.0.2.2" }))).status).toBe(202);
     const sandbox = sb.sandbox;
@@ -35,7 +36,7 @@ describe("SIGTERM", () => {
     child.proc.kill("SIGTERM");
     expect(await exited).toBe(0);
 
-    const { statuses, jobs } = await readStore(join(dir, "bridge.db"), async (store) => ({
+    const { statuses, jobs } = await readStoreOf(env, async (store) => ({
       statuses: [(await store.services.get("first"))?.status, (await store.services.get("second"))?.status],
       // Newest first: oldest first, as they were queued.
       jobs: (await store.jobs.list({ kind: "register" })).reverse().map((j) => ({ service_id: j.serviceId, kind: j.kind, state: j.state, attempts: j.attempts })),
@@ -51,7 +52,7 @@ describe("SIGTERM", () => {
   it("leaves a job still running after the grace to its lease: exit 0, no write to the closed database, resumed after a restart", async () => {
     sb = await startTestSandbox({ faults: { latencyMs: 2_000 } });
     dir = mkdtempSync(join(tmpdir(), "lb-term-"));
-    const env = bridgeEnv(sb.running, dir, { PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "200", RESELLER_TIMEOUT_MS: "10000", LOG_LEVEL: "info" });
+    const env = await testBridgeEnv(sb.running, dir, { PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "200", RESELLER_TIMEOUT_MS: "10000", LOG_LEVEL: "info" });
     child = await spawnBridge(env);
     expect((await sendTo(child.url, createdEvent({ id: "late", ip: "192.0.2.3" }))).status).toBe(202);
     const sandbox = sb.sandbox;
@@ -63,7 +64,7 @@ describe("SIGTERM", () => {
     expect(child.output()).not.toMatch(/database connection is not open/);
     expect(child.output()).toMatch(/jobs still running at shutdown/);
 
-    const jobs = await readStore(join(dir, "bridge.db"), (store) => store.jobs.list({ kind: "register", serviceId: "late" }));
+    const jobs = await readStoreOf(env, (store) => store.jobs.list({ kind: "register", serviceId: "late" }));
     expect(jobs.map((j) => ({ state: j.state, attempts: j.attempts }))).toEqual([{ state: "running", attempts: 1 }]);
 
     // The held call commits upstream meanwhile; the restarted bridge finds it there and buys nothing more.
@@ -84,7 +85,8 @@ describe("SIGTERM", () => {
         done();
       },
     });
-    const config = loadConfig({ env: bridgeEnv(sb.running, dir, { RESELLER_TIMEOUT_MS: "5000" }), cwd: process.cwd() });
+    const env = await testBridgeEnv(sb.running, dir, { RESELLER_TIMEOUT_MS: "5000" });
+    const config = loadConfig({ env, cwd: process.cwd() });
     const service = await startService({ config, logger: createLogger({ level: "info", destination, pretty: false }), pollMs: 50, shutdownGraceMs: 100 });
     expect((await sendTo(service.url, createdEvent({ id: "late-in-process", ip: "192.0.2.4" }))).status).toBe(202);
     const sandbox = sb.sandbox;
@@ -95,7 +97,7 @@ describe("SIGTERM", () => {
 
     const log = lines.join("");
     expect(log).not.toMatch(/database connection is not open|could not record/);
-    const jobs = await readStore(config.DATABASE_PATH, (store) => store.jobs.list({ serviceId: "late-in-process" }));
+    const jobs = await readStoreOf(env, (store) => store.jobs.list({ serviceId: "late-in-process" }));
     expect(jobs.map((j) => ({ state: j.state, attempts: j.attempts }))).toEqual([{ state: "running", attempts: 1 }]);
   });
 });

@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
 import { startService, type RunningService } from "../../src/service.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
+import { databaseEnv } from "./test-store.js";
 
 export const TEST_SECRET = "whsec_" + Buffer.from("test-secret-0123456789abcdef").toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -25,7 +26,10 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
   return { sandbox, running, close: () => running.close() };
 }
 
-/** Environment of a bridge that buys from `sandbox`, with a temp database. */
+/**
+ * Environment of a bridge that buys from `sandbox`, with a temp SQLite database in `dir`. For a
+ * test that runs against either store, use `testBridgeEnv` (or a TestBridge's `env`).
+ */
 export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     HOST: "127.0.0.1",
@@ -46,9 +50,16 @@ export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<st
   };
 }
 
+/** `bridgeEnv` plus the database of the run's store (LB_TEST_STORE): a fresh PostgreSQL database in the postgres project. */
+export async function testBridgeEnv(running: RunningSandbox, dir: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  return bridgeEnv(running, dir, { ...(await databaseEnv()), ...extra });
+}
+
 export interface TestBridge {
   service: RunningService;
   config: Config;
+  /** The environment it was started with: the CLI or another instance given it sees the same database. */
+  env: Record<string, string>;
   url: string;
   dir: string;
   /** Signs and posts an event; returns status and JSON body. */
@@ -107,7 +118,8 @@ export async function startTestBridge(
   options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string } = {},
 ): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
-  const config = loadConfig({ env: bridgeEnv(sb.running, dir, options.env), cwd: process.cwd() });
+  const env = await testBridgeEnv(sb.running, dir, options.env);
+  const config = loadConfig({ env, cwd: process.cwd() });
   const service = await startService({
     config,
     logger: options.logger ?? silentLogger(),
@@ -121,6 +133,7 @@ export async function startTestBridge(
   return {
     service,
     config,
+    env,
     url,
     dir,
     async send(event, o = {}) {

@@ -30,6 +30,13 @@ const ALLOWED: Record<string, { imports?: string[]; methods?: string[]; why: str
       "another process's hold on SQLite's write lock (BEGIN IMMEDIATE ... ROLLBACK on a second connection), " +
       "for test/e2e/write-lock.test.ts and test/observability/readiness.test.ts: SQLite-specific, and no Store operation may hold a lock",
   },
+  "test/helpers/postgres.ts": {
+    imports: ["pg"],
+    methods: ["query"],
+    why:
+      "creates each test's database in the scratch cluster, and the concurrency tests' third-party session " +
+      "(an uncommitted row, a held table lock, pg_stat_activity, pg_terminate_backend, a newer release's migration row)",
+  },
 };
 
 /** Methods that carry SQL (better-sqlite3's Database and Statement, pg's Client, Pool and PoolClient). */

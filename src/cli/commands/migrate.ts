@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { systemClock } from "../../clock.js";
-import { openStore } from "../../store/open.js";
+import { databaseLocation, openStore } from "../../store/open.js";
 import { DatabaseNewerThanCodeError } from "../../store/store.js";
 import { cliLogger, configOrExit } from "../context.js";
 import { CliError, emit, type Output } from "../output.js";
@@ -14,8 +14,7 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
     .action(async (opts: { status?: boolean }, cmd: Command) => {
       const o = output(cmd);
       const config = configOrExit();
-      // Where, without the credentials a DATABASE_URL holds.
-      const database = config.DATABASE_URL ? redactUrl(config.DATABASE_URL) : config.DATABASE_PATH;
+      const database = databaseLocation(config);
       const store = await openStore(config, { clock: systemClock, logger: cliLogger(config, "warn"), migrate: false });
       try {
         if (opts.status) {
@@ -35,13 +34,4 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
         await store.close();
       }
     });
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return "(DATABASE_URL)";
-  }
 }
