@@ -20,6 +20,8 @@ function postgresInstalled(): boolean {
  * Left out: tests of SQLite's own file and lock behaviour, and tests no store touches.
  */
 const BOTH_STORES = [
+  // Several instances on one database: PostgreSQL only.
+  "test/postgres/**/*.test.ts",
   "test/e2e/**/*.test.ts",
   "test/provisioning/**/*.test.ts",
   "test/integrations/**/*.test.ts",
@@ -46,7 +48,7 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/postgres/**"] } },
       ...(withPostgres
         ? [{ extends: true as const, test: { name: "postgres", include: BOTH_STORES, exclude: SQLITE_ONLY, env: { LB_TEST_STORE: "postgres" } } }]
         : []),
