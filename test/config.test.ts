@@ -105,6 +105,14 @@ describe("configuration", () => {
     expect(text).toContain("mail.example");
   });
 
+  it("describes DATABASE_URL by its host and database, never its password (in the userinfo or the query)", () => {
+    const c = loadConfig({ env: { ...live, DATABASE_URL: "postgres://bridge:pgS3cretpw@db.example:5432/licences?password=pgQu3rypw" }, cwd: process.cwd() });
+    const described = describeConfig(c).DATABASE_URL!;
+    expect(described).not.toContain("pgS3cretpw");
+    expect(described).not.toContain("pgQu3rypw");
+    expect(described).toContain("db.example:5432/licences");
+  });
+
   it("the CLI exits 78 with one line naming the variable", () => {
     const res = spawnSync(process.execPath, ["bin/license-bridge.mjs", "migrate"], {
       env: { ...process.env, ...live, RESELLER_API_TOKEN: "", RENEWAL_CRON: "bad", DATABASE_PATH: join(tempDir(), "x.db") },

@@ -4,10 +4,12 @@ import { CONFIG_KEYS, SECRET_KEYS } from "./schema.js";
 /** Hides a secret but tells whether it is set; URLs keep their host so the operator can check it. */
 export function maskSecret(key: string, value: unknown): string {
   if (value === undefined || value === null) return "(unset)";
-  if (key === "SMTP_URL" && typeof value === "string") {
+  if ((key === "SMTP_URL" || key === "DATABASE_URL") && typeof value === "string") {
     try {
       const u = new URL(value);
       if (u.password) u.password = "****";
+      // A password may ride in the query string too (?password=...).
+      if (u.search) u.search = "?****";
       return u.toString();
     } catch {
       return "****";

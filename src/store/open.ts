@@ -43,14 +43,19 @@ export function databaseLocation(config: Pick<Config, "DATABASE_PATH" | "DATABAS
  * The store the configuration names: PostgreSQL at DATABASE_URL, or SQLite at DATABASE_PATH.
  * Migrations are applied (once, whichever instance starts first).
  */
-export async function openStore(config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL" | "JOB_MAX_ATTEMPTS">, options: OpenStoreOptions): Promise<Store> {
+export async function openStore(
+  config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL" | "JOB_MAX_ATTEMPTS"> & Partial<Pick<Config, "WORKER_CONCURRENCY">>,
+  options: OpenStoreOptions,
+): Promise<Store> {
   const { clock, logger } = options;
   if (config.DATABASE_URL) {
     const { openPostgresStore } = await import("./postgres/store.js");
     // The machine's clock becomes the database's: instances on several machines then agree on
     // when a lease has run out. A clock a test moves is kept, and passed to every statement.
     const storeClock = clock === systemClock ? "database" : clock;
-    const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger });
+    // One connection per job slot, and some for intake and the API: a job never waits for one.
+    const poolSize = Math.max(10, (config.WORKER_CONCURRENCY ?? 0) + 6);
+    const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger, poolSize });
     try {
       if (options.migrate !== false) await migrated(store, logger);
     } catch (err) {

@@ -55,3 +55,26 @@ describe("a start-up that cannot listen", () => {
     expect(existsSync(join(dir, "sandbox-upstream.json")), "the embedded sandbox left its address behind").toBe(false);
   });
 });
+
+describe("a start-up that cannot reach its PostgreSQL database", () => {
+  it("exits non-zero with one line naming DATABASE_URL and the server, never the password, and never listens", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lb-startup-"));
+    try {
+      const dbPort = await freePort();
+      const sb = await startTestSandbox();
+      try {
+        const run = await runBridgeToExit(bridgeEnv(sb.running, dir, { PORT: String(await freePort()), DATABASE_URL: `postgres://bridge:pgS3cretpw@127.0.0.1:${dbPort}/licences`, LOG_LEVEL: "info" }));
+        expect(run.code, "the service must exit by itself").not.toBeNull();
+        expect(run.code).not.toBe(0);
+        const naming = lines(run.stderr).filter((l) => l.startsWith("license-bridge: DATABASE_URL:"));
+        expect(naming).toEqual([`license-bridge: DATABASE_URL: cannot use PostgreSQL at 127.0.0.1:${dbPort}/licences: connect ECONNREFUSED 127.0.0.1:${dbPort}`]);
+        expect(run.stderr + run.stdout).not.toContain("pgS3cretpw");
+        expect(run.stderr + run.stdout).not.toMatch(/listening/i);
+      } finally {
+        await sb.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

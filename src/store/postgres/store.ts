@@ -50,7 +50,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     }
   } catch (err) {
     await db.end();
-    throw err;
+    throw err instanceof Error && err.message.startsWith("DATABASE_URL:") ? err : new Error(`DATABASE_URL: cannot use PostgreSQL at ${where(url)}: ${(err as Error).message}`, { cause: err });
   }
 
   const hub = jobReadyHub(db, url, logger);
@@ -121,4 +121,14 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       return closing;
     },
   };
+}
+
+/** The server and database of a URL, without its credentials, for messages. */
+function where(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return "(an unparsable URL)";
+  }
 }
