@@ -12,7 +12,7 @@ import { reconcileRouter } from "./http/reconcile-routes.js";
 import type { JobDefinition } from "./jobs/define.js";
 import { JobRunner, type RunnerObserver } from "./jobs/runner.js";
 import type { LifecycleDeps } from "./lifecycle/deps.js";
-import { lifecycleJobs, recordStoppedJobs } from "./lifecycle/handlers.js";
+import { lifecycleJobs, stopRecord } from "./lifecycle/handlers.js";
 import type { Logger } from "./log/logger.js";
 import { createMailer, mailJobs, type Mailer } from "./mail/index.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -135,7 +135,6 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const sweep = createSweep(store, config.RENEWAL_LEAD_DAYS);
   // Provisioning calls wait for their jobs here: no transaction and no worker slot held.
   const waiter = new JobWaiter(store.jobs);
-  const stopped = recordStoppedJobs(deps);
   const alerts = createAlerts({ store, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
   const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
   if (!options.mailer) opened.push(() => mailer.close());
@@ -158,6 +157,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     baseDelayMs: options.baseDelayMs,
     pollMs: options.pollMs,
     definitions,
+    stopRecord,
     observer: {
       attemptFinished: (job, outcome, ms, error) => {
         waiter.notify(job.id);
@@ -166,7 +166,6 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         options.observer?.attemptFinished?.(job, outcome, ms, error);
       },
       jobStopped: async (job, state, message, error) => {
-        await stopped(job, state, message, error);
         await alertForStoppedJob(alerts, job, state, message, error);
         await options.observer?.jobStopped?.(job, state, message, error);
       },

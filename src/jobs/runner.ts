@@ -4,7 +4,7 @@ import { ZodError } from "zod";
 import type { Clock } from "../clock.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import type { Logger } from "../log/logger.js";
-import type { JobEnding, JobOps } from "../store/store.js";
+import type { JobEnding, JobOps, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import type { JobDefinition } from "./define.js";
 import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, type Disposition } from "./errors.js";
@@ -27,7 +27,7 @@ export type AttemptOutcome = "succeeded" | "retry" | "deferred" | "failed" | "bl
 
 export interface RunnerObserver {
   attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
-  /** A job ended failed or blocked: the place for service status, history and operator alerts. */
+  /** A job ended failed or blocked (its StopRecord is written by then): the place for operator alerts. */
   jobStopped?(job: Job, state: Extract<JobState, "failed" | "blocked">, message: string, error: unknown): Promise<void> | void;
 }
 
@@ -49,6 +49,8 @@ export interface JobRunnerOptions {
   /** First retry delay, at most. (Default: 2000 ms) */
   baseDelayMs?: number;
   observer?: RunnerObserver;
+  /** What a job that stops (failed or blocked) records beside its ending, in the same transaction. (Default: nothing) */
+  stopRecord?: (job: Job, message: string) => StopRecord | undefined;
   workerId?: string;
   /** Claim new jobs only while this says so (false: the database file is gone). (Default: always) */
   canClaim?: () => boolean;
@@ -308,7 +310,7 @@ export class JobRunner {
       async () => {
         if (verdict.disposition === "retry") {
           const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-          const state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay });
+          const state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay, stop: this.o.stopRecord?.(job, verdict.message) });
           outcome = state === "failed" ? "failed" : "retry";
           stopped = state === "failed" ? "failed" : undefined;
           logger[outcome === "failed" ? "error" : "warn"](
@@ -319,7 +321,7 @@ export class JobRunner {
         } else {
           const ending = verdict.disposition === "block" ? "blocked" : "failed";
           outcome = ending;
-          const state = await finish({ state: ending, error: verdict.message, code: verdict.code });
+          const state = await finish({ state: ending, error: verdict.message, code: verdict.code, stop: this.o.stopRecord?.(job, verdict.message) });
           stopped = state === ending ? ending : undefined;
           logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
           if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");

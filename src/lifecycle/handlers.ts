@@ -1,5 +1,6 @@
 import type { JobDefinition } from "../jobs/define.js";
-import type { RunnerObserver } from "../jobs/runner.js";
+import type { Job } from "../jobs/types.js";
+import type { StopRecord } from "../store/store.js";
 import { changeIpJob } from "./change-ip.js";
 import { changeProductJob } from "./change-product.js";
 import type { LifecycleDeps } from "./deps.js";
@@ -29,20 +30,18 @@ export function lifecycleJobs(deps: LifecycleDeps, hooks: { afterPayment?: (serv
 
 /**
  * When a job stops for good (failed) or for the operator (blocked), the service shows why;
- * a registration that failed for good leaves the service `failed`.
+ * a registration that failed for good leaves the service `failed`. The store writes this in the
+ * transaction that records the job's ending.
  */
-export function recordStoppedJobs(deps: Pick<LifecycleDeps, "store">): NonNullable<RunnerObserver["jobStopped"]> {
-  return async (job, state, message) => {
-    if (!job.serviceId) return;
-    const svc = await deps.store.services.get(job.serviceId);
-    if (!svc) return;
+export function stopRecord(job: Job, message: string): StopRecord | undefined {
+  if (!job.serviceId) return undefined;
+  return (state, svc) => {
     const failedRegistration = state === "failed" && job.kind === JOB_KINDS.register && svc.status === "pending";
-    await deps.store.services.change(
-      jobChange(job, svc.service_id, {
-        patch: { last_error: message, ...(failedRegistration ? { status: "failed" as const } : {}) },
-        history: [{ action: `${job.kind} ${state}`, detail: message }],
-        ...(state === "failed" ? { outcome: ["failed", message] as const } : {}),
-      }),
-    );
+    const { serviceId: _, ...change } = jobChange(job, svc.service_id, {
+      patch: { last_error: message, ...(failedRegistration ? { status: "failed" as const } : {}) },
+      history: [{ action: `${job.kind} ${state}`, detail: message }],
+      ...(state === "failed" ? { outcome: ["failed", message] as const } : {}),
+    });
+    return change;
   };
 }

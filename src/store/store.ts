@@ -228,12 +228,19 @@ export interface JobFilter {
   limit?: number;
 }
 
+/**
+ * What a job that stops (failed, or blocked for the operator) writes to its service: decided
+ * from the service row as it is inside the transaction that records the stop, and committed
+ * with it, so no crash can leave a stopped job behind a service that does not show it.
+ */
+export type StopRecord = (state: "failed" | "blocked", service: ServiceRow) => Omit<ServiceChange, "serviceId" | "ifUpdatedAt" | "enqueue"> | undefined;
+
 /** How an attempt ended, as the runner records it. */
 export type JobEnding =
   | { state: "succeeded" }
-  /** Another attempt after `delayMs`, or `failed` when the attempts are used up. */
-  | { state: "retry"; error: string; code: string | null; delayMs: number }
-  | { state: "blocked" | "failed"; error: string; code: string | null }
+  /** Another attempt after `delayMs`, or `failed` when the attempts are used up (then `stop` applies). */
+  | { state: "retry"; error: string; code: string | null; delayMs: number; stop?: StopRecord }
+  | { state: "blocked" | "failed"; error: string; code: string | null; stop?: StopRecord }
   /** Wait `delayMs` without failing; `spent: false` gives the attempt back. */
   | { state: "deferred"; error: string; delayMs: number; spent: boolean }
   /** Interrupted before doing anything: queued again at once, attempt not counted. */
@@ -249,7 +256,7 @@ export interface JobOps {
   /** Records the intent of a call that may charge; `durable` waits for the fsync. */
   setIntent(id: number, worker: string, intent: unknown, durable: boolean): Promise<void>;
   /** Records how an attempt ended (if `worker` still holds the job); returns the state it is left in. */
-  finish(job: Pick<Job, "id" | "attempts" | "maxAttempts">, worker: string, ending: JobEnding): Promise<JobState | undefined>;
+  finish(job: Pick<Job, "id" | "attempts" | "maxAttempts" | "serviceId">, worker: string, ending: JobEnding): Promise<JobState | undefined>;
   /** Blocked jobs of `kind` unchanged for `olderThanMs` go back to the queue, attempts kept. */
   requeueBlocked(kind: string, olderThanMs: number): Promise<number>;
   /** The operator's retry of a failed or blocked job: queued again with fresh attempts. */

@@ -3,7 +3,7 @@ import { manualClock } from "../../src/clock.js";
 import { serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, Store } from "../../src/store/store.js";
+import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, StopRecord, Store } from "../../src/store/store.js";
 import type { BillingEvent } from "../../src/webhooks/event-schema.js";
 import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 
@@ -244,6 +244,38 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
       const fresh = await store.services.change({ serviceId: "s1", ifUpdatedAt: clock.now(), patch: { status: "suspended" } });
       expect(fresh.applied).toBe(true);
       expect((await store.services.get("s1"))?.status).toBe("suspended");
+    });
+
+    it("records a stopped job's service change with its ending, and nothing when the worker no longer holds the job", async () => {
+      const { eventId } = await order("s1", "203.0.113.1");
+      const [job] = await store.jobs.claim("w1", 1, 10_000);
+      const seenStates: string[] = [];
+      const stop: StopRecord = (state, svc) => {
+        seenStates.push(`${state} ${svc.status}`);
+        return { patch: { last_error: "no funds", status: "failed" }, history: [{ action: "register failed", detail: "no funds", job_id: job!.id }], event: { id: eventId, outcome: "failed", detail: "no funds" } };
+      };
+      // Its retries used up: the retry becomes failed, and the stop record applies.
+      const exhausted = { ...job!, attempts: job!.maxAttempts };
+      expect(await store.jobs.finish(exhausted, "w1", { state: "retry", error: "no funds", code: "insufficient_balance", delayMs: 1_000, stop })).toBe("failed");
+      expect(seenStates).toEqual(["failed pending"]);
+      expect(await store.services.get("s1")).toMatchObject({ status: "failed", last_error: "no funds" });
+      expect((await store.services.history("s1")).map((h) => [h.action, h.detail])).toEqual([
+        ["received service.created", "no funds"],
+        ["register failed", "no funds"],
+      ]);
+      expect((await store.events.get(eventId))?.outcome).toBe("failed");
+
+      // A worker whose lease was taken over records nothing, neither the ending nor the stop.
+      const before = await store.counts();
+      expect(await store.jobs.finish(job!, "w1", { state: "blocked", error: "late", code: "upstream_refused", stop })).toBeUndefined();
+      expect(seenStates).toHaveLength(1);
+      expect(await store.counts()).toEqual(before);
+      // An ending that leaves the job queued (a retry with attempts left) records no stop either.
+      await order("s2", "203.0.113.2");
+      const [second] = await store.jobs.claim("w1", 1, 10_000);
+      expect(await store.jobs.finish(second!, "w1", { state: "retry", error: "timeout", code: null, delayMs: 1_000, stop })).toBe("queued");
+      expect(seenStates).toHaveLength(1);
+      expect((await store.services.get("s2"))?.last_error).toBeNull();
     });
 
     it("lists a service's received events and its history together, by time", async () => {

@@ -1,6 +1,6 @@
 import type { JobState } from "../../jobs/types.js";
 import { toJob, type JobRow } from "../job-row.js";
-import type { JobFilter, JobOps, NewJob } from "../store.js";
+import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 
 /**
@@ -30,7 +30,13 @@ const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
  *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
  *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
  */
-export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number) {
+/** What a stopped job's record needs of the services, inside the transaction that records the stop. */
+export interface PgStopTarget {
+  getForUpdate(t: Tx, serviceId: string): Promise<ServiceRow | undefined>;
+  changeIn(t: Tx, change: ServiceChange): Promise<unknown>;
+}
+
+export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget) {
   /**
    * Inserts jobs inside the caller's transaction and returns, in order, each one's id and
    * whether it was created (a unique key already taken returns the existing job's id).
@@ -106,8 +112,66 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number) {
   const unfinished = async (t: Pick<Tx, "q">, queueKey: string) =>
     (await t.q<JobRow>("SELECT * FROM jobs WHERE queue_key = $1 AND state IN ('queued', 'running', 'blocked') ORDER BY id", [queueKey])).map(toJob);
 
+
   /** One statement that ends an attempt if `worker` still holds the job; true when it did. */
-  const end = async (sql: string, values: unknown[]) => (await db.run(sql, values)) === 1;
+  const end = async (x: Pick<Tx, "run">, sql: string, values: unknown[]) => (await x.run(sql, values)) === 1;
+
+  /** Records how an attempt ended, on `x`: the pool, or a transaction that also records the service. */
+  const finishIn = async (
+    x: Pick<Tx, "run"> & Partial<Pick<Tx, "afterCommit">>,
+    job: { id: number; attempts: number; maxAttempts: number },
+    worker: string,
+    ending: Parameters<JobOps["finish"]>[2],
+  ): Promise<JobState | undefined> => {
+    const now = db.clockParam();
+    const finishSql = `UPDATE jobs SET state = $3, run_at = ${nowSql(4)} + $5::bigint, last_error = $6, error_code = $7, leased_by = NULL, lease_until = NULL,
+         intent = CASE WHEN $3 = 'succeeded' THEN NULL ELSE intent END, updated_at = ${nowSql(4)}
+       WHERE id = $1 AND state = 'running' AND leased_by = $2`;
+    let state: JobState;
+    let done: boolean;
+    switch (ending.state) {
+      case "succeeded":
+        state = "succeeded";
+        done = await end(x, finishSql, [job.id, worker, state, now, 0, null, null]);
+        break;
+      case "retry":
+        // The claim counted this attempt, and nothing else changes attempts while the lease is held.
+        state = job.attempts >= job.maxAttempts ? "failed" : "queued";
+        done = await end(x, finishSql, [job.id, worker, state, now, state === "failed" ? 0 : ending.delayMs, ending.error, state === "failed" ? ending.code : null]);
+        break;
+      case "blocked":
+      case "failed":
+        state = ending.state;
+        done = await end(x, finishSql, [job.id, worker, state, now, 0, ending.error, ending.code]);
+        break;
+      case "deferred":
+        state = "queued";
+        done = await end(
+          x,
+          `UPDATE jobs SET state = 'queued', run_at = ${nowSql(3)} + $4::bigint, last_error = $5, attempts = attempts - $6::int,
+             leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
+           WHERE id = $1 AND state = 'running' AND leased_by = $2`,
+          [job.id, worker, now, ending.delayMs, ending.error, ending.spent ? 0 : 1],
+        );
+        break;
+      case "released":
+        state = "queued";
+        done = await end(
+          x,
+          `UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts - 1, 0), run_at = ${nowSql(3)}, leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
+           WHERE id = $1 AND state = 'running' AND leased_by = $2`,
+          [job.id, worker, now],
+        );
+        break;
+    }
+    // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
+    const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
+    if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) {
+      if (x.afterCommit) x.afterCommit(wake);
+      else wake();
+    }
+    return done ? state : undefined;
+  };
 
   const ops: JobOps = {
     async enqueue(job) {
@@ -172,49 +236,18 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number) {
     },
 
     async finish(job, worker, ending) {
-      const now = db.clockParam();
-      const finishSql = `UPDATE jobs SET state = $3, run_at = ${nowSql(4)} + $5::bigint, last_error = $6, error_code = $7, leased_by = NULL, lease_until = NULL,
-           intent = CASE WHEN $3 = 'succeeded' THEN NULL ELSE intent END, updated_at = ${nowSql(4)}
-         WHERE id = $1 AND state = 'running' AND leased_by = $2`;
-      let state: JobState;
-      let done: boolean;
-      switch (ending.state) {
-        case "succeeded":
-          state = "succeeded";
-          done = await end(finishSql, [job.id, worker, state, now, 0, null, null]);
-          break;
-        case "retry":
-          // The claim counted this attempt, and nothing else changes attempts while the lease is held.
-          state = job.attempts >= job.maxAttempts ? "failed" : "queued";
-          done = await end(finishSql, [job.id, worker, state, now, state === "failed" ? 0 : ending.delayMs, ending.error, state === "failed" ? ending.code : null]);
-          break;
-        case "blocked":
-        case "failed":
-          state = ending.state;
-          done = await end(finishSql, [job.id, worker, state, now, 0, ending.error, ending.code]);
-          break;
-        case "deferred":
-          state = "queued";
-          done = await end(
-            `UPDATE jobs SET state = 'queued', run_at = ${nowSql(3)} + $4::bigint, last_error = $5, attempts = attempts - $6::int,
-               leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
-             WHERE id = $1 AND state = 'running' AND leased_by = $2`,
-            [job.id, worker, now, ending.delayMs, ending.error, ending.spent ? 0 : 1],
-          );
-          break;
-        case "released":
-          state = "queued";
-          done = await end(
-            `UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts - 1, 0), run_at = ${nowSql(3)}, leased_by = NULL, lease_until = NULL, updated_at = ${nowSql(3)}
-             WHERE id = $1 AND state = 'running' AND leased_by = $2`,
-            [job.id, worker, now],
-          );
-          break;
-      }
-      // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
-      const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
-      if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) wake();
-      return done ? state : undefined;
+      const stop = "stop" in ending ? ending.stop : undefined;
+      if (!stop || !job.serviceId) return finishIn(db, job, worker, ending);
+      const serviceId = job.serviceId;
+      // The job's ending and its service's record commit together. The service row is locked
+      // first, as intake locks it before it writes jobs, so neither waits on the other in a circle.
+      return db.tx(async (t) => {
+        const svc = await services().getForUpdate(t, serviceId);
+        const state = await finishIn(t, job, worker, ending);
+        const change = svc && (state === "failed" || state === "blocked") ? stop(state, svc) : undefined;
+        if (change) await services().changeIn(t, { ...change, serviceId });
+        return state;
+      });
     },
 
     async requeueBlocked(kind, olderThanMs) {

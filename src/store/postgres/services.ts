@@ -120,27 +120,32 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
       return new Set(rows.map((r) => r.service_id));
     },
     async change(c: ServiceChange) {
-      return db.tx(async (t) => {
-        const enqueue = c.enqueue ?? [];
-        // Queue locks before the row lock, in the order every transaction takes them.
-        await t.lock(enqueue.flatMap((j) => (j.queueKey ? [queueLock(j.queueKey)] : [])));
-        if (c.ifUpdatedAt !== undefined) {
-          // Locked until commit: a concurrent change waits and then finds the row changed.
-          const [row] = await t.q<{ updated_at: number }>("SELECT updated_at FROM services WHERE service_id = $1 FOR UPDATE", [c.serviceId]);
-          if (row?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
-        }
-        const now = await t.now();
-        if (c.patch) await update(t, c.serviceId, c.patch, now);
-        await addHistory(t, c.serviceId, c.history ?? [], now);
-        if (c.event?.id) await t.q("UPDATE events SET outcome = $1, detail = $2 WHERE id = $3", [c.event.outcome, c.event.detail, c.event.id]);
-        const jobIds = (await jobs.insert(t, enqueue)).map((r) => r.id);
-        return { applied: true, jobIds };
-      });
+      return db.tx((t) => changeIn(t, c));
     },
   };
+
+  /** One service change inside the caller's transaction. */
+  async function changeIn(t: Tx, c: ServiceChange): Promise<{ applied: boolean; jobIds: number[] }> {
+    const enqueue = c.enqueue ?? [];
+    // Queue locks before the row lock, in the order every transaction takes them.
+    await t.lock(enqueue.flatMap((j) => (j.queueKey ? [queueLock(j.queueKey)] : [])));
+    if (c.ifUpdatedAt !== undefined) {
+      // Locked until commit: a concurrent change waits and then finds the row changed.
+      const [row] = await t.q<{ updated_at: number }>("SELECT updated_at FROM services WHERE service_id = $1 FOR UPDATE", [c.serviceId]);
+      if (row?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
+    }
+    const now = await t.now();
+    if (c.patch) await update(t, c.serviceId, c.patch, now);
+    await addHistory(t, c.serviceId, c.history ?? [], now);
+    if (c.event?.id) await t.q("UPDATE events SET outcome = $1, detail = $2 WHERE id = $3", [c.event.outcome, c.event.detail, c.event.id]);
+    const jobIds = (await jobs.insert(t, enqueue)).map((r) => r.id);
+    return { applied: true, jobIds };
+  }
+
   return Object.assign(ops, {
     /** Inside an intake's transaction: the row, locked until commit. */
     getForUpdate: async (t: Tx, id: string) => (await t.q<ServiceRow>("SELECT * FROM services WHERE service_id = $1 FOR UPDATE", [id]))[0],
+    changeIn,
     insertIn: insert,
     updateIn: update,
     addHistoryIn: addHistory,

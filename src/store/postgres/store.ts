@@ -54,7 +54,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   }
 
   const hub = jobReadyHub(db, url, logger);
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20);
+  // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services);
   const services = pgServices(db, jobs);
   let closing: Promise<void> | undefined;
 

@@ -1,14 +1,20 @@
 import type { Clock } from "../../clock.js";
 import type { Job, JobState } from "../../jobs/types.js";
 import { toJob, type JobRow } from "../job-row.js";
-import type { JobFilter, JobOps, NewJob } from "../store.js";
+import type { JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 
 export { toJob };
 
 /** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
-export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number) {
+/** What a stopped job's record needs of the services: the row, and a change in the same transaction. */
+export interface StopTarget {
+  getSync(serviceId: string): ServiceRow | undefined;
+  changeSync(change: ServiceChange): unknown;
+}
+
+export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number, services: () => StopTarget) {
   const s = {
     insert: db.prepare(
       `INSERT INTO jobs (kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, run_at, created_at, updated_at)
@@ -113,6 +119,48 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
   const finishRow = (id: number, worker: string, state: JobState, error: string | null, code: string | null, runAt: number) =>
     s.finish.run({ id, worker, state, error, code, run_at: runAt, now: clock.now() }).changes === 1;
 
+  const finishSync = (job: Pick<Job, "id" | "attempts" | "maxAttempts" | "serviceId">, worker: string, ending: JobEnding): JobState | undefined => {
+    const now = clock.now();
+    let state: JobState;
+    let done: boolean;
+    switch (ending.state) {
+      case "succeeded":
+        state = "succeeded";
+        done = finishRow(job.id, worker, state, null, null, now);
+        break;
+      case "retry":
+        // The claim counted this attempt, and nothing else changes attempts while the lease is held.
+        state = job.attempts >= job.maxAttempts ? "failed" : "queued";
+        done = finishRow(job.id, worker, state, ending.error, state === "failed" ? ending.code : null, state === "failed" ? now : now + ending.delayMs);
+        break;
+      case "blocked":
+      case "failed":
+        state = ending.state;
+        done = finishRow(job.id, worker, state, ending.error, ending.code, now);
+        break;
+      case "deferred":
+        state = "queued";
+        done = s.defer.run({ id: job.id, worker, until: now + ending.delayMs, error: ending.error, unspent: ending.spent ? 0 : 1, now }).changes === 1;
+        break;
+      case "released":
+        state = "queued";
+        done = s.release.run({ id: job.id, worker, now }).changes === 1;
+        break;
+    }
+    // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
+    const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
+    if (done && (state === "failed" || state === "blocked") && "stop" in ending && ending.stop && job.serviceId) recordStop(job.serviceId, state, ending.stop);
+    if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) notify();
+    return done ? state : undefined;
+  };
+
+  const recordStop = (serviceId: string, state: "failed" | "blocked", stop: StopRecord) => {
+    const svc = services().getSync(serviceId);
+    const change = svc && stop(state, svc);
+    if (change) services().changeSync({ ...change, serviceId });
+  };
+  const finishWithStop = db.transaction(finishSync);
+
   const ops: JobOps & { enqueueSync: typeof enqueue } = {
     enqueueSync: enqueue,
     async enqueue(job) {
@@ -135,37 +183,8 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       else write();
     },
     async finish(job, worker, ending) {
-      const now = clock.now();
-      let state: JobState;
-      let done: boolean;
-      switch (ending.state) {
-        case "succeeded":
-          state = "succeeded";
-          done = finishRow(job.id, worker, state, null, null, now);
-          break;
-        case "retry":
-          // The claim counted this attempt, and nothing else changes attempts while the lease is held.
-          state = job.attempts >= job.maxAttempts ? "failed" : "queued";
-          done = finishRow(job.id, worker, state, ending.error, state === "failed" ? ending.code : null, state === "failed" ? now : now + ending.delayMs);
-          break;
-        case "blocked":
-        case "failed":
-          state = ending.state;
-          done = finishRow(job.id, worker, state, ending.error, ending.code, now);
-          break;
-        case "deferred":
-          state = "queued";
-          done = s.defer.run({ id: job.id, worker, until: now + ending.delayMs, error: ending.error, unspent: ending.spent ? 0 : 1, now }).changes === 1;
-          break;
-        case "released":
-          state = "queued";
-          done = s.release.run({ id: job.id, worker, now }).changes === 1;
-          break;
-      }
-      // Runnable now: the job itself (released, or due again at once), or the next job of its queue.
-      const dueNow = ending.state === "released" || ((ending.state === "retry" || ending.state === "deferred") && ending.delayMs <= 0);
-      if (done && (state === "succeeded" || state === "failed" || (state === "queued" && dueNow))) notify();
-      return done ? state : undefined;
+      // With a stop record, the job's ending and its service's record commit together.
+      return "stop" in ending && ending.stop ? finishWithStop.immediate(job, worker, ending) : finishSync(job, worker, ending);
     },
     async requeueBlocked(kind, olderThanMs) {
       const now = clock.now();

@@ -105,6 +105,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
   };
   return Object.assign(ops, {
     getSync: get,
+    changeSync: change,
     insertSync: insert,
     updateSync: update,
     holdersSync: (ip: string, except: string) => s.holders.all({ ip, except }) as ServiceRow[],

@@ -46,7 +46,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   const group = createGroupCommit(db);
   let parts: ReturnType<typeof build> | undefined;
   const build = () => {
-    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20);
+    // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
+    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services);
     const services = sqliteServices(db, clock, jobs);
     return {
       jobs,
