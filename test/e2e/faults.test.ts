@@ -143,7 +143,8 @@ function mulberry32(seed: number): () => number {
 const SEED = Number(process.env.SOAK_SEED ?? 20260101);
 
 describe(`faults: soak with random 5xx and dropped answers (SOAK_SEED=${SEED})`, () => {
-  const pair = usePair({ sandbox: { random: mulberry32(SEED), faults: { errorRate: 0.25, dropAfterCommitRate: 0.25 } } });
+  // Retries stay frequent (a 2 s cap): with a quarter of calls failing, the default backoff would outgrow the test.
+  const pair = usePair({ env: { RETRY_MAX_DELAY_SECONDS: "2" }, sandbox: { random: mulberry32(SEED), faults: { errorRate: 0.25, dropAfterCommitRate: 0.25 } } });
 
   it("buys each of 12 orders exactly once and applies every later event (suspend, unsuspend, change-ip)", { timeout: 60_000 }, async () => {
     const { sb, bridge } = pair();
