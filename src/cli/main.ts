@@ -8,13 +8,17 @@ import { resellerAccountCommands } from "./commands/reseller-account.js";
 import { sandboxCommand } from "./commands/sandbox.js";
 import { serveCommand } from "./commands/serve.js";
 import { triggerCommand } from "./commands/trigger.js";
-import { asCliError } from "./context.js";
-import { EXIT, stdio, type Output } from "./output.js";
+import { CliError, EXIT, stdio, type Output } from "./output.js";
 
 function outputOf(cmd: Command): Output {
   return { json: Boolean(cmd.optsWithGlobals().json), ...stdio };
 }
 
+/**
+ * Every command is defined here, so `--help` lists them all; each command module imports what
+ * its action needs (express, better-sqlite3, the service, the sandbox, zod, pino) inside the
+ * action, so `--help` loads none of it and a command loads only its own (test/build.test.ts).
+ */
 export function buildProgram(): Command {
   const program = new Command("license-bridge")
     .description("Billing-panel webhooks in, reseller licences out: registered, renewed and suspended exactly once.")
@@ -51,7 +55,8 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
       return EXIT.usage;
     }
-    const known = asCliError(err);
+    // Configuration and database errors need their classes, and those their modules: loaded only here.
+    const known = err instanceof CliError ? err : (await import("./context.js")).asCliError(err);
     if (known) {
       process.stderr.write(`license-bridge: ${known.message}\n`);
       return known.exitCode;

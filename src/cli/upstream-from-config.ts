@@ -7,7 +7,7 @@ import { ResellerError } from "../reseller/errors.js";
 import { createV1Client, type V1Client } from "../reseller/v1.js";
 import { createV2Client, type V2Client } from "../reseller/v2.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../sandbox/app.js";
-import { cliLogger } from "./context.js";
+import { cliLogger } from "./logger.js";
 import { CliError } from "./output.js";
 
 /**

@@ -1,12 +1,19 @@
 import { Option, type Command } from "commander";
-import { JOB_ID_RULE, jobIdSchema } from "../../http/admin-routes.js";
-import { jobView } from "../../http/views.js";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
+import type { jobView } from "../../http/views.js";
 import { JOB_STATES, type JobState } from "../../jobs/types.js";
-import { configOrExit } from "../context.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
-import { withBridgeDatabase } from "./licenses.js";
+
+/** What the actions need, imported when one runs (see buildProgram). */
+async function deps() {
+  const [{ jobView }, { systemClock }, { JobQueue }, { configOrExit }, { withBridgeDatabase }] = await Promise.all([
+    import("../../http/views.js"),
+    import("../../jobs/clock.js"),
+    import("../../jobs/queue.js"),
+    import("../context.js"),
+    import("./licenses.js"),
+  ]);
+  return { jobView, systemClock, JobQueue, configOrExit, withBridgeDatabase };
+}
 
 type JobRow = ReturnType<typeof jobView>;
 
@@ -33,6 +40,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .option("--kind <kind>", "only jobs of this kind (e.g. register, renew)")
     .option("--json", "machine-readable output: {\"jobs\": [...]}")
     .action(async (opts: { state?: JobState; serviceId?: string; kind?: string }, cmd: Command) => {
+      const { jobView, systemClock, JobQueue, configOrExit, withBridgeDatabase } = await deps();
       const config = configOrExit();
       const list = await withBridgeDatabase(config, (db) =>
         new JobQueue(db, systemClock).list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind }).map(jobView),
@@ -45,6 +53,8 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .description("queue a failed or blocked job again with fresh attempts; a running service picks it up within a second")
     .option("--json", "machine-readable output: {\"job\": {...}}")
     .action(async (rawId: string, _opts: unknown, cmd: Command) => {
+      const { jobView, systemClock, JobQueue, configOrExit, withBridgeDatabase } = await deps();
+      const { JOB_ID_RULE, jobIdSchema } = await import("../../http/admin-routes.js");
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();

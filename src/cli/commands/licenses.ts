@@ -1,12 +1,16 @@
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
 import type { Config } from "../../config/load.js";
-import { historyView, licenceView } from "../../http/views.js";
-import { openDatabase, type Db } from "../../store/database.js";
-import { migrationStatus } from "../../store/migrations.js";
+import type { licenceView } from "../../http/views.js";
+import type { Db } from "../../store/database.js";
 import { SERVICE_STATUSES, ServiceStore, type ServiceStatus } from "../../store/services.js";
-import { configOrExit } from "../context.js";
 import { CliError, emit, table, type Output } from "../output.js";
+
+/** What the actions need, imported when one runs (see buildProgram). */
+async function deps() {
+  const [{ historyView, licenceView }, { configOrExit }] = await Promise.all([import("../../http/views.js"), import("../context.js")]);
+  return { historyView, licenceView, configOrExit };
+}
 
 /**
  * Opens the service's SQLite file next to a running service (WAL: both see each other's
@@ -17,6 +21,7 @@ export async function withBridgeDatabase<T>(config: Config, fn: (db: Db) => T | 
   if (path !== ":memory:" && !existsSync(path)) {
     throw new CliError(`no database at ${path}: start the service (npm start) or run \`license-bridge migrate\``);
   }
+  const [{ openDatabase }, { migrationStatus }] = await Promise.all([import("../../store/database.js"), import("../../store/migrations.js")]);
   const db = openDatabase(path);
   try {
     const status = migrationStatus(db);
@@ -53,6 +58,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
     .option("--json", "machine-readable output: {\"licenses\": [...]}")
     .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
+      const { licenceView, configOrExit } = await deps();
       const config = configOrExit();
       const list = await withBridgeDatabase(config, (db) => new ServiceStore(db).list(opts.status).map(licenceView));
       emit(output(cmd), { licenses: list }, () =>
@@ -65,6 +71,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .description("one licence with its history, as GET /admin/services/:id does")
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
+      const { historyView, licenceView, configOrExit } = await deps();
       const config = configOrExit();
       const view = await withBridgeDatabase(config, (db) => {
         const services = new ServiceStore(db);

@@ -1,7 +1,4 @@
 import type { Command } from "commander";
-import { openDatabase } from "../../store/database.js";
-import { DatabaseNewerThanCodeError, migrate, migrationStatus } from "../../store/migrations.js";
-import { configOrExit } from "../context.js";
 import { CliError, emit, type Output } from "../output.js";
 
 export function migrateCommand(program: Command, output: (cmd: Command) => Output): void {
@@ -10,7 +7,13 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
     .description("apply pending database migrations (each in its own transaction)")
     .option("--status", "only show the database and code versions")
     .option("--json", "machine-readable output")
-    .action((opts: { status?: boolean }, cmd: Command) => {
+    .action(async (opts: { status?: boolean }, cmd: Command) => {
+      // Imported when the command runs (see buildProgram).
+      const [{ openDatabase }, { DatabaseNewerThanCodeError, migrate, migrationStatus }, { configOrExit }] = await Promise.all([
+        import("../../store/database.js"),
+        import("../../store/migrations.js"),
+        import("../context.js"),
+      ]);
       const o = output(cmd);
       const config = configOrExit();
       const db = openDatabase(config.DATABASE_PATH);

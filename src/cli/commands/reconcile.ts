@@ -1,21 +1,31 @@
-import { Presets, SingleBar } from "cli-progress";
+import type * as CliProgress from "cli-progress";
 import type { Command } from "commander";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
-import { reconcile, type DriftItem, type ReconcileProgress } from "../../reconcile/reconcile.js";
-import { ServiceStore } from "../../store/services.js";
-import { configOrExit } from "../context.js";
+import type { DriftItem, ReconcileProgress } from "../../reconcile/reconcile.js";
 import { CliError, emit, table, type Output } from "../output.js";
-import { upstreamCall, upstreamFromConfig } from "../upstream-from-config.js";
-import { withBridgeDatabase } from "./licenses.js";
+
+/** What the action needs, imported when it runs (see buildProgram). */
+async function deps() {
+  const [cliProgress, { systemClock }, { JobQueue }, { reconcile }, { ServiceStore }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeDatabase }] =
+    await Promise.all([
+      import("cli-progress"),
+      import("../../jobs/clock.js"),
+      import("../../jobs/queue.js"),
+      import("../../reconcile/reconcile.js"),
+      import("../../store/services.js"),
+      import("../context.js"),
+      import("../upstream-from-config.js"),
+      import("./licenses.js"),
+    ]);
+  return { cliProgress, systemClock, JobQueue, reconcile, ServiceStore, configOrExit, upstreamCall, upstreamFromConfig, withBridgeDatabase };
+}
 
 /** Below this many services a run is over before a bar would be worth drawing. */
 const PROGRESS_MIN = 25;
 
 /** A progress bar on stderr when a person is watching (stderr is a terminal) and there is a lot to do. */
-function progressBar(): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
+function progressBar({ Presets, SingleBar }: typeof CliProgress): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
   if (process.stderr.isTTY !== true) return { onProgress: () => {}, stop: () => {} };
-  let bar: SingleBar | undefined;
+  let bar: CliProgress.SingleBar | undefined;
   let phase: ReconcileProgress["phase"] | undefined;
   const stop = () => {
     bar?.stop();
@@ -54,10 +64,11 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
         "accounts for, a repair that failed, or fixable drift without --fix); 2 usage; 78 configuration.",
     )
     .action(async (opts: { fix?: boolean }, cmd: Command) => {
+      const { cliProgress, systemClock, JobQueue, reconcile, ServiceStore, configOrExit, upstreamCall, upstreamFromConfig, withBridgeDatabase } = await deps();
       const o = output(cmd);
       const config = configOrExit();
       const upstream = upstreamFromConfig(config);
-      const progress = progressBar();
+      const progress = progressBar(cliProgress);
       const result = await withBridgeDatabase(config, (db) =>
         upstreamCall(() =>
           reconcile(

@@ -1,10 +1,4 @@
 import type { Command } from "commander";
-import { systemClock } from "../../jobs/clock.js";
-import { JobQueue } from "../../jobs/queue.js";
-import { createSweep } from "../../renewals/sweep.js";
-import { openDatabase } from "../../store/database.js";
-import { migrationStatus } from "../../store/migrations.js";
-import { configOrExit } from "../context.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
 
 export function renewCommand(program: Command, output: (cmd: Command) => Output): void {
@@ -13,8 +7,17 @@ export function renewCommand(program: Command, output: (cmd: Command) => Output)
     .description("run the renewal sweep now: queue a renewal for every paid licence due within RENEWAL_LEAD_DAYS")
     .option("--due", "renew what is due (the only mode; required so the intent is explicit)")
     .option("--json", "machine-readable output")
-    .action((opts: { due?: boolean }, cmd: Command) => {
+    .action(async (opts: { due?: boolean }, cmd: Command) => {
       if (!opts.due) throw new CliError("say --due to queue the renewals that are due", EXIT.usage);
+      // Imported when the command runs (see buildProgram).
+      const [{ systemClock }, { JobQueue }, { createSweep }, { openDatabase }, { migrationStatus }, { configOrExit }] = await Promise.all([
+        import("../../jobs/clock.js"),
+        import("../../jobs/queue.js"),
+        import("../../renewals/sweep.js"),
+        import("../../store/database.js"),
+        import("../../store/migrations.js"),
+        import("../context.js"),
+      ]);
       const o = output(cmd);
       const config = configOrExit();
       const db = openDatabase(config.DATABASE_PATH);
