@@ -157,6 +157,8 @@ describe("production runs compiled JavaScript", () => {
     expect(JSON.parse(list.stdout)).toEqual({ jobs: [] });
     expectNoTypeScriptLoader(list.loads);
     expect(list.loads.packages).toContain("better-sqlite3");
+    // Only its own command module (and licenses.ts, which opens the database for it) is loaded.
+    expect(projectFiles(list.loads).filter((f) => f.startsWith("dist/cli/commands/")).sort()).toEqual(["dist/cli/commands/jobs.js", "dist/cli/commands/licenses.js"]);
     for (const heavy of ["express", "pino", "pino-pretty", "nodemailer", "prom-client", "cli-progress"]) expect(list.loads.packages).not.toContain(heavy);
   });
 
