@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "coverage/", "integrations/**/*.php"] },
+  { ignores: ["node_modules/", "dist/", "data/", "coverage/", "integrations/**/*.php"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -39,9 +39,10 @@ if (!withPostgres) console.warn("PostgreSQL is not installed: the suites run on 
 
 export default defineConfig({
   test: {
-    // One scratch PostgreSQL cluster per project and run, for the second store's tests (skipped,
-    // with the reason, where PostgreSQL is not installed; LB_REQUIRE_POSTGRES=1 makes that an error).
-    globalSetup: ["test/setup/postgres.ts"],
+    // Children run `node bin/license-bridge.mjs`, i.e. the compiled dist/: built first if src/ changed.
+    // Then one scratch PostgreSQL cluster per project and run, for the second store's tests
+    // (skipped, with the reason, where PostgreSQL is not installed; LB_REQUIRE_POSTGRES=1 makes that an error).
+    globalSetup: ["test/global-setup.ts", "test/setup/postgres.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn servers and child processes; two cores here, so keep the pool small.

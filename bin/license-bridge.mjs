@@ -1,7 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx, so `npm ci && npm start` needs no build step.
-import { register } from "tsx/esm/api";
+// Runs the compiled CLI (dist/, built from src/ by `npm ci` through the prepare script, or by
+// `npm run build`) with plain node: no TypeScript loader in production.
+import { existsSync } from "node:fs";
 
-register();
-const { runCli } = await import("../src/cli/main.ts");
+const entry = new URL("../dist/cli/main.js", import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write("license-bridge: dist/ is not built: run `npm run build` (`npm ci` builds it)\n");
+  process.exit(1);
+}
+const { runCli } = await import(entry.href);
 process.exitCode = await runCli(process.argv);

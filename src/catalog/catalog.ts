@@ -10,10 +10,9 @@ import {
   type LitespeedVariant,
   type ProductType,
 } from "../reseller/vocabulary.js";
+import { BILLING_CYCLES, type BillingCycle } from "./billing-cycles.js";
 
-/** The billing panel's cycle names (service-contract.md section 2). */
-export const BILLING_CYCLES = ["monthly", "quarterly", "semiannually", "annually", "biennially", "triennially"] as const;
-export type BillingCycle = (typeof BILLING_CYCLES)[number];
+export { BILLING_CYCLES, type BillingCycle };
 export const billingCycleSchema = z.enum(BILLING_CYCLES);
 
 export const DEFAULT_BILLING_CYCLES: Readonly<Record<BillingCycle, BillingCycleMonths>> = {

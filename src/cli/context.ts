@@ -1,6 +1,5 @@
 import { ConfigError, databasePathProblem, loadConfig, type Config } from "../config/load.js";
 import { DatabaseOpenError } from "../store/open.js";
-import { createLogger, type Logger } from "../log/logger.js";
 import { CliError, EXIT } from "./output.js";
 
 /** The same configuration the service reads; a bad one ends the command with exit code 78. */
@@ -27,9 +26,4 @@ export function asCliError(err: unknown): CliError | undefined {
   if (err instanceof ConfigError) return configCliError(err);
   if (err instanceof DatabaseOpenError) return configCliError(databasePathProblem(err));
   return undefined;
-}
-
-/** Logs to stderr so stdout stays clean for --json. */
-export function cliLogger(config: Pick<Config, "LOG_LEVEL">, level?: string): Logger {
-  return createLogger({ level: level ?? config.LOG_LEVEL, destination: process.stderr, pretty: process.stderr.isTTY === true });
 }

@@ -1,36 +1,46 @@
 import { Command, CommanderError } from "commander";
-import { jobsCommands } from "./commands/jobs.js";
-import { licensesCommands } from "./commands/licenses.js";
-import { migrateCommand } from "./commands/migrate.js";
-import { reconcileCommand } from "./commands/reconcile.js";
-import { renewCommand } from "./commands/renew.js";
-import { resellerAccountCommands } from "./commands/reseller-account.js";
-import { sandboxCommand } from "./commands/sandbox.js";
-import { serveCommand } from "./commands/serve.js";
-import { triggerCommand } from "./commands/trigger.js";
-import { asCliError } from "./context.js";
-import { EXIT, stdio, type Output } from "./output.js";
+import { CliError, EXIT, stdio, type Output } from "./output.js";
 
 function outputOf(cmd: Command): Output {
   return { json: Boolean(cmd.optsWithGlobals().json), ...stdio };
 }
 
-export function buildProgram(): Command {
+type Register = (program: Command, output: (cmd: Command) => Output) => void;
+
+/**
+ * The top-level commands in the order --help lists them, with the module that defines each. A
+ * command module imports what its actions need (express, better-sqlite3, the service, the
+ * sandbox, zod, pino) inside the action, so defining a command costs next to nothing.
+ */
+const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
+  [["serve"], async () => (await import("./commands/serve.js")).serveCommand],
+  [["migrate"], async () => (await import("./commands/migrate.js")).migrateCommand],
+  [["sandbox"], async () => (await import("./commands/sandbox.js")).sandboxCommand],
+  [["sub-resellers", "reseller"], async () => (await import("./commands/reseller-account.js")).resellerAccountCommands],
+  [["trigger"], async () => (await import("./commands/trigger.js")).triggerCommand],
+  [["renew"], async () => (await import("./commands/renew.js")).renewCommand],
+  [["licenses"], async () => (await import("./commands/licenses.js")).licensesCommands],
+  [["jobs"], async () => (await import("./commands/jobs.js")).jobsCommands],
+  [["reconcile"], async () => (await import("./commands/reconcile.js")).reconcileCommand],
+];
+
+/**
+ * The program for `argv`: when its first argument names a command, that command alone (its help
+ * and its subcommands' are the same as in the full program); otherwise (--help, help, --version,
+ * no argument, a typo) every command, so help and "unknown command" read as they always did.
+ * test/build.test.ts checks what --help and `jobs list` load.
+ */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
+  const first = argv[2];
+  const named = COMMANDS.find(([names]) => first !== undefined && names.includes(first));
+  const registers = await Promise.all((named ? [named] : COMMANDS).map(([, load]) => load()));
   const program = new Command("license-bridge")
     .description("Billing-panel webhooks in, reseller licences out: registered, renewed and suspended exactly once.")
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
-  serveCommand(program);
-  migrateCommand(program, outputOf);
-  sandboxCommand(program);
-  resellerAccountCommands(program, outputOf);
-  triggerCommand(program, outputOf);
-  renewCommand(program, outputOf);
-  licensesCommands(program, outputOf);
-  jobsCommands(program, outputOf);
-  reconcileCommand(program, outputOf);
+  for (const register of registers) register(program, outputOf);
   // Every subcommand shares the override, so usage errors come back as exit code 2.
   const override = (c: Command) => {
     c.exitOverride();
@@ -42,7 +52,7 @@ export function buildProgram(): Command {
 
 /** Runs the CLI and returns its exit code: 0 ok, 1 failed, 2 usage, 78 configuration. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
@@ -51,7 +61,8 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
       return EXIT.usage;
     }
-    const known = asCliError(err);
+    // Configuration and database errors need their classes, and those their modules: loaded only here.
+    const known = err instanceof CliError ? err : (await import("./context.js")).asCliError(err);
     if (known) {
       process.stderr.write(`license-bridge: ${known.message}\n`);
       return known.exitCode;

@@ -3,7 +3,6 @@ import { systemClock } from "../clock.js";
 import type { Config } from "../config/load.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
-import { cliLogger } from "./context.js";
 import { CliError } from "./output.js";
 
 /**
@@ -15,7 +14,9 @@ export async function withBridgeStore<T>(config: Config, fn: (store: Store) => T
   if (!config.DATABASE_URL && config.DATABASE_PATH !== ":memory:" && !existsSync(config.DATABASE_PATH)) {
     throw new CliError(`no database at ${config.DATABASE_PATH}: start the service (npm start) or run \`license-bridge migrate\``);
   }
-  const store = await openStore(config, { clock: systemClock, logger: cliLogger(config, "warn"), migrate: false });
+  // Only PostgreSQL logs here (a lost connection): SQLite reads load no logger, and start faster.
+  const logger = config.DATABASE_URL ? (await import("./logger.js")).cliLogger(config, "warn") : undefined;
+  const store = await openStore(config, { clock: systemClock, logger, migrate: false });
   try {
     const status = await store.migrationStatus();
     if (status.databaseVersion !== status.codeVersion) {

@@ -3,7 +3,7 @@ import { createResellerClients, NoResellerError, resellerEndpoints, type Reselle
 import { ResellerError } from "../reseller/errors.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
 import type { V1Client } from "../reseller/v1.js";
-import { cliLogger } from "./context.js";
+import { cliLogger } from "./logger.js";
 import { CliError } from "./output.js";
 
 /** The reseller the CLI talks to, found the way the service finds it (src/reseller/connect.ts). */

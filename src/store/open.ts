@@ -15,7 +15,8 @@ export const SERVING_BUSY_TIMEOUT_MS = 100;
 
 export interface OpenStoreOptions {
   clock: Clock;
-  logger: Logger;
+  /** Required to serve, migrate or use PostgreSQL; the CLI's SQLite reads log nothing (and load no logger). */
+  logger?: Logger;
   /**
    * A running service: migrations applied, a short wait for another process's lock (the wait
    * blocks the event loop), and the SQLite file watched. (Default: false: the CLI reads and writes a little)
@@ -47,7 +48,11 @@ export async function openStore(
   config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL" | "JOB_MAX_ATTEMPTS"> & Partial<Pick<Config, "WORKER_CONCURRENCY">>,
   options: OpenStoreOptions,
 ): Promise<Store> {
-  const { clock, logger } = options;
+  const { clock } = options;
+  const logger = () => {
+    if (!options.logger) throw new Error("openStore: a logger is needed to serve, migrate or use PostgreSQL");
+    return options.logger;
+  };
   if (config.DATABASE_URL) {
     const { openPostgresStore } = await import("./postgres/store.js");
     // The machine's clock becomes the database's: instances on several machines then agree on
@@ -55,9 +60,9 @@ export async function openStore(
     const storeClock = clock === systemClock ? "database" : clock;
     // One connection per job slot, and some for intake and the API: a job never waits for one.
     const poolSize = Math.max(10, (config.WORKER_CONCURRENCY ?? 0) + 6);
-    const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger, poolSize });
+    const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger: logger(), poolSize });
     try {
-      if (options.migrate !== false) await migrated(store, logger);
+      if (options.migrate !== false) await migrated(store, logger());
     } catch (err) {
       await store.close();
       throw err;
@@ -66,7 +71,7 @@ export async function openStore(
   }
   const store = openSqliteStore(config.DATABASE_PATH, { clock, maxAttempts: config.JOB_MAX_ATTEMPTS });
   try {
-    if (options.migrate !== false) await migrated(store, logger);
+    if (options.migrate !== false) await migrated(store, logger());
   } catch (err) {
     await store.close();
     throw err;
@@ -78,7 +83,7 @@ export async function openStore(
     store.setBusyTimeout(SERVING_BUSY_TIMEOUT_MS);
     // An `rm` or `mv` over DATABASE_PATH leaves this connection writing into a file nobody will
     // read again: from then on, no webhook is accepted, no job claimed, and /readyz says why.
-    store.watchFile(config.DATABASE_PATH, (reason) => logger.error({ path: config.DATABASE_PATH, reason }, `database file lost: ${reason}`));
+    store.watchFile(config.DATABASE_PATH, (reason) => logger().error({ path: config.DATABASE_PATH, reason }, `database file lost: ${reason}`));
   }
   return store;
 }

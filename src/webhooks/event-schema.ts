@@ -1,17 +1,9 @@
 import { z } from "zod";
 import { billingCycleSchema } from "../catalog/catalog.js";
 import { ipSchema } from "../reseller/vocabulary.js";
+import { EVENT_TYPES, type EventType } from "./event-types.js";
 
-export const EVENT_TYPES = [
-  "service.created",
-  "service.renewed",
-  "service.suspended",
-  "service.unsuspended",
-  "service.terminated",
-  "service.ip_changed",
-  "service.product_changed",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType };
 
 /** Panels send ids as strings or numbers; we keep them as strings. */
 export const idSchema = z

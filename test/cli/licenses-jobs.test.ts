@@ -139,7 +139,7 @@ describe("licenses and jobs commands", () => {
       paths.push(path);
       for (const sub of cmd.commands) walk(sub, [...path, sub.name()]);
     };
-    walk(buildProgram(), []);
+    walk(await buildProgram(), []);
     expect(paths).toEqual(expect.arrayContaining([["licenses", "list"], ["licenses", "show"], ["jobs", "list"], ["jobs", "retry"], ["reconcile"]]));
     const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {

@@ -1,11 +1,13 @@
 import { Option, type Command } from "commander";
-import { JOB_ID_RULE, jobIdSchema } from "../../http/admin-routes.js";
-import { jobView } from "../../http/views.js";
-
+import type { jobView } from "../../http/views.js";
 import { JOB_STATES, type JobState } from "../../jobs/types.js";
-import { configOrExit } from "../context.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
-import { withBridgeStore } from "../store.js";
+
+/** What the actions need, imported when one runs (see buildProgram). */
+async function deps() {
+  const [{ jobView }, { configOrExit }, { withBridgeStore }] = await Promise.all([import("../../http/views.js"), import("../context.js"), import("../store.js")]);
+  return { jobView, configOrExit, withBridgeStore };
+}
 
 type JobRow = ReturnType<typeof jobView>;
 
@@ -32,6 +34,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .option("--kind <kind>", "only jobs of this kind (e.g. register, renew)")
     .option("--json", "machine-readable output: {\"jobs\": [...]}")
     .action(async (opts: { state?: JobState; serviceId?: string; kind?: string }, cmd: Command) => {
+      const { jobView, configOrExit, withBridgeStore } = await deps();
       const config = configOrExit();
       const list = await withBridgeStore(config, async (store) =>
         (await store.jobs.list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind })).map(jobView),
@@ -44,6 +47,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .description("queue a failed or blocked job again with fresh attempts; a running service picks it up within a second")
     .option("--json", "machine-readable output: {\"job\": {...}}")
     .action(async (rawId: string, _opts: unknown, cmd: Command) => {
+      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }] = await Promise.all([import("../../http/admin-routes.js"), deps()]);
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();

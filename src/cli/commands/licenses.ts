@@ -1,9 +1,17 @@
 import { Option, type Command } from "commander";
-import { historyView, licenceView } from "../../http/views.js";
+import type { licenceView } from "../../http/views.js";
 import { SERVICE_STATUSES, type ServiceStatus } from "../../store/store.js";
-import { withBridgeStore } from "../store.js";
-import { configOrExit } from "../context.js";
 import { CliError, emit, table, type Output } from "../output.js";
+
+/** What the actions need, imported when one runs (see buildProgram). */
+async function deps() {
+  const [{ historyView, licenceView }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+    import("../../http/views.js"),
+    import("../context.js"),
+    import("../store.js"),
+  ]);
+  return { historyView, licenceView, configOrExit, withBridgeStore };
+}
 
 type Licence = ReturnType<typeof licenceView>;
 
@@ -29,6 +37,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
     .option("--json", "machine-readable output: {\"licenses\": [...]}")
     .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
+      const { licenceView, configOrExit, withBridgeStore } = await deps();
       const config = configOrExit();
       const list = await withBridgeStore(config, async (store) => (await store.services.list(opts.status)).map(licenceView));
       emit(output(cmd), { licenses: list }, () =>
@@ -41,6 +50,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .description("one licence with its history, as GET /admin/services/:id does")
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
+      const { historyView, licenceView, configOrExit, withBridgeStore } = await deps();
       const config = configOrExit();
       const view = await withBridgeStore(config, async (store) => {
         const svc = await store.services.get(serviceId);

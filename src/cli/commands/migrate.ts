@@ -1,8 +1,4 @@
 import type { Command } from "commander";
-import { systemClock } from "../../clock.js";
-import { databaseLocation, openStore } from "../../store/open.js";
-import { DatabaseNewerThanCodeError } from "../../store/store.js";
-import { cliLogger, configOrExit } from "../context.js";
 import { CliError, emit, type Output } from "../output.js";
 
 export function migrateCommand(program: Command, output: (cmd: Command) => Output): void {
@@ -12,6 +8,14 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
     .option("--status", "only show the database and code versions")
     .option("--json", "machine-readable output")
     .action(async (opts: { status?: boolean }, cmd: Command) => {
+      // Imported when the command runs (see buildProgram).
+      const [{ systemClock }, { databaseLocation, openStore }, { DatabaseNewerThanCodeError }, { configOrExit }, { cliLogger }] = await Promise.all([
+        import("../../clock.js"),
+        import("../../store/open.js"),
+        import("../../store/store.js"),
+        import("../context.js"),
+        import("../logger.js"),
+      ]);
       const o = output(cmd);
       const config = configOrExit();
       const database = databaseLocation(config);

@@ -1,18 +1,27 @@
-import { Presets, SingleBar } from "cli-progress";
+import type * as CliProgress from "cli-progress";
 import type { Command } from "commander";
-import { reconcile, type DriftItem, type ReconcileProgress } from "../../reconcile/reconcile.js";
-import { configOrExit } from "../context.js";
+import type { DriftItem, ReconcileProgress } from "../../reconcile/reconcile.js";
 import { CliError, emit, table, type Output } from "../output.js";
-import { upstreamCall, upstreamFromConfig } from "../upstream-from-config.js";
-import { withBridgeStore } from "../store.js";
+
+/** What the action needs, imported when it runs (see buildProgram). */
+async function deps() {
+  const [cliProgress, { reconcile }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }] = await Promise.all([
+    import("cli-progress"),
+    import("../../reconcile/reconcile.js"),
+    import("../context.js"),
+    import("../upstream-from-config.js"),
+    import("../store.js"),
+  ]);
+  return { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore };
+}
 
 /** Below this many services a run is over before a bar would be worth drawing. */
 const PROGRESS_MIN = 25;
 
 /** A progress bar on stderr when a person is watching (stderr is a terminal) and there is a lot to do. */
-function progressBar(): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
+function progressBar({ Presets, SingleBar }: typeof CliProgress): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
   if (process.stderr.isTTY !== true) return { onProgress: () => {}, stop: () => {} };
-  let bar: SingleBar | undefined;
+  let bar: CliProgress.SingleBar | undefined;
   let phase: ReconcileProgress["phase"] | undefined;
   const stop = () => {
     bar?.stop();
@@ -51,10 +60,11 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
         "accounts for, a repair that failed, or fixable drift without --fix); 2 usage; 78 configuration.",
     )
     .action(async (opts: { fix?: boolean }, cmd: Command) => {
+      const { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore } = await deps();
       const o = output(cmd);
       const config = configOrExit();
       const upstream = upstreamFromConfig(config);
-      const progress = progressBar();
+      const progress = progressBar(cliProgress);
       const result = await withBridgeStore(config, (store) =>
         upstreamCall(() =>
           reconcile(

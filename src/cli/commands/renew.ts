@@ -1,8 +1,5 @@
 import type { Command } from "commander";
-import { createSweep } from "../../renewals/sweep.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
-import { configOrExit } from "../context.js";
-import { withBridgeStore } from "../store.js";
 
 export function renewCommand(program: Command, output: (cmd: Command) => Output): void {
   program
@@ -12,6 +9,12 @@ export function renewCommand(program: Command, output: (cmd: Command) => Output)
     .option("--json", "machine-readable output")
     .action(async (opts: { due?: boolean }, cmd: Command) => {
       if (!opts.due) throw new CliError("say --due to queue the renewals that are due", EXIT.usage);
+      // Imported when the command runs (see buildProgram).
+      const [{ createSweep }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+        import("../../renewals/sweep.js"),
+        import("../context.js"),
+        import("../store.js"),
+      ]);
       const o = output(cmd);
       const config = configOrExit();
       const result = await withBridgeStore(config, (store) => createSweep(store, config.RENEWAL_LEAD_DAYS).sweep());

@@ -1,8 +1,15 @@
 import type { Command } from "commander";
-import { configOrExit } from "../context.js";
-import { accountIdArg, amountArg, nonNegativeOption } from "../arguments.js";
 import { CliError, emit, table, type Output } from "../output.js";
-import { upstreamCall as call, v1ClientFromConfig as clientFor } from "../upstream-from-config.js";
+
+/** What the actions need, imported when one runs (see buildProgram). */
+async function deps() {
+  const [{ configOrExit }, { accountIdArg, amountArg, nonNegativeOption }, { upstreamCall: call, v1ClientFromConfig: clientFor }] = await Promise.all([
+    import("../context.js"),
+    import("../arguments.js"),
+    import("../upstream-from-config.js"),
+  ]);
+  return { configOrExit, accountIdArg, amountArg, nonNegativeOption, call, clientFor };
+}
 
 export function resellerAccountCommands(program: Command, output: (cmd: Command) => Output): void {
   const subs = program.command("sub-resellers").description("the reseller's sub-resellers (upstream)");
@@ -10,6 +17,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .command("list")
     .option("--json", "machine-readable output")
     .action(async (_o, cmd: Command) => {
+      const { configOrExit, call, clientFor } = await deps();
       const list = await call(() => clientFor(configOrExit(), "reseller").listSubResellers());
       emit(output(cmd), { sub_resellers: list.map((s) => s.raw) }, () => table(list.map((s) => s.raw)));
     });
@@ -21,6 +29,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission-rate <rate>", "commission rate", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; passwordEnv: string; commissionRate: string }, cmd: Command) => {
+      const { configOrExit, nonNegativeOption, call, clientFor } = await deps();
       const rate = nonNegativeOption("--commission-rate", o.commissionRate);
       const password = process.env[o.passwordEnv];
       if (!password) throw new CliError(`${o.passwordEnv} is not set: put the initial password there`, 2);
@@ -33,6 +42,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .command("credit <id> <amount>")
     .option("--json", "machine-readable output")
     .action(async (rawId: string, value: string, _o, cmd: Command) => {
+      const { configOrExit, accountIdArg, amountArg, call, clientFor } = await deps();
       const id = accountIdArg(rawId);
       const n = amountArg(value);
       const r = await call(() => clientFor(configOrExit(), "reseller").creditSubReseller(id, { amount: n }));
@@ -44,6 +54,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .command("balance <id>")
     .option("--json", "machine-readable output")
     .action(async (rawId: string, _o, cmd: Command) => {
+      const { configOrExit, accountIdArg, call, clientFor } = await deps();
       const id = accountIdArg(rawId);
       const r = await call(() => clientFor(configOrExit(), "admin").resellerBalance(id));
       emit(output(cmd), { id, balance: r.balance ?? null }, () => `reseller ${id}: balance ${r.balance ?? "(not returned)"}`);
@@ -53,6 +64,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .requiredOption("--description <text>", "why (kept by the reseller)")
     .option("--json", "machine-readable output")
     .action(async (rawId: string, value: string, o: { description: string }, cmd: Command) => {
+      const { configOrExit, accountIdArg, amountArg, call, clientFor } = await deps();
       const id = accountIdArg(rawId);
       const n = amountArg(value);
       const r = await call(() => clientFor(configOrExit(), "admin").creditReseller(id, { amount: n, description: o.description }));
@@ -68,6 +80,7 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission <n>", "commission", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; domain: string; passwordEnv: string; balance: string; commission: string }, cmd: Command) => {
+      const { configOrExit, nonNegativeOption, call, clientFor } = await deps();
       const balance = nonNegativeOption("--balance", o.balance);
       const commission = nonNegativeOption("--commission", o.commission);
       const password = process.env[o.passwordEnv];

@@ -1,6 +1,4 @@
 import type { Command } from "commander";
-import { createLogger } from "../../log/logger.js";
-import { startSandboxFromEnv } from "../../sandbox/main.js";
 import { CliError } from "../output.js";
 import { untilSignal } from "../signals.js";
 
@@ -9,6 +7,8 @@ export function sandboxCommand(program: Command): void {
     .command("sandbox")
     .description("run the reseller API sandbox alone (HOST, SANDBOX_PORT, SANDBOX_TOKEN, ... from the environment)")
     .action(async () => {
+      // Imported when the command runs (see buildProgram).
+      const [{ createLogger }, { startSandboxFromEnv }] = await Promise.all([import("../../log/logger.js"), import("../../sandbox/main.js")]);
       const logger = createLogger({ level: process.env.LOG_LEVEL || "info" });
       let running;
       try {

@@ -1,9 +1,4 @@
 import type { Command } from "commander";
-import { describeConfig } from "../../config/describe.js";
-import { DatabaseNewerThanCodeError } from "../../store/store.js";
-import { startService } from "../../service.js";
-import { cliLogger, configOrExit } from "../context.js";
-import { ListenError } from "../../http/listen.js";
 import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
 
@@ -12,6 +7,15 @@ export function serveCommand(program: Command): void {
     .command("serve", { isDefault: false })
     .description("run the service: webhook intake, admin API, job runner and renewal sweep")
     .action(async () => {
+      // Imported when the command runs (see buildProgram).
+      const [{ describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }] = await Promise.all([
+        import("../../config/describe.js"),
+        import("../../store/store.js"),
+        import("../../service.js"),
+        import("../context.js"),
+        import("../logger.js"),
+        import("../../http/listen.js"),
+      ]);
       const config = configOrExit();
       const logger = cliLogger(config);
       if (config.sandbox) {

@@ -1,9 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { billingCycleSchema } from "../../catalog/catalog.js";
-import { EVENT_TYPES, billingEventSchema, fieldErrors } from "../../webhooks/event-schema.js";
-import { signWebhook } from "../../webhooks/signature.js";
-import { configOrExit } from "../context.js";
+import { BILLING_CYCLES } from "../../catalog/billing-cycles.js";
+import { EVENT_TYPES } from "../../webhooks/event-types.js";
 import { CliError, EXIT, emit, type Output } from "../output.js";
 
 interface TriggerOptions {
@@ -28,7 +26,7 @@ export function triggerCommand(program: Command, output: (cmd: Command) => Outpu
     .requiredOption("--service-id <id>", "billing-panel service id")
     .option("--product-id <id>", "billing-panel product id (see config/products.json)")
     .option("--ip <ip>", "the service's IP")
-    .option("--cycle <cycle>", `billing cycle: ${billingCycleSchema.options.join(", ")}`, "monthly")
+    .option("--cycle <cycle>", `billing cycle: ${BILLING_CYCLES.join(", ")}`, "monthly")
     .option("--email <email>", "customer e-mail", "customer@example.com")
     .option("--name <name>", "customer name", "Test Customer")
     .option("--new-ip <ip>", "service.ip_changed: the new IP")
@@ -38,6 +36,12 @@ export function triggerCommand(program: Command, output: (cmd: Command) => Outpu
     .option("--id <webhook-id>", "webhook-id to send (default: a new one); repeat one to see deduplication")
     .option("--json", "machine-readable output")
     .action(async (eventType: string, o: TriggerOptions, cmd: Command) => {
+      // Imported when the command runs (see buildProgram).
+      const [{ billingEventSchema, fieldErrors }, { signWebhook }, { configOrExit }] = await Promise.all([
+        import("../../webhooks/event-schema.js"),
+        import("../../webhooks/signature.js"),
+        import("../context.js"),
+      ]);
       const type = eventType.startsWith("service.") ? eventType : `service.${eventType}`;
       const event = {
         type,

@@ -1,0 +1,10 @@
+import type { Config } from "../config/load.js";
+import { createLogger, type Logger } from "../log/logger.js";
+
+/**
+ * Logs to stderr so stdout stays clean for --json. Apart from context.ts so that the commands
+ * which log nothing (jobs, licenses, migrate, renew) do not load pino.
+ */
+export function cliLogger(config: Pick<Config, "LOG_LEVEL">, level?: string): Logger {
+  return createLogger({ level: level ?? config.LOG_LEVEL, destination: process.stderr, pretty: process.stderr.isTTY === true });
+}
