@@ -118,6 +118,8 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(retriesSoFar, retry)));
       }
     },
+    // undici's global dispatcher owns the connections; nothing of ours to close.
+    async close() {},
   };
 }
 

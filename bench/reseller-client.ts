@@ -21,7 +21,7 @@ interface Path {
 
 const PATHS: Path[] = [
   { name: "fetch (before #14)", make: () => createFetchTransport({ token: TOKEN }) },
-  { name: "src/reseller/transport.ts", make: () => createTransport({ token: TOKEN }) },
+  { name: "http.Agent pool (after)", make: () => createTransport({ token: TOKEN }) },
 ];
 
 interface Run {
@@ -82,7 +82,7 @@ async function measure(path: Path, mode: Run["mode"], calls: number, sandboxUrl:
   );
   const wallMs = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  await (transport as { close?: () => Promise<void> }).close?.();
+  await transport.close();
   return { path: path.name, mode, calls: orders * 2, wallMs, cpuMs: (used.user + used.system) / 1000 };
 }
 
