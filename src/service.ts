@@ -16,6 +16,7 @@ import { lifecycleHandlers, recordStoppedJobs } from "./lifecycle/handlers.js";
 import { createUpstream, type Upstream } from "./lifecycle/upstream.js";
 import type { Logger } from "./log/logger.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
+import { createConnectionPool } from "./reseller/connection-pool.js";
 import type { UpstreamObserver } from "./reseller/transport.js";
 import { createV1Client, type V1Client } from "./reseller/v1.js";
 import { createV2Client, type V2Client } from "./reseller/v2.js";
@@ -71,13 +72,15 @@ export function observeUpstream(logger: Logger, metrics?: Metrics): UpstreamObse
 export async function connectReseller(config: Config, logger: Logger, observer?: UpstreamObserver): Promise<ResellerClients> {
   const timeoutMs = config.RESELLER_TIMEOUT_MS;
   const log = logger.child({ component: "reseller" });
+  // Kept-alive connections for v1 and v2 together: one per job slot, a few more for panels' reads.
+  const pool = createConnectionPool({ maxSockets: config.WORKER_CONCURRENCY + 4 });
   if (config.upstream.mode === "live") {
     const { apiUrl, apiToken, legacy } = config.upstream;
     return {
-      v1: createV1Client({ baseUrl: apiUrl, token: apiToken, timeoutMs, logger: log, observer }),
-      v2: legacy ? createV2Client({ baseUrl: legacy.url, token: legacy.token, timeoutMs, logger: log, observer }) : null,
+      v1: createV1Client({ baseUrl: apiUrl, token: apiToken, timeoutMs, logger: log, observer, pool }),
+      v2: legacy ? createV2Client({ baseUrl: legacy.url, token: legacy.token, timeoutMs, logger: log, observer, pool }) : null,
       sandbox: null,
-      close: async () => {},
+      close: () => pool.close(),
     };
   }
   const sandbox = await createSandbox({
@@ -88,11 +91,12 @@ export async function connectReseller(config: Config, logger: Logger, observer?:
   const pointer = resolve(config.dataDir, "sandbox-upstream.json");
   writeFileSync(pointer, JSON.stringify({ apiUrl: sandbox.apiUrl, legacyUrl: sandbox.legacyUrl, pid: process.pid }) + "\n");
   return {
-    v1: createV1Client({ baseUrl: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller, timeoutMs, logger: log, observer }),
-    v2: createV2Client({ baseUrl: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy, timeoutMs, logger: log, observer }),
+    v1: createV1Client({ baseUrl: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller, timeoutMs, logger: log, observer, pool }),
+    v2: createV2Client({ baseUrl: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy, timeoutMs, logger: log, observer, pool }),
     sandbox,
     close: async () => {
       rmSync(pointer, { force: true });
+      await pool.close();
       await sandbox.close();
     },
   };
