@@ -163,7 +163,9 @@ export function createTransport(options: TransportOptions): Transport {
   const pool = options.pool ?? createConnectionPool();
 
   async function attempt(call: Call, attemptNo: number): Promise<Answer> {
-    const url = scrubUrl(call.url.toString(), secrets);
+    // Scrubbing the URL and the body for a line nobody reads costs more than the call itself.
+    const debug = logger.isLevelEnabled("debug");
+    const url = debug ? scrubUrl(call.url.toString(), secrets) : "";
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const headers: Record<string, string> = { "User-Agent": "license-bridge", Accept: "*/*", ...call.headers };
@@ -176,22 +178,27 @@ export function createTransport(options: TransportOptions): Transport {
         exchanged = await pool.exchange({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes, freshConnection });
       } catch (cause) {
         if (!freshConnection && cause instanceof ExchangeFailure && sendAgainOnNewConnection(cause, call)) {
-          logger.debug(
-            { operation: call.operation, method: call.method, url, attempt: attemptNo, phase: cause.phase },
-            "reseller call met a kept-alive connection the server had closed; sending it on a new one",
-          );
+          if (debug) {
+            logger.debug(
+              { operation: call.operation, method: call.method, url, attempt: attemptNo, phase: cause.phase },
+              "reseller call met a kept-alive connection the server had closed; sending it on a new one",
+            );
+          }
           continue;
         }
         const error = classifyExchangeFailure(call.operation, cause, { timeoutMs, maxAnswerBytes, secrets });
-        logger.debug(
-          { operation: call.operation, method: call.method, url, status: error.status, duration_ms: elapsed(), attempt: attemptNo, error: error.message },
-          "reseller call failed",
-        );
+        if (debug) {
+          logger.debug(
+            { operation: call.operation, method: call.method, url, status: error.status, duration_ms: elapsed(), attempt: attemptNo, error: error.message },
+            "reseller call failed",
+          );
+        }
         throw error;
       }
     }
 
     const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets);
+    if (!debug) return answer;
     logger.debug(
       {
         operation: call.operation,
