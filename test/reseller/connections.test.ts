@@ -270,6 +270,20 @@ describe("connections: limits and closing", () => {
   });
 });
 
+describe("connections: what fetch did and this client does not", () => {
+  it("a redirect is an answer, not followed: the call fails as unexpected with its status, sent once", async () => {
+    // fetch followed it, turning a POST into a GET on 301 and 302; a moved reseller is a
+    // configuration to fix, not something to chase with a charge.
+    server = await startTinyServer((_req, res) => {
+      res.writeHead(308, { location: "https://elsewhere.example/api/v1/license/register" });
+      res.end();
+    });
+    const error = await rejection(v1(server.url).register(REGISTER));
+    expect(error).toMatchObject({ kind: "unexpected", status: 308 });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe("how far an exchange got decides whether it may have taken effect", () => {
   const limits = { timeoutMs: 1_000, maxAnswerBytes: 1_024, secrets: [TOKEN] };
   const errno = (code: string) => Object.assign(new Error(code), { code });
