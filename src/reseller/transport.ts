@@ -18,7 +18,7 @@ export interface RetryOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** A licence list of some 25,000 licences fits; a broken upstream streaming without end does not. */
+/** A licence list of tens of thousands of licences fits; a broken upstream streaming without end does not. */
 export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_RETRY: Readonly<Required<RetryOptions>> = { maxRetries: 2, baseDelayMs: 250, maxDelayMs: 2_000 };
 
@@ -163,7 +163,7 @@ export function createTransport(options: TransportOptions): Transport {
   const pool = options.pool ?? createConnectionPool();
 
   async function attempt(call: Call, attemptNo: number): Promise<Answer> {
-    // Scrubbing the URL and the body for a line nobody reads costs more than the call itself.
+    // The URL scrub and the walk over the body are only worth doing for a line that is written.
     const debug = logger.isLevelEnabled("debug");
     const url = debug ? scrubUrl(call.url.toString(), secrets) : "";
     const started = performance.now();
