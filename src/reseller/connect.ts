@@ -5,6 +5,7 @@ import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox } from "../sandbox/app.js";
+import { createConnectionPool, type ConnectionPool } from "./connection-pool.js";
 import type { UpstreamObserver } from "./transport.js";
 import { createV1Client, type V1Client } from "./v1.js";
 import { createV2Client, type V2Client } from "./v2.js";
@@ -57,14 +58,18 @@ export interface ClientOptions {
   timeoutMs: number;
   logger: Logger;
   observer?: UpstreamObserver;
+  /** Kept-alive connections shared by both clients, closed by their owner. (Default: each client its own) */
+  pool?: ConnectionPool;
 }
 
 /** v1 and (when configured) v2 clients for these endpoints. */
 export function createResellerClients(endpoints: ResellerEndpoints, o: ClientOptions): Omit<ResellerClients, "sandbox" | "close"> {
   const log = o.logger.child({ component: "reseller" });
   return {
-    v1: createV1Client({ baseUrl: endpoints.v1.url, token: endpoints.v1.token, timeoutMs: o.timeoutMs, logger: log, observer: o.observer }),
-    v2: endpoints.v2 ? createV2Client({ baseUrl: endpoints.v2.url, token: endpoints.v2.token, timeoutMs: o.timeoutMs, logger: log, observer: o.observer }) : null,
+    v1: createV1Client({ baseUrl: endpoints.v1.url, token: endpoints.v1.token, timeoutMs: o.timeoutMs, logger: log, observer: o.observer, pool: o.pool }),
+    v2: endpoints.v2
+      ? createV2Client({ baseUrl: endpoints.v2.url, token: endpoints.v2.token, timeoutMs: o.timeoutMs, logger: log, observer: o.observer, pool: o.pool })
+      : null,
   };
 }
 
@@ -97,9 +102,11 @@ export function resellerEndpoints(config: Config, role: "reseller" | "admin" = "
 
 /** The service's clients: the configured reseller, or a sandbox started here (its address left for the CLI). */
 export async function connectReseller(config: Config, logger: Logger, observer?: UpstreamObserver): Promise<ResellerClients> {
-  const o = { timeoutMs: config.RESELLER_TIMEOUT_MS, logger, observer };
+  // Kept-alive connections for v1 and v2 together: one per job slot, a few more for panels' reads.
+  const pool = createConnectionPool({ maxSockets: config.WORKER_CONCURRENCY + 4 });
+  const o = { timeoutMs: config.RESELLER_TIMEOUT_MS, logger, observer, pool };
   if (config.upstream.mode === "live") {
-    return { ...createResellerClients(resellerEndpoints(config), o), sandbox: null, close: async () => {} };
+    return { ...createResellerClients(resellerEndpoints(config), o), sandbox: null, close: () => pool.close() };
   }
   const sandbox = await createSandbox({
     statePath: resolve(config.dataDir, "sandbox-state.json"),
@@ -116,6 +123,7 @@ export async function connectReseller(config: Config, logger: Logger, observer?:
     sandbox,
     close: async () => {
       rmSync(pointer, { force: true });
+      await pool.close();
       await sandbox.close();
     },
   };

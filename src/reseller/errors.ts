@@ -160,7 +160,7 @@ export type UnavailableReason = "timeout" | "network" | "status" | "rate_limited
 export class UpstreamUnavailableError extends ResellerError {
   declare readonly kind: "unavailable";
   readonly reason: UnavailableReason;
-  /** The system error code (ECONNREFUSED, UND_ERR_SOCKET, ...) of a network failure. */
+  /** The system error code (ECONNREFUSED, ECONNRESET, ...) of a network failure. */
   readonly code?: string;
   constructor(init: ResellerErrorInit & { reason: UnavailableReason; code?: string }) {
     const summary =

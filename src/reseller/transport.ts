@@ -1,8 +1,12 @@
 import { silentLogger, type Logger } from "../log/logger.js";
+import { createConnectionPool, ExchangeFailure, type ConnectionPool, type ExchangeAnswer, type ExchangePhase } from "./connection-pool.js";
 import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
 import { redactSecrets, scrubSecrets, scrubText, scrubUrl } from "./redact.js";
 
-/** The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries. */
+/**
+ * The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries, over
+ * the kept-alive connections of a ConnectionPool.
+ */
 
 export interface RetryOptions {
   /** Further tries after the first. (Default: 2) */
@@ -14,16 +18,22 @@ export interface RetryOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/** A licence list of tens of thousands of licences fits; a broken upstream streaming without end does not. */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_RETRY: Readonly<Required<RetryOptions>> = { maxRetries: 2, baseDelayMs: 250, maxDelayMs: 2_000 };
 
 export interface TransportOptions {
   /** Scrubbed from every URL, body and log line. */
   token: string;
-  /** Per attempt. (Default: 10000) */
+  /** Per attempt, all of it: waiting for a connection, connecting, sending, the whole answer. (Default: 10000) */
   timeoutMs?: number;
   /** Each attempt is logged at debug level. (Default: silent) */
   logger?: Logger;
   retry?: Partial<RetryOptions>;
+  /** Connections shared with other transports; whoever created it closes it. (Default: one of its own, closed by `close()`) */
+  pool?: ConnectionPool;
+  /** A longer answer is refused as unexpected, so a broken upstream cannot fill memory. (Default: 4 MiB) */
+  maxAnswerBytes?: number;
 }
 
 export interface Call {
@@ -48,6 +58,8 @@ export interface Answer {
 export interface Transport {
   /** Resolves with any HTTP answer (the caller classifies statuses); rejects with a ResellerError. */
   send(call: Call): Promise<Answer>;
+  /** Closes the transport's own connections; a `pool` passed in is left to its owner. */
+  close(): Promise<void>;
 }
 
 /** How one upstream call (its retries included) ended, for metrics and a one-line log; never a body. */
@@ -96,18 +108,6 @@ export async function observeCall(
   }
 }
 
-/** Failures that certainly happened before a byte of the request left this host. */
-const NOT_SENT_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EAI_NONAME",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
 export interface AttemptResult {
   call: Call;
   retriesSoFar: number;
@@ -128,7 +128,8 @@ const RETRY_RULES: ReadonlyArray<(attempt: AttemptResult) => "retry" | "stop" | 
   (a) => (a.retriesSoFar >= a.maxRetries ? "stop" : undefined),
   // An answer that is not a transient fault (2xx, 4xx) would only be repeated by asking again.
   (a) => (a.answer && !transientStatus(a.answer.status) ? "stop" : undefined),
-  // Nothing reached the upstream (refused, unknown host), so even a charge cannot happen twice.
+  // Nothing reached the upstream (refused, unknown host, no connection or no free slot in
+  // time, a TLS handshake that failed), so even a charge cannot happen twice.
   (a) => (a.error instanceof UpstreamUnavailableError && !a.error.mayHaveTakenEffect ? "retry" : undefined),
   // A charge or change that may have been applied must not be resent blindly: the caller has
   // to look at the licence list first.
@@ -156,53 +157,48 @@ const LOGGED_TEXT_LIMIT = 2_000;
 export function createTransport(options: TransportOptions): Transport {
   const secrets = [options.token];
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const logger = options.logger ?? silentLogger();
   const retry: Required<RetryOptions> = { ...DEFAULT_RETRY, ...options.retry };
+  const pool = options.pool ?? createConnectionPool();
 
   async function attempt(call: Call, attemptNo: number): Promise<Answer> {
-    const url = scrubUrl(call.url.toString(), secrets);
+    // The URL scrub and the walk over the body are only worth doing for a line that is written.
+    const debug = logger.isLevelEnabled("debug");
+    const url = debug ? scrubUrl(call.url.toString(), secrets) : "";
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const headers: Record<string, string> = { "User-Agent": "license-bridge", ...call.headers };
-    let response: Response;
-    try {
-      response = await fetch(call.url, {
-        method: call.method,
-        headers,
-        body: call.json === undefined ? undefined : JSON.stringify(call.json),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (cause) {
-      const error = classifyFetchFailure(call.operation, cause, timeoutMs, secrets);
-      logger.debug(
-        { operation: call.operation, method: call.method, url, duration_ms: elapsed(), attempt: attemptNo, error: error.message },
-        "reseller call failed",
-      );
-      throw error;
+    const headers: Record<string, string> = { "User-Agent": "license-bridge", Accept: "*/*", ...call.headers };
+    const body = call.json === undefined ? undefined : JSON.stringify(call.json);
+    let exchanged: ExchangeAnswer | undefined;
+    for (let freshConnection = false; exchanged === undefined; freshConnection = true) {
+      try {
+        // One deadline for the attempt, a second connection included.
+        const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
+        exchanged = await pool.exchange({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes, freshConnection });
+      } catch (cause) {
+        if (!freshConnection && cause instanceof ExchangeFailure && sendAgainOnNewConnection(cause, call)) {
+          if (debug) {
+            logger.debug(
+              { operation: call.operation, method: call.method, url, attempt: attemptNo, phase: cause.phase },
+              "reseller call met a kept-alive connection the server had closed; sending it on a new one",
+            );
+          }
+          continue;
+        }
+        const error = classifyExchangeFailure(call.operation, cause, { timeoutMs, maxAnswerBytes, secrets });
+        if (debug) {
+          logger.debug(
+            { operation: call.operation, method: call.method, url, status: error.status, duration_ms: elapsed(), attempt: attemptNo, error: error.message },
+            "reseller call failed",
+          );
+        }
+        throw error;
+      }
     }
 
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (cause) {
-      // The status line arrived, so the request was certainly received.
-      const failure = classifyFetchFailure(call.operation, cause, timeoutMs, secrets);
-      const error = new UpstreamUnavailableError({
-        operation: call.operation,
-        status: response.status,
-        reason: failure instanceof UpstreamUnavailableError ? failure.reason : "network",
-        code: failure instanceof UpstreamUnavailableError ? failure.code : undefined,
-        mayHaveTakenEffect: true,
-        cause,
-      });
-      logger.debug(
-        { operation: call.operation, method: call.method, url, status: response.status, duration_ms: elapsed(), attempt: attemptNo, error: error.message },
-        "reseller call failed",
-      );
-      throw error;
-    }
-
-    const answer = readBody(response.status, response.headers.get("content-type"), text, secrets);
+    const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets);
+    if (!debug) return answer;
     logger.debug(
       {
         operation: call.operation,
@@ -238,7 +234,23 @@ export function createTransport(options: TransportOptions): Transport {
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
     },
+    async close() {
+      if (!options.pool) await pool.close();
+    },
   };
+}
+
+/**
+ * A server may close a kept-alive connection while it is idle, just as we pick it. Seen closed
+ * before anything was written ("stale"), the request never left: it goes again on a new
+ * connection, whatever it does. Broken after the request went out and before any answer, the
+ * server most likely closed it unread, but a server that read it and then died looks the
+ * same: only a read goes again; a charge is reported as maybe applied, money first. Not
+ * counted as a retry: the upstream gave no sign of trouble.
+ */
+function sendAgainOnNewConnection(failure: ExchangeFailure, call: Call): boolean {
+  if (failure.phase === "stale") return true;
+  return call.readOnly && failure.phase === "sent" && failure.reusedConnection && !failure.timedOut;
 }
 
 function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
@@ -274,33 +286,63 @@ function errorCodes(cause: unknown): string[] {
   return codes;
 }
 
-function classifyFetchFailure(operation: string, cause: unknown, timeoutMs: number, secrets: readonly string[]): ResellerError {
-  const name = cause instanceof Error ? cause.name : "";
-  if (name === "TimeoutError" || name === "AbortError") {
-    // The request may have been received and be running; we just stopped waiting.
-    return new UpstreamUnavailableError({
+/** Phases in which nothing of the request had left this host. */
+const NOT_SENT: ReadonlySet<ExchangePhase> = new Set(["building", "waiting", "connecting", "stale"]);
+
+/**
+ * The error of a failed exchange, judged by how far it got. Before "sent" the upstream cannot
+ * have seen the request, whatever the error code (refused, unknown host, unreachable, a TLS
+ * handshake cut off, no connection or no free slot within the timeout); from "sent" on it may
+ * have acted on it (dropped, reset, hung up, timed out while it worked).
+ */
+export function classifyExchangeFailure(
+  operation: string,
+  cause: unknown,
+  limits: { timeoutMs: number; maxAnswerBytes: number; secrets: readonly string[] },
+): ResellerError {
+  if (!(cause instanceof ExchangeFailure)) {
+    return new UnexpectedAnswerError({ operation, message: `${operation}: request failed (${errorText(cause, limits.secrets)})`, cause });
+  }
+  const { phase, status } = cause;
+  const notSent = NOT_SENT.has(phase);
+  const withStatus = status === undefined ? {} : { status };
+  if (phase === "building") {
+    // Refused before sending: a malformed URL or header (an unusable token), or the pool closed.
+    return new UnexpectedAnswerError({
       operation,
-      reason: "timeout",
-      message: `${operation}: upstream timed out after ${timeoutMs} ms`,
-      cause,
+      message: `${operation}: request could not be made (${errorText(cause.cause, limits.secrets)})`,
+      mayHaveTakenEffect: false,
     });
   }
-  const codes = errorCodes(cause);
-  if (cause instanceof TypeError && cause.message === "fetch failed") {
-    const notSent = codes.length > 0 && codes.every((code) => NOT_SENT_CODES.has(code));
+  if (cause.tooLarge) {
+    return new UnexpectedAnswerError({
+      operation,
+      ...withStatus,
+      message: `${operation}: answer longer than ${limits.maxAnswerBytes} bytes${status === undefined ? "" : ` (HTTP ${status})`}`,
+      mayHaveTakenEffect: true,
+    });
+  }
+  if (cause.timedOut) {
+    const where = phase === "waiting" ? ", no free connection" : phase === "connecting" ? ", not connected" : "";
     return new UpstreamUnavailableError({
       operation,
-      reason: "network",
-      code: codes[0],
+      ...withStatus,
+      reason: "timeout",
+      message: `${operation}: upstream timed out after ${limits.timeoutMs} ms${where}`,
       mayHaveTakenEffect: !notSent,
       cause,
     });
   }
-  // Not a network failure (a malformed URL or header): fetch refused before sending.
-  const detail = cause instanceof Error ? scrubText(cause.message, secrets) : "request failed";
-  return new UnexpectedAnswerError({
+  return new UpstreamUnavailableError({
     operation,
-    message: `${operation}: request could not be made (${detail})`,
-    mayHaveTakenEffect: false,
+    ...withStatus,
+    reason: "network",
+    code: errorCodes(cause.cause)[0],
+    mayHaveTakenEffect: !notSent,
+    cause,
   });
+}
+
+function errorText(cause: unknown, secrets: readonly string[]): string {
+  return cause instanceof Error ? scrubText(cause.message, secrets) : "request failed";
 }

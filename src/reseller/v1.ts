@@ -15,6 +15,7 @@ import {
 } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
+import type { ConnectionPool } from "./connection-pool.js";
 import { createTransport, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
@@ -40,6 +41,10 @@ export interface V1ClientOptions {
   retry?: Partial<RetryOptions>;
   /** Told how every call ended (operation, status, outcome, duration), e.g. for metrics. (Default: none) */
   observer?: UpstreamObserver;
+  /** Kept-alive connections shared with other clients; whoever created it closes it. (Default: the client's own, closed by `close()`) */
+  pool?: ConnectionPool;
+  /** A longer answer is refused as unexpected. (Default: 4 MiB) */
+  maxAnswerBytes?: number;
 }
 
 const licenseRef = z.object({ ip: ipSchema, type: productTypeSchema });
@@ -88,6 +93,8 @@ export interface BalanceAnswer extends RawAnswer {
 }
 
 export interface V1Client {
+  /** Closes the client's own connections; a `pool` passed in is left to its owner. */
+  close(): Promise<void>;
   installCommand(input: z.input<typeof licenseRef>): Promise<{ command: string; raw: unknown }>;
   listLicenses(): Promise<UpstreamLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
@@ -116,6 +123,8 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     timeoutMs: options.timeoutMs,
     logger: options.logger,
     retry: options.retry,
+    pool: options.pool,
+    maxAnswerBytes: options.maxAnswerBytes,
   });
   const headers = {
     Authorization: `Bearer ${options.token}`,
@@ -149,6 +158,8 @@ export function createV1Client(options: V1ClientOptions): V1Client {
   const idPath = (operation: string, id: string | number): string => encodeURIComponent(checkInput(operation, idInput, { id }).id);
 
   return {
+    close: () => transport.close(),
+
     async installCommand(input) {
       const op = "v1.installCommand";
       const { ip, type } = checkInput(op, licenseRef, input);

@@ -3,6 +3,7 @@ import type { Logger } from "../log/logger.js";
 import { readV2Answer } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
+import type { ConnectionPool } from "./connection-pool.js";
 import { createTransport, observeCall, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import { billingCycleMonthsSchema, coreSchema, ipSchema, productTypeSchema } from "./vocabulary.js";
 
@@ -26,6 +27,10 @@ export interface V2ClientOptions {
   retry?: Partial<RetryOptions>;
   /** Told how every call ended (operation, status, outcome, duration), e.g. for metrics. (Default: none) */
   observer?: UpstreamObserver;
+  /** Kept-alive connections shared with other clients; whoever created it closes it. (Default: the client's own, closed by `close()`) */
+  pool?: ConnectionPool;
+  /** A longer answer is refused as unexpected. (Default: 4 MiB) */
+  maxAnswerBytes?: number;
 }
 
 const termInput = z.object({
@@ -44,6 +49,8 @@ export interface V2Answer {
 }
 
 export interface V2Client {
+  /** Closes the client's own connections; a `pool` passed in is left to its owner. */
+  close(): Promise<void>;
   register(input: z.input<typeof termInput>): Promise<V2Answer>;
   renew(input: z.input<typeof termInput>): Promise<V2Answer>;
   changeIp(input: z.input<typeof changeIpInput>): Promise<V2Answer>;
@@ -60,6 +67,8 @@ export function createV2Client(options: V2ClientOptions): V2Client {
     timeoutMs: options.timeoutMs,
     logger: options.logger,
     retry: options.retry,
+    pool: options.pool,
+    maxAnswerBytes: options.maxAnswerBytes,
   });
 
   async function call(operation: string, path: string, params: Record<string, string | number | undefined>): Promise<V2Answer> {
@@ -76,6 +85,8 @@ export function createV2Client(options: V2ClientOptions): V2Client {
   }
 
   return {
+    close: () => transport.close(),
+
     async register(input) {
       const op = "v2.register";
       const { ip, type, billingcycle } = checkInput(op, termInput, input);

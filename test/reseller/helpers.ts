@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
 
@@ -14,6 +14,8 @@ export interface TinyServer {
   /** http://127.0.0.1:<port> */
   url: string;
   requests: SeenRequest[];
+  /** Server ends of the connections, in the order they were accepted. */
+  sockets: Socket[];
   close(): Promise<void>;
 }
 
@@ -23,8 +25,10 @@ export interface TinyServer {
  */
 export async function startTinyServer(
   handle: (req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest, index: number) => void,
+  options: { keepAliveTimeoutMs?: number } = {},
 ): Promise<TinyServer> {
   const requests: SeenRequest[] = [];
+  const sockets: Socket[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -34,11 +38,14 @@ export async function startTinyServer(
       handle(req, res, seen, requests.length - 1);
     });
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
+  server.on("connection", (socket: Socket) => sockets.push(socket));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    sockets,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -50,6 +57,39 @@ export async function startTinyServer(
 export function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+/** A bare TCP server on 127.0.0.1, port 0, that hands each accepted connection to `onConnection`. */
+export async function startTcpServer(onConnection: (socket: Socket) => void): Promise<{ port: number; accepted: () => number; close(): Promise<void> }> {
+  let accepted = 0;
+  const open = new Set<Socket>();
+  const server = net.createServer((socket) => {
+    accepted++;
+    open.add(socket);
+    socket.on("close", () => open.delete(socket));
+    socket.on("error", () => {});
+    onConnection(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Resolves once `condition` holds, checking every few milliseconds; fails after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** A port that was just free and is now closed: connecting is refused. */
