@@ -4,13 +4,20 @@ import { dirname, resolve } from "node:path";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Starts `bench/<script>` under tsx in its own process and waits for its "READY <json>" line. */
-export async function startChild<T>(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; stop(): Promise<void> }> {
+/**
+ * Starts `bench/<script>` under tsx in its own process and waits for its "READY <json>" line.
+ * The child has an IPC channel: `ask` sends it a message and resolves with its next reply.
+ */
+export async function startChild<T>(
+  script: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ info: T; child: ChildProcess; ask<R>(message: object): Promise<R>; stop(): Promise<void> }> {
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...profile, "--import", "tsx", resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
   const info = await new Promise<T>((ok, fail) => {
     let buf = "";
@@ -24,6 +31,11 @@ export async function startChild<T>(script: string, args: string[] = [], env: Re
   return {
     info,
     child,
+    ask: <R>(message: object) =>
+      new Promise<R>((ok) => {
+        child.once("message", (reply) => ok(reply as R));
+        child.send(message);
+      }),
     stop: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();

@@ -28,7 +28,7 @@ function bare() {
 
 async function bridge() {
   const dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
-  const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000" } });
+  const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
   const accept = createIntake({ store, catalog: config.catalog });

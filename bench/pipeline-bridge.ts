@@ -1,0 +1,35 @@
+// The bridge under measurement, alone in its process: the pipeline's load client and the sandbox
+// run elsewhere, so this process's CPU time and event-loop use are the bridge's own. The parent
+// asks for `stats` over IPC; answering costs one COUNT query.
+import { loadConfig } from "../src/config/load.js";
+import { createLogger } from "../src/log/logger.js";
+import { startService } from "../src/service.js";
+
+const config = loadConfig({ env: process.env });
+const service = await startService({ config, logger: createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false }), renewalSchedule: false });
+
+export interface BridgeStats {
+  counts: Awaited<ReturnType<typeof service.store.jobs.counts>>;
+  /** process.cpuUsage(): user and system microseconds since the process started. */
+  cpu: NodeJS.CpuUsage;
+  elu: { idle: number; active: number; utilization: number };
+  debug?: string;
+}
+
+process.on("message", (msg: { stats?: boolean; debug?: boolean }) => {
+  if (!msg.stats) return;
+  void (async () => {
+    const stats: BridgeStats = { counts: await service.store.jobs.counts(), cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() };
+    if (msg.debug) {
+      const text = await service.metrics.scrape();
+      stats.debug = text
+        .split("\n")
+        .filter((line) => /_(sum|count)\{/.test(line) && /job_duration|upstream_call_duration/.test(line))
+        .join("\n");
+    }
+    process.send!(stats);
+  })();
+});
+
+console.log(`READY ${JSON.stringify({ url: service.url })}`);
+process.on("SIGTERM", () => void service.close().then(() => process.exit(0)));
