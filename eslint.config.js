@@ -15,7 +15,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bin/**/*.mjs", "**/*.js"],
-    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
+    files: ["bin/**/*.mjs", "bench/**/*.mjs", "test/**/*.mjs", "**/*.js"],
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", performance: "readonly" } },
   },
 );

@@ -5,7 +5,8 @@ import { dirname, resolve } from "node:path";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
- * Starts `bench/<script>` under tsx in its own process and waits for its "READY <json>" line.
+ * Starts `bench/<script>` in its own process (a `.ts` under tsx, a `.mjs` with plain node, as
+ * production runs) and waits for its "READY <json>" line.
  * The child has an IPC channel: `ask` sends it a message and resolves with its next reply.
  */
 export async function startChild<T>(
@@ -14,7 +15,8 @@ export async function startChild<T>(
   env: Record<string, string> = {},
 ): Promise<{ info: T; child: ChildProcess; ask<R>(message: object): Promise<R>; stop(): Promise<void> }> {
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", resolve(ROOT, "bench", script), ...args], {
+  const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...profile, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit", "ipc"],

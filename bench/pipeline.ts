@@ -1,8 +1,9 @@
 // Pipeline: service.created events through the real job runner to the sandbox (its own process,
 // 50 ms added per upstream call) until every licence is active and its customer mailed, against
 // the ideal: events × upstream calls per event × latency ÷ concurrency. Three processes: this
-// one sends the webhooks (the load client), the bridge runs alone in `pipeline-bridge.ts`, the
-// sandbox in `sandbox-server.ts`; the bridge's CPU time and event-loop use are read from its own
+// one sends the webhooks (the load client); the bridge runs alone in `pipeline-bridge.mjs`, on
+// the compiled dist/ under plain node as in production (`npm run bench` builds it first); the
+// sandbox in `sandbox-server.ts`. The bridge's CPU time and event-loop use are read from its own
 // process, so neither the load client nor the sandbox is counted in them.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,6 @@ import { join } from "node:path";
 import { DEFAULT_SANDBOX_TOKENS } from "../src/sandbox/app.js";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
-import type { BridgeStats } from "./pipeline-bridge.js";
 import { report, type Figure } from "./report.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
@@ -21,6 +21,15 @@ const CALLS_PER_EVENT = 2;
 const SECRET = "whsec_" + Buffer.from("bench-pipeline-secret-000").toString("base64");
 const EFFICIENCY_TARGET = 0.85;
 
+/** What `pipeline-bridge.mjs` answers to `{ stats: true }`. */
+interface BridgeStats {
+  counts: Record<"queued" | "running" | "succeeded" | "failed" | "blocked", number>;
+  /** process.cpuUsage(): user and system microseconds since the process started. */
+  cpu: NodeJS.CpuUsage;
+  elu: { idle: number; active: number; utilization: number };
+  debug?: string;
+}
+
 function cpuMs(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage): number {
   return (to.user - from.user + (to.system - from.system)) / 1000;
 }
@@ -28,7 +37,7 @@ function cpuMs(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage): number {
 export async function runPipeline(): Promise<Figure[]> {
   const sandbox = await startChild<{ apiUrl: string }>("sandbox-server.ts", [], { BENCH_LATENCY_MS: String(LATENCY_MS) });
   const dir = mkdtempSync(join(tmpdir(), "lb-bench-pipeline-"));
-  const bridge = await startChild<{ url: string }>("pipeline-bridge.ts", [], {
+  const bridge = await startChild<{ url: string }>("pipeline-bridge.mjs", [], {
     DATABASE_PATH: join(dir, "bench.db"),
     PORT: "0",
     RESELLER_API_URL: sandbox.info.apiUrl,
