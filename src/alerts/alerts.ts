@@ -31,8 +31,8 @@ export interface Alerts {
    * operator, so a job that keeps failing for the same reason sends one mail, not one per retry.
    */
   raise(key: string, subject: string, detail: string): Promise<{ opened: boolean }>;
-  /** Closes the open episode under `key`; the next trouble opens (and mails) a new one. */
-  resolve(key: string): Promise<void>;
+  /** Closes the open episodes under `keys`; the next trouble opens (and mails) a new one. */
+  resolve(...keys: string[]): Promise<void>;
   open(): Promise<{ key: string; subject: string; opened_at: number; count: number }[]>;
 }
 
@@ -45,8 +45,8 @@ export function createAlerts(deps: AlertsDeps): Alerts {
       if (opened) logger.warn({ alert: key, operator_mailed: Boolean(deps.operatorEmail), detail }, `ALERT: ${subject}`);
       return { opened };
     },
-    async resolve(key) {
-      if (await store.alerts.resolve(key)) logger.info({ alert: key }, "alert resolved");
+    async resolve(...keys) {
+      for (const key of await store.alerts.resolve(keys)) logger.info({ alert: key }, "alert resolved");
     },
     open: () => store.alerts.open(),
   };

@@ -30,9 +30,11 @@ export async function alertForStoppedJob(alerts: Alerts, job: Job, state: "faile
 
 /** A job that succeeded upstream shows the account-wide trouble is over. */
 export async function resolveOnSuccess(alerts: Alerts, job: Job): Promise<void> {
-  if (job.kind === JOB_KINDS.register || job.kind === JOB_KINDS.renew) await alerts.resolve(BALANCE_ALERT);
-  if (job.kind !== ALERT_JOB_KIND && job.kind !== JOB_KINDS.installMail && job.kind !== JOB_KINDS.recordPayment) await alerts.resolve(TOKEN_ALERT);
-  await alerts.resolve(`job-blocked:${job.id}`);
-  // A failed job that an operator retried and that went through.
-  await alerts.resolve(`job-failed:${job.id}`);
+  // One write for all: a failed job that an operator retried and that went through closes its own too.
+  await alerts.resolve(
+    ...(job.kind === JOB_KINDS.register || job.kind === JOB_KINDS.renew ? [BALANCE_ALERT] : []),
+    ...(job.kind !== ALERT_JOB_KIND && job.kind !== JOB_KINDS.installMail && job.kind !== JOB_KINDS.recordPayment ? [TOKEN_ALERT] : []),
+    `job-blocked:${job.id}`,
+    `job-failed:${job.id}`,
+  );
 }

@@ -30,6 +30,10 @@ const ALLOWED: Record<string, { imports?: string[]; methods?: string[]; why: str
       "another process's hold on SQLite's write lock (BEGIN IMMEDIATE ... ROLLBACK on a second connection), " +
       "for test/e2e/write-lock.test.ts and test/observability/readiness.test.ts: SQLite-specific, and no Store operation may hold a lock",
   },
+  "test/store/group-commit.test.ts": {
+    methods: ["exec", "prepare", "all", "run"],
+    why: "the group commit and the WAL sync are SQLite's own machinery under the store, tested on a bare connection with a table of their own",
+  },
   "test/helpers/postgres.ts": {
     imports: ["pg"],
     methods: ["query"],

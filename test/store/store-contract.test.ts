@@ -320,8 +320,8 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
       expect(await store.alerts.raise("upstream", "Upstream down", "timeouts", mail)).toBe(false);
       expect(await store.alerts.open()).toEqual([{ key: "upstream", subject: "Upstream down", opened_at: Date.UTC(2026, 0, 1), count: 2 }]);
       expect(await store.jobs.list({ kind: "mail_alert" })).toHaveLength(1);
-      expect(await store.alerts.resolve("upstream")).toBe(true);
-      expect(await store.alerts.resolve("upstream")).toBe(false);
+      expect(await store.alerts.resolve(["upstream", "never-opened"])).toEqual(["upstream"]);
+      expect(await store.alerts.resolve(["upstream"])).toEqual([]);
       expect(await store.alerts.open()).toEqual([]);
       clock.advance(1_000);
       expect(await store.alerts.raise("upstream", "Upstream down again", "refused", mail)).toBe(true);

@@ -28,10 +28,12 @@ export function pgAlerts(db: PgDb, jobs: PgJobs): AlertOps {
         return true;
       });
     },
-    async resolve(key) {
+    async resolve(keys) {
+      if (keys.length === 0) return [];
       return db.tx(async (t) => {
-        await t.lock(lock(key));
-        return (await t.run("UPDATE alerts SET closed_at = $1 WHERE key = $2 AND closed_at IS NULL", [await t.now(), key])) > 0;
+        await t.lock(keys.flatMap(lock));
+        const rows = await t.q<{ key: string }>("UPDATE alerts SET closed_at = $1 WHERE key = ANY($2::text[]) AND closed_at IS NULL RETURNING key", [await t.now(), [...keys]]);
+        return rows.map((r) => r.key);
       });
     },
     async open() {

@@ -12,7 +12,7 @@ export function sqliteAlerts(db: Db, clock: Clock, jobs: SqliteJobs): AlertOps {
        ON CONFLICT (key) DO UPDATE SET subject = @subject, detail = @detail, opened_at = @now, last_at = @now, count = 1, closed_at = NULL`,
     ),
     touch: db.prepare("UPDATE alerts SET last_at = ?, count = count + 1 WHERE key = ?"),
-    close: db.prepare("UPDATE alerts SET closed_at = ? WHERE key = ? AND closed_at IS NULL"),
+    close: db.prepare("UPDATE alerts SET closed_at = ? WHERE closed_at IS NULL AND key IN (SELECT value FROM json_each(?)) RETURNING key"),
     openRows: db.prepare("SELECT key, subject, opened_at, count FROM alerts WHERE closed_at IS NULL ORDER BY opened_at"),
   };
   const raise = db.transaction((key: string, subject: string, detail: string, enqueue?: Parameters<AlertOps["raise"]>[3]) => {
@@ -29,8 +29,9 @@ export function sqliteAlerts(db: Db, clock: Clock, jobs: SqliteJobs): AlertOps {
     async raise(key, subject, detail, enqueue) {
       return raise.immediate(key, subject, detail, enqueue);
     },
-    async resolve(key) {
-      return s.close.run(clock.now(), key).changes > 0;
+    async resolve(keys) {
+      if (keys.length === 0) return [];
+      return (s.close.all(clock.now(), JSON.stringify(keys)) as { key: string }[]).map((r) => r.key);
     },
     async open() {
       return s.openRows.all() as { key: string; subject: string; opened_at: number; count: number }[];

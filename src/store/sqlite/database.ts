@@ -12,7 +12,7 @@ export interface OpenDatabaseOptions {
  * Opens the SQLite file with every pragma the service relies on, in one place.
  * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
  * - synchronous=NORMAL: commits survive a process crash; the writes that must also survive a
- *   power cut (accepted webhooks, charging intents) are fsynced through `withFullSync`.
+ *   power cut (accepted webhooks, charging intents) are fsynced by the group commit (wal-sync.ts).
  * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
  *   blocks the event loop, so the running service shortens it once started (src/service.ts).
  */

@@ -1,11 +1,10 @@
 import type { Db } from "./database.js";
-import { withFullSync } from "./durable.js";
 
 export interface GroupCommit {
   /**
    * Runs `write` inside the next group transaction and resolves once that transaction is
-   * committed and fsynced. `write` runs in its own savepoint: if it throws, only it is rolled
-   * back and only its promise rejects.
+   * committed and on disk (`sync` has returned since the commit). `write` runs in its own
+   * savepoint: if it throws, only it is rolled back and only its promise rejects.
    */
   run<T>(write: () => T): Promise<T>;
 }
@@ -13,9 +12,13 @@ export interface GroupCommit {
 /**
  * Group commit: the durable writes asked for within one turn of the event loop (accepted
  * webhooks, intents before charging calls) share one transaction and one fsync, so durability
- * costs one fsync per turn instead of one per write.
+ * costs one fsync per turn instead of one per write. The fsync (`sync`, see wal-sync.ts) runs
+ * off the event loop: requests and jobs go on while the disk works, and a write's promise
+ * resolves only after it. Until then the commit is visible to readers but not yet promised to
+ * anyone; a later durable write (the intent before any charging call) fsyncs it too, since the
+ * WAL is one file written in order.
  */
-export function createGroupCommit(db: Db): GroupCommit {
+export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommit {
   type Item = { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let pending: Item[] = [];
   let scheduled = false;
@@ -31,14 +34,21 @@ export function createGroupCommit(db: Db): GroupCommit {
     }),
   );
 
-  const flush = () => {
+  const flush = async () => {
     scheduled = false;
     const batch = pending;
     pending = [];
     let outcomes;
     try {
-      outcomes = withFullSync(db, () => writeAll.immediate(batch));
+      outcomes = writeAll.immediate(batch);
     } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    try {
+      await sync();
+    } catch (error) {
+      // Committed, but not known to be on disk: no promise may be made on it.
       for (const item of batch) item.reject(error);
       return;
     }
@@ -51,7 +61,7 @@ export function createGroupCommit(db: Db): GroupCommit {
         pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
         if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(() => void flush());
         }
       });
     },

@@ -5,6 +5,7 @@ import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
 import { createGroupCommit } from "./group-commit.js";
+import { walSync } from "./wal-sync.js";
 import { sqliteJobs } from "./jobs.js";
 import { sqliteMails } from "./mails.js";
 import { migrate, migrationStatus, readMigrations } from "./migrations.js";
@@ -43,7 +44,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     for (const l of listeners) l();
   };
   // One group commit for every durable write: accepted events and charging intents share fsyncs.
-  const group = createGroupCommit(db);
+  const wal = walSync(db);
+  const group = createGroupCommit(db, wal.sync);
   let parts: ReturnType<typeof build> | undefined;
   const build = () => {
     // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
@@ -133,6 +135,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     async close() {
       file?.stop();
       if (db.open) db.close();
+      await wal.close();
     },
   };
 }

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase, type Db } from "../../src/store/sqlite/database.js";
+import { createGroupCommit } from "../../src/store/sqlite/group-commit.js";
+import { walSync } from "../../src/store/sqlite/wal-sync.js";
+
+// SQLite's durable writes (accepted webhooks, charging intents): committed in groups, and
+// promised only once an fsync of the WAL, off the event loop, has returned after the commit.
+
+function deferred() {
+  let release!: () => void;
+  let fail!: (err: Error) => void;
+  const promise = new Promise<void>((ok, ko) => {
+    release = ok;
+    fail = ko;
+  });
+  return { promise, release, fail };
+}
+
+describe("group commit", () => {
+  let dir: string;
+  let db: Db;
+  afterEach(() => {
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const open = () => {
+    dir = mkdtempSync(join(tmpdir(), "lb-group-"));
+    db = openDatabase(join(dir, "g.db"));
+    db.exec("CREATE TABLE t (v TEXT)");
+    return db;
+  };
+  const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
+
+  it("resolves a write only after the sync that follows its commit has returned", async () => {
+    open();
+    const syncs: ReturnType<typeof deferred>[] = [];
+    const group = createGroupCommit(db, () => {
+      const d = deferred();
+      syncs.push(d);
+      return d.promise;
+    });
+    let resolved = 0;
+    const writes = ["a", "b"].map((v) => group.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v)).then(() => resolved++));
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // One transaction for both, committed (visible), one sync asked for, nothing promised yet.
+    expect(rows()).toEqual(["a", "b"]);
+    expect(syncs).toHaveLength(1);
+    expect(resolved).toBe(0);
+    syncs[0]!.release();
+    await Promise.all(writes);
+    expect(resolved).toBe(2);
+  });
+
+  it("rejects the writes of a batch whose sync failed, and only those", async () => {
+    open();
+    let n = 0;
+    const group = createGroupCommit(db, () => (++n === 1 ? Promise.reject(new Error("EIO: disk gone")) : Promise.resolve()));
+    const first = group.run(() => db.prepare("INSERT INTO t (v) VALUES ('x')").run());
+    await expect(first).rejects.toThrow(/EIO/);
+    await expect(group.run(() => db.prepare("INSERT INTO t (v) VALUES ('y')").run())).resolves.toBeDefined();
+  });
+
+  it("rolls back only the write that threw, and still syncs the others", async () => {
+    open();
+    let syncs = 0;
+    const group = createGroupCommit(db, async () => void syncs++);
+    const good = group.run(() => db.prepare("INSERT INTO t (v) VALUES ('kept')").run());
+    const bad = group.run(() => {
+      db.prepare("INSERT INTO t (v) VALUES ('dropped')").run();
+      throw new Error("refused");
+    });
+    await expect(bad).rejects.toThrow("refused");
+    await good;
+    expect(rows()).toEqual(["kept"]);
+    expect(syncs).toBe(1);
+  });
+});
+
+describe("WAL sync", () => {
+  it("runs one fsync at a time: calls during one share the next, which starts after it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lb-wal-"));
+    const db = openDatabase(join(dir, "w.db"));
+    try {
+      db.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x')");
+      const wal = walSync(db);
+      const order: string[] = [];
+      const first = wal.sync().then(() => order.push("first"));
+      const second = wal.sync().then(() => order.push("second"));
+      const third = wal.sync().then(() => order.push("third"));
+      await Promise.all([first, second, third]);
+      // The second and third came while the first ran: they share one later fsync.
+      expect(order).toEqual(["first", "second", "third"]);
+      await wal.close();
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("has nothing to do for an in-memory database", async () => {
+    const db = openDatabase(":memory:");
+    const wal = walSync(db);
+    await expect(wal.sync()).resolves.toBeUndefined();
+    await wal.close();
+    db.close();
+  });
+});
