@@ -4,7 +4,7 @@ import { ZodError } from "zod";
 import type { Clock } from "../clock.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import type { Logger } from "../log/logger.js";
-import type { JobEnding, JobOps, StopRecord } from "../store/store.js";
+import type { JobEnding, JobOps, ServiceChange, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import type { JobDefinition } from "./define.js";
 import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, type Disposition } from "./errors.js";
@@ -250,11 +250,12 @@ export class JobRunner {
       },
     };
     let failure: { err: unknown } | undefined;
+    let change: ServiceChange | undefined;
     try {
       if (!definition) throw new JobFailedError(`no handler for job kind "${job.kind}"`);
       // The payload was checked when the job was queued; a row from another release may differ.
       const payload = definition.payload.parse(job.payload);
-      await definition.handler({ ...job, payload }, ctx);
+      change = (await definition.handler({ ...job, payload }, ctx)) ?? undefined;
     } catch (err) {
       failure = { err };
     }
@@ -265,13 +266,13 @@ export class JobRunner {
       logger.warn({ outcome: failure ? "failed" : "succeeded", duration_ms: ms }, "job attempt ended after shutdown; not recorded, it resumes on restart");
       return;
     }
-    await this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms));
+    await this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms, change));
   }
 
-  private successSteps(job: Job, logger: Logger, ms: number): Step[] {
+  private successSteps(job: Job, logger: Logger, ms: number, change: ServiceChange | undefined): Step[] {
     return [
       async () => {
-        const state = await this.o.jobs.finish(job, this.workerId, { state: "succeeded" });
+        const state = await this.o.jobs.finish(job, this.workerId, { state: "succeeded", change });
         logger.info({ outcome: "succeeded", duration_ms: ms }, "job attempt");
         if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
       },

@@ -5,7 +5,7 @@ import type { Job } from "../jobs/types.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../reseller/vocabulary.js";
-import type { ServiceRow } from "../store/store.js";
+import type { ServiceChange, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
@@ -37,12 +37,19 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       return;
     }
 
+    // The activation is written with the job's ending (one commit), unless a later step needs it first.
+    let activation: ServiceChange | undefined;
     if (svc.status === "pending" || svc.status === "failed") {
       const reactivate = job.payload.reactivate === true;
       const bought = (reactivate ? await reactivateIfPresent(deps, svc) : undefined) ?? (await buy(deps, job, ctx, svc));
-      await activate(deps, job, svc, bought);
-      svc = await mustGet(deps, job);
-      if (reactivate) await afterActivation?.(svc.service_id);
+      activation = activate(deps, job, svc, bought);
+      const variantStep = svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.variant !== "litespeed";
+      if (reactivate || variantStep) {
+        await store.services.change(activation);
+        activation = undefined;
+        svc = await mustGet(deps, job);
+        if (reactivate) await afterActivation?.(svc.service_id);
+      }
     }
 
     if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
@@ -52,7 +59,8 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       await store.services.change(jobChange(job, svc.service_id, { patch: { upstream_variant: to }, history: [{ action: "variant set", detail }] }));
     }
 
-    await store.services.change(
+    return mergeChanges(
+      activation,
       jobChange(job, svc.service_id, {
         outcome: ["applied", null],
         ...(svc.customer_email
@@ -68,6 +76,18 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }),
     );
   });
+}
+
+/** Two changes of one service as one: patches merged (the later wins), histories and jobs in order. */
+function mergeChanges(first: ServiceChange | undefined, then: ServiceChange): ServiceChange {
+  if (!first) return then;
+  return {
+    serviceId: then.serviceId,
+    patch: { ...first.patch, ...then.patch },
+    history: [...(first.history ?? []), ...(then.history ?? [])],
+    ...((then.event ?? first.event) ? { event: then.event ?? first.event } : {}),
+    enqueue: [...(first.enqueue ?? []), ...(then.enqueue ?? [])],
+  };
 }
 
 interface Bought {
@@ -167,11 +187,10 @@ async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "
   }
 }
 
-function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: ServiceRow, bought: Bought): Promise<unknown> {
+function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: ServiceRow, bought: Bought): ServiceChange {
   const now = deps.clock.now();
   const expiresAt = bought.expiresAt ?? addMonths(now, svc.months);
-  return deps.store.services.change(
-    jobChange(job, svc.service_id, {
+  return jobChange(job, svc.service_id, {
       patch: {
         status: "active",
         expires_at: expiresAt,
@@ -184,7 +203,6 @@ function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: Se
         last_error: null,
       },
       history: [{ action: "registered", detail: bought.note }],
-    }),
-  );
+  });
 }
 

@@ -237,7 +237,8 @@ export type StopRecord = (state: "failed" | "blocked", service: ServiceRow) => O
 
 /** How an attempt ended, as the runner records it. */
 export type JobEnding =
-  | { state: "succeeded" }
+  /** `change`: the handler's last write (the service's new state, its history, the event's outcome), committed with the ending. */
+  | { state: "succeeded"; change?: ServiceChange }
   /** Another attempt after `delayMs`, or `failed` when the attempts are used up (then `stop` applies). */
   | { state: "retry"; error: string; code: string | null; delayMs: number; stop?: StopRecord }
   | { state: "blocked" | "failed"; error: string; code: string | null; stop?: StopRecord }

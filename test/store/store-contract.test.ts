@@ -278,6 +278,32 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
       expect((await store.services.get("s2"))?.last_error).toBeNull();
     });
 
+    it("commits a handler's last change with the job's success, and nothing of it when the worker no longer holds the job", async () => {
+      const { eventId, jobId } = await order("s1", "203.0.113.1");
+      const [job] = await store.jobs.claim("w1", 1, 10_000);
+      const change = {
+        serviceId: "s1",
+        patch: { status: "active" as const, last_error: null },
+        history: [{ action: "registered", detail: "licence 42", event_id: eventId, job_id: jobId }],
+        event: { id: eventId, outcome: "applied" as const, detail: null },
+        enqueue: [{ kind: "mail_install", serviceId: "s1", uniqueKey: `install:${eventId}` }],
+      };
+      // Its lease ran out and another worker took it: this worker's success writes nothing.
+      clock.advance(10_001);
+      const [taken] = await store.jobs.claim("w2", 1, 10_000);
+      expect(taken?.id).toBe(job!.id);
+      const before = await store.counts();
+      expect(await store.jobs.finish(job!, "w1", { state: "succeeded", change })).toBeUndefined();
+      expect(await store.counts()).toEqual(before);
+      expect((await store.services.get("s1"))?.status).toBe("pending");
+      // The holder's success writes the change with the ending.
+      expect(await store.jobs.finish(taken!, "w2", { state: "succeeded", change })).toBe("succeeded");
+      expect((await store.services.get("s1"))?.status).toBe("active");
+      expect((await store.services.history("s1")).map((h) => h.action)).toContain("registered");
+      expect((await store.events.get(eventId))?.outcome).toBe("applied");
+      expect(await store.jobs.list({ kind: "mail_install" })).toHaveLength(1);
+    });
+
     it("lists a service's received events and its history together, by time", async () => {
       await order("s1", "203.0.113.1");
       await store.services.change({ serviceId: "s1", history: [{ action: "registered" }] });

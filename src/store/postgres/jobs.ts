@@ -237,14 +237,17 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
 
     async finish(job, worker, ending) {
       const stop = "stop" in ending ? ending.stop : undefined;
-      if (!stop || !job.serviceId) return finishIn(db, job, worker, ending);
-      const serviceId = job.serviceId;
-      // The job's ending and its service's record commit together. The service row is locked
-      // first, as intake locks it before it writes jobs, so neither waits on the other in a circle.
+      const last = "change" in ending ? ending.change : undefined;
+      const serviceId = last?.serviceId ?? (stop ? job.serviceId : null);
+      if (!serviceId) return finishIn(db, job, worker, ending);
+      // The job's ending and its service's record (a stop record, or the handler's last change)
+      // commit together. The service row is locked first, as intake locks it before it writes
+      // jobs, so neither waits on the other in a circle.
       return db.tx(async (t) => {
         const svc = await services().getForUpdate(t, serviceId);
         const state = await finishIn(t, job, worker, ending);
-        const change = svc && (state === "failed" || state === "blocked") ? stop(state, svc) : undefined;
+        if (state === "succeeded" && last) await services().changeIn(t, last);
+        const change = stop && svc && (state === "failed" || state === "blocked") ? stop(state, svc) : undefined;
         if (change) await services().changeIn(t, { ...change, serviceId });
         return state;
       });

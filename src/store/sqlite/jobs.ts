@@ -135,6 +135,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       case "succeeded":
         state = "succeeded";
         done = finishRow(job.id, worker, state, null, null, now);
+        if (done && ending.change) services().changeSync(ending.change);
         break;
       case "retry":
         // The claim counted this attempt, and nothing else changes attempts while the lease is held.
@@ -167,7 +168,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
     const change = svc && stop(state, svc);
     if (change) services().changeSync({ ...change, serviceId });
   };
-  const finishWithStop = db.transaction(finishSync);
+  const finishTogether = db.transaction(finishSync);
 
   const ops: JobOps & { enqueueSync: typeof enqueue } = {
     enqueueSync: enqueue,
@@ -191,8 +192,9 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       else write();
     },
     async finish(job, worker, ending) {
-      // With a stop record, the job's ending and its service's record commit together.
-      return "stop" in ending && ending.stop ? finishWithStop.immediate(job, worker, ending) : finishSync(job, worker, ending);
+      // With a stop record or a handler's last change, the job's ending and its service's record commit together.
+      const together = ("stop" in ending && ending.stop) || ("change" in ending && ending.change);
+      return together ? finishTogether.immediate(job, worker, ending) : finishSync(job, worker, ending);
     },
     async requeueBlocked(kind, olderThanMs) {
       const now = clock.now();
