@@ -138,7 +138,7 @@ describe("production runs compiled JavaScript", () => {
     const run = await runRecorded([BIN, "--help"]);
 
     expect(run.code).toBe(0);
-    for (const command of ["serve", "migrate", "sandbox", "sub-resellers", "reseller", "trigger", "renew", "licenses", "jobs", "reconcile"]) {
+    for (const command of ["serve", "migrate", "import-sqlite", "sandbox", "sub-resellers", "reseller", "trigger", "renew", "licenses", "jobs", "reconcile"]) {
       expect(run.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
     expectNoTypeScriptLoader(run.loads);

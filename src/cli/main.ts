@@ -15,6 +15,7 @@ type Register = (program: Command, output: (cmd: Command) => Output) => void;
 const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["serve"], async () => (await import("./commands/serve.js")).serveCommand],
   [["migrate"], async () => (await import("./commands/migrate.js")).migrateCommand],
+  [["import-sqlite"], async () => (await import("./commands/import-sqlite.js")).importSqliteCommand],
   [["sandbox"], async () => (await import("./commands/sandbox.js")).sandboxCommand],
   [["sub-resellers", "reseller"], async () => (await import("./commands/reseller-account.js")).resellerAccountCommands],
   [["trigger"], async () => (await import("./commands/trigger.js")).triggerCommand],

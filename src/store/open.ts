@@ -2,6 +2,7 @@ import { systemClock, type Clock } from "../clock.js";
 import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import { openSqliteStore } from "./sqlite/store.js";
+import type { ImportSqliteOptions, ImportSqliteOutcome } from "./import-sqlite.js";
 import type { Store } from "./store.js";
 
 /**
@@ -9,6 +10,7 @@ import type { Store } from "./store.js";
  * the rest of the code imports the store from here and store.ts, never from its folders.
  */
 export { DatabaseOpenError, whyNotWritable } from "./sqlite/database.js";
+export type { ImportedTable, ImportSqliteOutcome } from "./import-sqlite.js";
 
 /** How long a statement of the running service waits for another process's SQLite write lock. */
 export const SERVING_BUSY_TIMEOUT_MS = 100;
@@ -91,4 +93,19 @@ export async function openStore(
 async function migrated(store: Store, logger: Logger): Promise<void> {
   const applied = await store.migrate();
   if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+}
+
+/**
+ * `license-bridge import-sqlite`: copies the SQLite database at `source` into the empty
+ * PostgreSQL database at `config.DATABASE_URL` (migrated first), all or nothing; see
+ * ./import-sqlite.ts. `{ refused }` says why nothing was copied.
+ */
+export async function importSqliteDatabase(
+  source: string,
+  config: Pick<Config, "DATABASE_PATH" | "DATABASE_URL">,
+  options: ImportSqliteOptions,
+): Promise<ImportSqliteOutcome> {
+  if (!config.DATABASE_URL) throw new Error("importSqliteDatabase: DATABASE_URL is not set");
+  const { importSqlite } = await import("./import-sqlite.js");
+  return importSqlite(source, config.DATABASE_URL, databaseLocation(config), options);
 }
