@@ -70,8 +70,13 @@ export async function once<T>(
     if (intentNow) await ctx.recordIntent(intentNow, { durable });
     else await ctx.clearIntent();
   };
-  // Losing a "done" mark to a power cut costs one licence-list check, not money: no fsync.
-  const markDone = () => remember({ op: "", done: [...done, intent.op] }, false);
+  // The "done" mark is kept in memory only: the job's next write carries it (the next operation's
+  // intent holds the `done` list, a failure writes it, a success clears the intent anyway). Lost
+  // to a crash before then, it costs a licence-list check on the next attempt (after the settle
+  // window, for a charge), never a second purchase; and a write per operation less.
+  const markDone = () => {
+    job.intent = { op: "", done: [...done, intent.op] };
+  };
   const settle = options.settle;
 
   if (earlier && earlier.op === intent.op) {
@@ -85,7 +90,7 @@ export async function once<T>(
       }
     }
     if (await happened()) {
-      await markDone();
+      markDone();
       return { confirmedEarlier: true };
     }
     // A lost answer defers instead of failing, so the attempt limit is enforced here, before another call.
@@ -99,7 +104,7 @@ export async function once<T>(
   await remember({ ...intent, done }, options.durable ?? true);
   try {
     const value = await act();
-    await markDone();
+    markDone();
     return { confirmedEarlier: false, value };
   } catch (err) {
     const mayHaveTakenEffect = err instanceof ResellerError && err.mayHaveTakenEffect;

@@ -81,7 +81,8 @@ export function installMessageId(job: Pick<Job, "id" | "eventId">): string {
  * once per event.
  *
  * Once: the `mails` row is set to 'sending' (with a deterministic Message-ID) before the SMTP
- * conversation and to 'sent' with the history entry after the server accepted. A run that finds
+ * conversation and to 'sent', with the history entry, after the server accepted, in the
+ * transaction that records the job's success. A run that finds
  * 'sent' does nothing. A run that finds 'sending' sends again with the same Message-ID: either
  * the earlier attempt failed, or the process died between the server's "250 OK" and our commit.
  * That residual window cannot be closed (SMTP has no two-phase commit); the same Message-ID makes
@@ -165,17 +166,15 @@ export function installMailJob(deps: InstallMailDeps) {
       throw judged;
     }
 
-    await mails.sent(key, {
-      serviceId: svc.service_id,
-      event_id: job.eventId,
-      job_id: job.id,
-      action: "install mail sent",
-      detail: `install mail sent to ${svc.customer_email} (Message-ID ${messageId})`,
-    });
     log.info(
       { mail_key: key, message_id: messageId, transport: mailer.description, templates: rendered.files, response },
       "install mail sent",
     );
+    // Recorded with the job's ending, in one transaction.
+    return {
+      ...jobChange(job, svc.service_id, { history: [{ action: "install mail sent", detail: `install mail sent to ${svc.customer_email} (Message-ID ${messageId})` }] }),
+      mailSent: key,
+    };
   });
 }
 

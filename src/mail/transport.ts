@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import type { ConnectionOptions } from "node:tls";
 import { join, resolve } from "node:path";
 import nodemailer from "nodemailer";
+import MailComposer from "nodemailer/lib/mail-composer/index.js";
 import type { Logger } from "../log/logger.js";
 
 /** One message, fully rendered. */
@@ -87,6 +88,11 @@ export function smtpAddress(target: Pick<SmtpTarget, "host" | "port">): string {
 function smtpMailer(url: string, tls: ConnectionOptions | undefined): Mailer {
   const target = parseSmtpUrl(url);
   const transporter = nodemailer.createTransport({
+    // A few kept-open connections: a burst of orders does not open (and greet, and upgrade to
+    // TLS, and authenticate) one connection per mail.
+    pool: true,
+    maxConnections: 3,
+    maxMessages: 100,
     host: target.host,
     port: target.port,
     secure: target.secure,
@@ -104,15 +110,15 @@ function smtpMailer(url: string, tls: ConnectionOptions | undefined): Mailer {
   return {
     description: `${target.secure ? "smtps" : "smtp"} ${smtpAddress(target)}${target.auth ? " (with auth)" : ""}`,
     async send(mail) {
-      const info = await transporter.sendMail(toNodemailer(mail));
-      return { messageId: info.messageId || mail.messageId, response: info.response };
+      // The message as built once (see compose); the server receives exactly those bytes.
+      const info = await transporter.sendMail({ envelope: { from: mail.from, to: [mail.to.address] }, raw: await compose(mail) });
+      return { messageId: mail.messageId, response: info.response };
     },
     close: () => transporter.close(),
   };
 }
 
 function outboxMailer(dir: string): Mailer {
-  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
   // Unlike an SMTP server, the outbox can tell whether it already holds a mail, so a resend
   // after a crash (same tag) is a no-op here: one file per mail, exactly. The directory is read
   // once per process; after that this process's own writes keep the index current.
@@ -128,14 +134,23 @@ function outboxMailer(dir: string): Mailer {
       const files = await index();
       const existing = files.get(name);
       if (existing) return { messageId: mail.messageId, response: `already in ${join(dir, existing)}` };
-      const info = await transporter.sendMail(toNodemailer(mail));
       const file = join(dir, `${fileStamp(new Date())}-${name}`);
-      await writeAtomically(file, info.message as Buffer);
+      // An .eml file on disk has unix line ends, as mail programs that open one expect.
+      await writeAtomically(file, Buffer.from((await compose(mail)).toString("utf8").replaceAll("\r\n", "\n")));
       files.set(name, file);
-      return { messageId: info.messageId || mail.messageId, response: `written to ${file}` };
+      return { messageId: mail.messageId, response: `written to ${file}` };
     },
-    close: () => transporter.close(),
+    close: () => {},
   };
+}
+
+/**
+ * The message, MIME-encoded once by nodemailer's composer: what the SMTP server or the outbox
+ * file receives, without the mailer's plugin pipeline (data-URI images, DKIM, streaming
+ * transforms) that none of our mails uses.
+ */
+function compose(mail: OutgoingMail): Promise<Buffer> {
+  return new MailComposer(toNodemailer(mail)).compile().build();
 }
 
 function toNodemailer(mail: OutgoingMail): nodemailer.SendMailOptions {
@@ -158,15 +173,17 @@ export function safeTag(tag: string): string {
   return tag.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100) || "mail";
 }
 
-/** Written to a temporary name, flushed, then renamed: a reader never sees half a message. */
+/**
+ * Written to a temporary name, flushed to disk, then renamed: a reader never sees half a
+ * message. (One call opens, writes, fsyncs and closes, on the thread pool.)
+ */
 async function writeAtomically(file: string, data: Buffer): Promise<void> {
   const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-  const handle = await open(tmp, "wx", 0o640);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    await writeFile(tmp, data, { flag: "wx", mode: 0o640, flush: true });
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
   }
   try {
     await rename(tmp, file);

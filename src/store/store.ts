@@ -124,6 +124,8 @@ export interface ServiceChange {
   history?: NewHistory[];
   event?: { id: string | null; outcome: EventOutcome; detail: string | null };
   enqueue?: NewJob[];
+  /** The mail under this key went out (as `mails.sent`, with the history above). */
+  mailSent?: string;
 }
 
 export interface ServiceOps {

@@ -5,7 +5,6 @@ import { defineJob, type JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { INSTALL_MAIL, mailJobs } from "../../src/mail/index.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
-import type { Store } from "../../src/store/store.js";
 import { startTestBridge, type TestBridge, type TestSandbox } from "./bridge.js";
 
 /** One message as the SMTP server received it. */
@@ -187,18 +186,31 @@ export async function startMailBridge(
     tls?: ConnectionOptions;
     logger?: Logger;
     templatesDir?: string;
-    /** The store as the mail job sees it (a test stages a crash in one of its operations). (Default: the bridge's) */
-    store?: (store: Store) => Store;
+    /**
+     * While `armed`, the next mail job dies once its mail was accepted, before anything of it is
+     * recorded (as a crash would): its attempt ends in an error and the mail row stays 'sending'.
+     */
+    crashAfterSend?: { armed: boolean };
   } = {},
 ): Promise<TestBridge> {
   const late: { job?: JobDefinition } = {};
   const bridge = await startTestBridge(sb, {
     env: { RETRY_MAX_DELAY_SECONDS: "1", ...options.env },
     logger: options.logger,
-    jobs: [defineJob(INSTALL_MAIL, (job, ctx) => (late.job ? late.job.handler(job, ctx) : Promise.reject(new Error("mail handler not ready"))))],
+    jobs: [
+      defineJob(INSTALL_MAIL, async (job, ctx) => {
+        if (!late.job) throw new Error("mail handler not ready");
+        const change = await late.job.handler(job, ctx);
+        if (options.crashAfterSend?.armed && change) {
+          options.crashAfterSend.armed = false;
+          throw new Error("staged crash: the server accepted the mail, the bridge recorded nothing");
+        }
+        return change;
+      }),
+    ],
   });
   const { upstream } = bridge.service;
-  const store = options.store ? options.store(bridge.service.store) : bridge.service.store;
+  const store = bridge.service.store;
   late.job = mailJobs(
     bridge.config,
     { store, upstream, catalog: bridge.config.catalog, clock: systemClock, settleMs: 0 },

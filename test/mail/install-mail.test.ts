@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Job } from "../../src/jobs/types.js";
 import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
 import { createLogger } from "../../src/log/logger.js";
-import type { Store } from "../../src/store/store.js";
 import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import {
   header,
@@ -162,25 +161,12 @@ describe("the install-command mail over SMTP", () => {
   describe("once per event", () => {
     let serviceId: string;
     let job: Job;
-    /** Set: the next `mails.sent` fails as a crash would, after the server accepted the mail. */
-    const crash = { afterAccepted: false };
-    const crashing = (store: Store): Store => ({
-      ...store,
-      mails: {
-        ...store.mails,
-        async sent(key, history) {
-          if (crash.afterAccepted) {
-            crash.afterAccepted = false;
-            throw new Error("staged crash: the server accepted the mail, the bridge recorded nothing");
-          }
-          return store.mails.sent(key, history);
-        },
-      },
-    });
+    /** Armed: the next mail job dies after the server accepted its mail, before the bridge recorded it. */
+    const crash = { armed: false };
     beforeEach(async () => {
-      crash.afterAccepted = false;
+      crash.armed = false;
       smtp = await startTestSmtp();
-      bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url }, store: crashing });
+      bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url }, crashAfterSend: crash });
       serviceId = uniqueId("svc");
       await bridge.send(createdEvent({ id: serviceId }));
       job = await mailJobSucceeded(bridge, serviceId);
@@ -211,7 +197,7 @@ describe("the install-command mail over SMTP", () => {
 
     it("a mail left 'sending' by a crash after the server accepted is sent again with the same Message-ID", async () => {
       const { mails } = bridge.service.store;
-      crash.afterAccepted = true;
+      crash.armed = true;
       const other = uniqueId("svc");
       const sent = await bridge.send(createdEvent({ id: other }));
       const key = `install:${String(sent.body.event_id)}`;

@@ -138,6 +138,7 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
     if (c.patch) await update(t, c.serviceId, c.patch, now);
     await addHistory(t, c.serviceId, c.history ?? [], now);
     if (c.event?.id) await t.q("UPDATE events SET outcome = $1, detail = $2 WHERE id = $3", [c.event.outcome, c.event.detail, c.event.id]);
+    if (c.mailSent) await t.q("UPDATE mails SET state = 'sent', sent_at = $1, last_error = NULL WHERE mail_key = $2", [now, c.mailSent]);
     const jobIds = (await jobs.insert(t, enqueue)).map((r) => r.id);
     return { applied: true, jobIds };
   }

@@ -42,6 +42,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
     all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
     eventOutcome: db.prepare("UPDATE events SET outcome = ?, detail = ? WHERE id = ?"),
+    mailSent: db.prepare("UPDATE mails SET state = 'sent', sent_at = ?, last_error = NULL WHERE mail_key = ?"),
   };
 
   const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
@@ -72,6 +73,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     if (c.patch) update(c.serviceId, c.patch, now);
     for (const h of c.history ?? []) addHistory(c.serviceId, h, now);
     if (c.event?.id) s.eventOutcome.run(c.event.outcome, c.event.detail, c.event.id);
+    if (c.mailSent) s.mailSent.run(now, c.mailSent);
     const jobIds = (c.enqueue ?? []).map((j) => jobs.enqueueSync(j).id);
     return { applied: true, jobIds };
   });
