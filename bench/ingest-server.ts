@@ -31,7 +31,7 @@ async function bridge() {
   const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
-  const accept = createIntake({ store, catalog: config.catalog });
+  const accept = createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
   return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
 }
 

@@ -10,6 +10,8 @@ export function requestLog(logger: Logger): RequestHandler {
     const incoming = req.header("x-request-id");
     const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
     res.setHeader("X-Request-Id", requestId);
+    // At LOG_LEVEL warn or above there is no line to write: no listener, no line built.
+    if (!logger.isLevelEnabled("info")) return next();
     res.on("finish", () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const webhookId = req.header("webhook-id");

@@ -55,6 +55,34 @@ describe("group commit", () => {
     expect(resolved).toBe(2);
   });
 
+  it("holds the writes that come during a group's fsync, and commits them together after it", async () => {
+    open();
+    const syncs: ReturnType<typeof deferred>[] = [];
+    const group = createGroupCommit(db, () => {
+      const d = deferred();
+      syncs.push(d);
+      return d.promise;
+    });
+    const insert = (v: string) => group.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
+    const first = insert("first");
+    await new Promise((r) => setImmediate(r));
+    expect(syncs).toHaveLength(1);
+    // Three more while the first group's fsync runs: not committed yet, no second fsync.
+    const later = ["b", "c", "d"].map(insert);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(rows()).toEqual(["first"]);
+    expect(syncs).toHaveLength(1);
+    syncs[0]!.release();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    // One commit and one fsync for the three.
+    expect(rows()).toEqual(["first", "b", "c", "d"]);
+    expect(syncs).toHaveLength(2);
+    syncs[1]!.release();
+    await Promise.all(later);
+  });
+
   it("rejects the writes of a batch whose sync failed, and only those", async () => {
     open();
     let n = 0;

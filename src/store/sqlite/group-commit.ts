@@ -22,44 +22,59 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
   type Item = { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let pending: Item[] = [];
   let scheduled = false;
+  let syncing = false;
 
+  // A nested better-sqlite3 transaction is a savepoint: one write that throws is undone alone.
+  const inSavepoint = db.transaction((write: () => unknown) => write());
   const writeAll = db.transaction((batch: Item[]) =>
     batch.map((item) => {
       try {
-        // A nested better-sqlite3 transaction is a savepoint.
-        return { ok: true as const, value: db.transaction(item.write)() };
+        return { ok: true as const, value: inSavepoint(item.write) };
       } catch (error) {
         return { ok: false as const, error };
       }
     }),
   );
 
+  /**
+   * One group in flight at a time: the writes that come while a group's fsync runs wait for it
+   * and then go together, in the next group. Under load the groups grow (fewer, larger commits:
+   * the pages they share are written once); alone, a write waits for no one.
+   */
   const flush = async () => {
     scheduled = false;
-    const batch = pending;
-    pending = [];
-    let outcomes;
+    if (syncing) return; // the running flush takes the new writes when its fsync is done
+    syncing = true;
     try {
-      outcomes = writeAll.immediate(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
+      while (pending.length > 0) {
+        const batch = pending;
+        pending = [];
+        let outcomes;
+        try {
+          outcomes = writeAll.immediate(batch);
+        } catch (error) {
+          for (const item of batch) item.reject(error);
+          continue;
+        }
+        try {
+          await sync();
+        } catch (error) {
+          // Committed, but not known to be on disk: no promise may be made on it.
+          for (const item of batch) item.reject(error);
+          continue;
+        }
+        outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
+      }
+    } finally {
+      syncing = false;
     }
-    try {
-      await sync();
-    } catch (error) {
-      // Committed, but not known to be on disk: no promise may be made on it.
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
   };
 
   return {
     run<T>(write: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
-        if (!scheduled) {
+        if (!scheduled && !syncing) {
           scheduled = true;
           setImmediate(() => void flush());
         }
