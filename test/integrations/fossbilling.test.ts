@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
-import { upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
 const STANDIN = join(INTEGRATIONS, "fossbilling/tests/standin.php");
@@ -392,6 +392,7 @@ describe.skipIf(skip !== null)(`FOSSBilling plug-in against a running bridge${sk
   it("a client can reach licenseInfo and changeIp only: lifecycle names in any case, admin calls and helpers are refused", async () => {
     const fb = await fossbilling();
     const id = await fb.activeOrder("203.0.113.40");
+    await settle(pair().bridge); // the install mail fetches its command after the activation answered
     const requestsBefore = pair().sb.sandbox.requests().length;
     const call = (method: string, extra: Record<string, unknown> = {}) => fb.client({ order_id: id, method, ...extra });
 

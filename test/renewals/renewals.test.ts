@@ -152,6 +152,8 @@ describe("renewal sweep", () => {
     bridge = await startTestBridge(sb);
     await bridge.send(createdEvent({ id: "nomail" }));
     await waitFor(async () => (await bridge!.service.queue.list({ state: "blocked" })).length === 1);
+    // The alert follows the job's blocked state, outside its transaction.
+    await waitFor(async () => (await bridge!.service.alerts.open()).length > 0, 5_000, "the balance alert");
     expect((await bridge.service.alerts.open()).map((a) => a.key)).toEqual(["balance"]);
     expect(await bridge.service.queue.list({ kind: "alert_mail" })).toEqual([]);
   });
