@@ -20,6 +20,8 @@ const CONCURRENCY = 16;
 const CALLS_PER_EVENT = 2;
 const SECRET = "whsec_" + Buffer.from("bench-pipeline-secret-000").toString("base64");
 const EFFICIENCY_TARGET = 0.85;
+/** Issue 14: at most half the CPU per order of the build before it (commit 92fc307). */
+const CPU_VS_BASELINE_TARGET = 0.5;
 
 /** What `pipeline-bridge.mjs` answers to `{ stats: true }`. */
 interface BridgeStats {
@@ -34,10 +36,18 @@ function cpuMs(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage): number {
   return (to.user - from.user + (to.system - from.system)) / 1000;
 }
 
-export async function runPipeline(): Promise<Figure[]> {
+interface Run {
+  actualMs: number;
+  elu: number;
+  cpuMsPerOrder: number;
+}
+
+/** One run of EVENTS orders through a bridge built from `dist` (undefined: this checkout's dist/). */
+async function runOnce(dist?: string): Promise<Run> {
   const sandbox = await startChild<{ apiUrl: string }>("sandbox-server.ts", [], { BENCH_LATENCY_MS: String(LATENCY_MS) });
   const dir = mkdtempSync(join(tmpdir(), "lb-bench-pipeline-"));
   const bridge = await startChild<{ url: string }>("pipeline-bridge.mjs", [], {
+    ...(dist ? { BENCH_DIST: dist } : {}),
     DATABASE_PATH: join(dir, "bench.db"),
     PORT: "0",
     RESELLER_API_URL: sandbox.info.apiUrl,
@@ -80,28 +90,61 @@ export async function runPipeline(): Promise<Figure[]> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const actualMs = performance.now() - started;
-    const idealMs = (EVENTS * CALLS_PER_EVENT * LATENCY_MS) / CONCURRENCY;
-    const efficiency = idealMs / actualMs;
+    if (after.debug) console.error(after.debug);
     const active = after.elu.active - before.elu.active;
     const idle = after.elu.idle - before.elu.idle;
-    const figures: Figure[] = [
-      { name: "pipeline_events", value: EVENTS },
-      { name: "pipeline_ideal_ms", value: idealMs, unit: "ms" },
-      { name: "pipeline_actual_ms", value: actualMs, unit: "ms" },
-      { name: "pipeline_efficiency", value: efficiency, target: `>= ${EFFICIENCY_TARGET}`, met: efficiency >= EFFICIENCY_TARGET },
-      // How busy the bridge's event loop was: near 1 means CPU, not upstream latency, set the pace.
-      { name: "pipeline_event_loop_utilization", value: active / (active + idle) },
-      // Everything the bridge process spent (all its threads: SQLite, fsync, GC) per order.
-      { name: "pipeline_cpu_ms_per_order", value: cpuMs(before.cpu, after.cpu) / EVENTS, unit: "ms" },
-    ];
-    if (after.debug) console.error(after.debug);
-    report(`pipeline (${EVENTS} events, ${LATENCY_MS} ms per upstream call, WORKER_CONCURRENCY=${CONCURRENCY}, bridge in its own process)`, figures);
-    return figures;
+    return { actualMs, elu: active / (active + idle), cpuMsPerOrder: cpuMs(before.cpu, after.cpu) / EVENTS };
   } finally {
     await bridge.stop();
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * BENCH_BASELINE_DIST: another build's dist/ (e.g. an earlier commit's, `git worktree add` and
+ * `npm run build` there) run in alternating rounds with this one, for the CPU-per-order ratio.
+ */
+export async function runPipeline(): Promise<Figure[]> {
+  const baselineDist = process.env.BENCH_BASELINE_DIST;
+  const rounds = baselineDist ? Number(process.env.BENCH_ROUNDS ?? 2) : 1;
+  const ours: Run[] = [];
+  const theirs: Run[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (baselineDist) theirs.push(await runOnce(baselineDist));
+    ours.push(await runOnce());
+  }
+  const actualMs = median(ours.map((r) => r.actualMs));
+  const idealMs = (EVENTS * CALLS_PER_EVENT * LATENCY_MS) / CONCURRENCY;
+  const efficiency = idealMs / actualMs;
+  const cpu = median(ours.map((r) => r.cpuMsPerOrder));
+  const figures: Figure[] = [
+    { name: "pipeline_events", value: EVENTS },
+    { name: "pipeline_ideal_ms", value: idealMs, unit: "ms" },
+    { name: "pipeline_actual_ms", value: actualMs, unit: "ms" },
+    { name: "pipeline_efficiency", value: efficiency, target: `>= ${EFFICIENCY_TARGET}`, met: efficiency >= EFFICIENCY_TARGET },
+    // How busy the bridge's event loop was: near 1 means CPU, not upstream latency, set the pace.
+    { name: "pipeline_event_loop_utilization", value: median(ours.map((r) => r.elu)) },
+    // Everything the bridge process spent (all its threads: SQLite, fsync, GC) per order.
+    { name: "pipeline_cpu_ms_per_order", value: cpu, unit: "ms" },
+  ];
+  if (baselineDist) {
+    const baseCpu = median(theirs.map((r) => r.cpuMsPerOrder));
+    figures.push(
+      { name: "pipeline_baseline_efficiency", value: idealMs / median(theirs.map((r) => r.actualMs)) },
+      { name: "pipeline_baseline_cpu_ms_per_order", value: baseCpu, unit: "ms" },
+      { name: "pipeline_cpu_vs_baseline", value: cpu / baseCpu, target: `<= ${CPU_VS_BASELINE_TARGET}`, met: cpu / baseCpu <= CPU_VS_BASELINE_TARGET },
+    );
+  }
+  const label = baselineDist ? `, median of ${rounds} rounds alternating with the baseline ${baselineDist}` : "";
+  report(`pipeline (${EVENTS} events, ${LATENCY_MS} ms per upstream call, WORKER_CONCURRENCY=${CONCURRENCY}, bridge in its own process${label})`, figures);
+  return figures;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runPipeline();
