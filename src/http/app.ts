@@ -18,6 +18,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", false);
+  // Every answer is dynamic and no client sends If-None-Match: an ETag would hash each body for nothing.
+  app.set("etag", false);
   if (deps.logRequests !== false) app.use(requestLog(deps.logger));
   for (const r of deps.routers) app.use(r);
   app.use((_req, res) => sendError(res, 404, "not_found", "Not found"));

@@ -117,10 +117,11 @@ function v4Number(ip: string): number {
   return ip.split(".").reduce((n, o) => n * 256 + Number(o), 0);
 }
 
-function inV4(ip: string, r: Range): boolean {
+/** Each IPv4 range as the number its prefix divides every address of it down to (every intake classifies). */
+const V4_PREFIXES = V4_RANGES.map((r) => {
   const size = 2 ** (32 - r.bits);
-  return Math.floor(v4Number(ip) / size) === Math.floor(v4Number(r.net) / size);
-}
+  return { range: r, size, prefix: Math.floor(v4Number(r.net) / size) };
+});
 
 function inV6(groups: number[], r: Range): boolean {
   const net = ipv6Groups(r.net);
@@ -135,7 +136,8 @@ function inV6(groups: number[], r: Range): boolean {
 /** What kind of address a canonical IP is, and how to name it in an error. */
 export function classifyIp(canonical: string): { cls: IpClass; label: string } {
   if (isIPv4(canonical)) {
-    const r = V4_RANGES.find((x) => inV4(canonical, x));
+    const n = v4Number(canonical);
+    const r = V4_PREFIXES.find((x) => Math.floor(n / x.size) === x.prefix)?.range;
     return r ? { cls: r.cls, label: r.label } : { cls: "global", label: "a public address" };
   }
   const groups = ipv6Groups(canonical);
