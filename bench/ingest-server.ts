@@ -1,7 +1,7 @@
 // One server per process, so the load generator never shares its event loop: `bare` is Express 5
 // parsing the same JSON body and answering 202; `bridge` is the real webhook route (raw body,
 // signature, schema, catalogue, group-committed SQLite transaction).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
@@ -26,8 +26,10 @@ function bare() {
   return app;
 }
 
+let dir: string | undefined;
+
 async function bridge() {
-  const dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
+  dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
   const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
@@ -40,4 +42,9 @@ const server = app.listen(0, "127.0.0.1", () => {
   const address = server.address();
   console.log(`READY ${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}`);
 });
-process.on("SIGTERM", () => server.close(() => process.exit(0)));
+process.on("SIGTERM", () =>
+  server.close(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  }),
+);
