@@ -99,8 +99,8 @@ export class JobRunner {
   readonly workerId: string;
   readonly leaseMs: number;
   private readonly inFlight = new Map<number, Promise<void>>();
-  /** Finished attempts whose outcome could not be written yet (the store was busy). */
-  private readonly unsettled = new Map<number, { logger: Logger; steps: Step[] }>();
+  /** Finished attempts whose outcome could not be written yet (the store was busy or failed). */
+  private readonly unsettled = new Map<number, { logger: Logger; steps: Step[]; failures: number }>();
   private readonly byKind: Map<string, JobDefinition>;
   private claimBusy = false;
   /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
@@ -336,33 +336,39 @@ export class JobRunner {
   }
 
   /**
-   * Records a finished attempt, step by step. While another process holds the write lock, the
-   * steps left are tried again on each poll: a job whose outcome was never written would stay
-   * `running` under this worker, which never takes back its own jobs, until a restart.
+   * Records a finished attempt, step by step. A step that fails is tried again on each poll,
+   * whatever the error (another process's write lock, a full disk, a dropped connection): a job
+   * whose outcome was never written would stay `running` under this worker, which never takes
+   * back its own jobs, until a restart. Its lease is kept meanwhile (the heartbeat goes on).
    */
-  private async settle(id: number, logger: Logger, steps: Step[]): Promise<void> {
+  private async settle(id: number, logger: Logger, steps: Step[], failures = 0): Promise<void> {
     while (steps.length > 0) {
       try {
         await steps[0]!();
         steps.shift();
       } catch (err) {
-        if (this.o.isBusy?.(err) && this.running) {
-          logger.warn({ error: (err as Error).message }, "database busy; recording the job's outcome on the next poll");
-          this.unsettled.set(id, { logger, steps });
-        } else {
-          // The lease will run out and the job come back: nothing is lost, only delayed.
+        if (!this.running) {
+          // Stopping: the lease will run out and the job come back after a restart; nothing is lost.
           logger.error({ err }, "could not record the job's outcome");
+          return;
         }
+        const busy = this.o.isBusy?.(err) === true;
+        // One line at the first failure, then one in sixty polls: a full disk must not flood the log.
+        if (failures % 60 === 0) {
+          if (busy) logger.warn({ error: (err as Error).message }, "database busy; recording the job's outcome on the next poll");
+          else logger.error({ err }, "could not record the job's outcome; trying again on the next poll");
+        }
+        this.unsettled.set(id, { logger, steps, failures: failures + 1 });
         return;
       }
     }
   }
 
   private async settleDeferred(): Promise<void> {
-    for (const [id, { logger, steps }] of [...this.unsettled]) {
+    for (const [id, { logger, steps, failures }] of [...this.unsettled]) {
       this.unsettled.delete(id);
-      await this.settle(id, logger, steps);
-      if (this.unsettled.has(id)) return; // still busy: the others wait for the next poll too
+      await this.settle(id, logger, steps, failures);
+      if (this.unsettled.has(id)) return; // still failing: the others wait for the next poll too
     }
   }
 }

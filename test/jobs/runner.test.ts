@@ -124,4 +124,47 @@ describe("job runner", () => {
       expect(stopped, `lost lease: ${lostLease}`).toEqual(lostLease ? [] : [{ id: 7, state }]);
     }
   });
+
+  it("an outcome the store failed to record (not a busy lock: a full disk, say) is recorded on a later poll, not left running", async () => {
+    const store = slowClaims();
+    const errors: string[] = [];
+    let failures = 1;
+    const finish = store.jobs.finish;
+    store.jobs.finish = async (j, worker, ending) => {
+      if (failures-- > 0) {
+        store.endings.push({ id: j.id, ending: ending.state });
+        throw new Error("SQLITE_FULL: database or disk is full");
+      }
+      return finish(j, worker, ending);
+    };
+    const logger = silentLogger();
+    logger.error = ((obj: { err?: Error }) => void errors.push(obj.err?.message ?? "")) as typeof logger.error;
+    logger.child = () => logger;
+    const ran: number[] = [];
+    const runner = new JobRunner({
+      jobs: store.jobs,
+      onJobReady: () => () => undefined,
+      definitions: [defineJob(KIND, async (j) => void ran.push(j.id))],
+      logger,
+      clock: systemClock,
+      pollMs: 20,
+      isBusy: () => false,
+    });
+    await runner.start();
+    await expect.poll(() => store.claims.length).toBe(1);
+    store.claims[0]!.resolve([job(3)]);
+    // Later claims find nothing, so the polls go on.
+    const answerClaims = setInterval(() => store.claims.forEach((c) => c.resolve([])), 5);
+    try {
+      await expect.poll(() => store.endings).toEqual([
+        { id: 3, ending: "succeeded" },
+        { id: 3, ending: "succeeded" },
+      ]);
+    } finally {
+      clearInterval(answerClaims);
+      await runner.stop(100);
+    }
+    expect(ran).toEqual([3]);
+    expect(errors).toEqual(["SQLITE_FULL: database or disk is full"]);
+  });
 });
