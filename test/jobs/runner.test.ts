@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { systemClock } from "../../src/clock.js";
@@ -5,7 +6,7 @@ import { defineJob, jobKind } from "../../src/jobs/define.js";
 import { JobBlockedError, JobFailedError } from "../../src/jobs/errors.js";
 import { JobRunner } from "../../src/jobs/runner.js";
 import type { Job } from "../../src/jobs/types.js";
-import { silentLogger } from "../../src/log/logger.js";
+import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
@@ -137,9 +138,14 @@ describe("job runner", () => {
       }
       return finish(j, worker, ending);
     };
-    const logger = silentLogger();
-    logger.error = ((obj: { err?: Error }) => void errors.push(obj.err?.message ?? "")) as typeof logger.error;
-    logger.child = () => logger;
+    const lines = new PassThrough();
+    lines.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) {
+        const entry = JSON.parse(line) as { level: number; err?: { message: string } };
+        if (entry.level >= 50) errors.push(entry.err?.message ?? "");
+      }
+    });
+    const logger = createLogger({ level: "error", pretty: false, destination: lines });
     const ran: number[] = [];
     const runner = new JobRunner({
       jobs: store.jobs,
