@@ -7,6 +7,11 @@ import { ALERT_JOB_KIND, type Alerts } from "./alerts.js";
 export const BALANCE_ALERT = "balance";
 export const TOKEN_ALERT = "token";
 
+/** The episode of one term whose renewal has not gone through a day before the term ends. */
+export function renewalAtRiskAlert(renewalKey: string): string {
+  return `renewal-at-risk:${renewalKey}`;
+}
+
 /** What a stopped job means for the operator, as an alert episode. */
 export async function alertForStoppedJob(alerts: Alerts, job: Job, state: "failed" | "blocked", message: string, error: unknown): Promise<void> {
   const what = `${job.kind} job ${job.id}${job.serviceId ? ` (service ${job.serviceId})` : ""}`;
@@ -36,5 +41,7 @@ export async function resolveOnSuccess(alerts: Alerts, job: Job): Promise<void> 
     ...(job.kind !== ALERT_JOB_KIND && job.kind !== JOB_KINDS.installMail && job.kind !== JOB_KINDS.recordPayment ? [TOKEN_ALERT] : []),
     `job-blocked:${job.id}`,
     `job-failed:${job.id}`,
+    // The renewal of a term that was at risk went through: that episode is over too.
+    ...(job.kind === JOB_KINDS.renew && job.uniqueKey ? [renewalAtRiskAlert(job.uniqueKey)] : []),
   );
 }

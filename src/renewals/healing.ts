@@ -1,4 +1,5 @@
 import type { Alerts } from "../alerts/alerts.js";
+import { renewalAtRiskAlert } from "../alerts/job-alerts.js";
 import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { renewalKey } from "../lifecycle/renew.js";
 import type { Store } from "../store/store.js";
@@ -20,7 +21,7 @@ export async function checkRenewalsAtRisk(store: Store, alerts: Alerts): Promise
   const rows = await store.renewals.atRisk(DAY_MS, (due) => renewalKey(due.service_id, due.expires_at));
   for (const r of rows) {
     await alerts.raise(
-      `renewal-at-risk:${renewalKey(r.service_id, r.expires_at)}`,
+      renewalAtRiskAlert(renewalKey(r.service_id, r.expires_at)),
       `renewal of service ${r.service_id} not done, term ends ${new Date(r.expires_at).toISOString()}`,
       `The licence of service ${r.service_id} (${r.ip}) ends ${new Date(r.expires_at).toISOString()}, less than a day away, ` +
         `and its renewal (job ${r.job_id}, ${r.state}) has not gone through: ${r.last_error ?? "no error recorded"}.`,

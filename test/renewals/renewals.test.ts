@@ -145,6 +145,16 @@ describe("renewal sweep", () => {
     const mails = (await bridge.service.queue.list({ kind: "alert_mail" })).filter((j) => (j.payload as { key: string }).key === key);
     expect(mails).toHaveLength(1);
     expect(mails[0]!.payload).toMatchObject({ subject: expect.stringContaining("renewal of service risky not done") });
+
+    // Topped up, the renewal heals by itself: the episode is over and its alert closes. (The
+    // passes above took the blocked renewal back once: it must be blocked again, at the balance
+    // of 0, before the clock moves on.)
+    await waitFor(async () => (await bridge!.service.queue.list({ kind: "renew", state: "blocked" })).length === 1, 10_000, "blocked again");
+    sb.sandbox.setBalance(1000);
+    clock.advance(16 * 60_000);
+    await bridge.service.maintenance();
+    await waitFor(() => charges("renew").length === 1, 10_000, "healed renewal");
+    await waitFor(async () => (await bridge!.service.alerts.open()).length === 0, 5_000, "every alert resolved");
   });
 
   it("without OPERATOR_EMAIL an alert is only logged, no mail job is created", async () => {
