@@ -43,8 +43,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       const reactivate = job.payload.reactivate === true;
       const bought = (reactivate ? await reactivateIfPresent(deps, svc) : undefined) ?? (await buy(deps, job, ctx, svc));
       activation = activate(deps, job, svc, bought);
-      const variantStep = svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.variant !== "litespeed";
-      if (reactivate || variantStep) {
+      if (reactivate || variantPending(svc)) {
         await store.services.change(activation);
         activation = undefined;
         svc = await mustGet(deps, job);
@@ -52,7 +51,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }
     }
 
-    if (svc.kind === "licence" && svc.type === "litespeed" && svc.variant && svc.upstream_variant !== svc.variant) {
+    if (variantPending(svc)) {
       const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
       const to = svc.variant as LitespeedVariant;
       const detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
@@ -76,6 +75,15 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }),
     );
   });
+}
+
+/**
+ * A LiteSpeed licence whose variant differs from the one upstream (a new registration is plain
+ * `litespeed` upstream, as the activation records): it needs a change-core. The same answer
+ * before and after the activation, so the activation is written first only when it does.
+ */
+function variantPending(svc: ServiceRow): boolean {
+  return svc.kind === "licence" && svc.type === "litespeed" && !!svc.variant && (svc.upstream_variant ?? "litespeed") !== svc.variant;
 }
 
 /** Two changes of one service as one: patches merged (the later wins), histories and jobs in order. */

@@ -39,6 +39,17 @@ describe("lifecycle: service.created", () => {
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
+  it("registers a plain litespeed product (14) with no change-core: it is already the variant", async () => {
+    const { sb, bridge } = pair();
+    const id = await orderActive(bridge, { product_id: "14", ip: "203.0.113.24" });
+    await settle(bridge);
+    expect(upstreamCalls(sb, "register", "change-core").map((c) => [c.op, c.params])).toEqual([
+      ["register", { ip: "203.0.113.24", type: "litespeed", billingcycle: 1 }],
+    ]);
+    expect(await bridge.service.services.get(id)).toMatchObject({ variant: "litespeed", upstream_variant: "litespeed" });
+    expect((await bridge.service.services.history(id)).map((h) => h.action)).not.toContain("variant set");
+  });
+
   it("buys bundle product 20 with a single bundle charge", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "20", ip: "203.0.113.22" });
