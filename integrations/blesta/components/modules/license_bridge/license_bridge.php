@@ -160,26 +160,8 @@ class LicenseBridge extends Module
     public function addModuleRow(array &$vars)
     {
         return $this->guarded('none', function () use (&$vars) {
-            return $this->doAddModuleRow($vars);
+            return $this->saveRow($vars, null);
         });
-    }
-
-    /**
-     * @see addModuleRow()
-     */
-    private function doAddModuleRow(array &$vars)
-    {
-        $row = $this->rowInput($vars, null);
-        $this->Input->setRules($this->getRowRules(true));
-        if (!$this->Input->validates($row)) {
-            return null;
-        }
-        if (($problem = $this->testConnection($row)) !== null) {
-            $this->Input->setErrors(['token' => ['connection' => $problem]]);
-            return null;
-        }
-
-        return $this->rowMeta($row);
     }
 
     /**
@@ -193,17 +175,21 @@ class LicenseBridge extends Module
     public function editModuleRow($module_row, array &$vars)
     {
         return $this->guarded('none', function () use ($module_row, &$vars) {
-            return $this->doEditModuleRow($module_row, $vars);
+            return $this->saveRow($vars, $module_row);
         });
     }
 
     /**
-     * @see editModuleRow()
+     * @see addModuleRow() (no row yet) and editModuleRow()
+     *
+     * @param array $vars name, scheme, host, port, token
+     * @param stdClass|null $module_row The row being edited, null for a new one
+     * @return array|null Meta fields, or null with Input errors
      */
-    private function doEditModuleRow($module_row, array &$vars)
+    private function saveRow(array &$vars, $module_row)
     {
         $row = $this->rowInput($vars, $module_row);
-        $this->Input->setRules($this->getRowRules(false));
+        $this->Input->setRules($this->getRowRules($module_row === null));
         if (!$this->Input->validates($row)) {
             return null;
         }
@@ -797,28 +783,18 @@ class LicenseBridge extends Module
         Loader::loadHelpers($this, ['Form', 'Html']);
 
         $vars = new stdClass();
+        // A change refused for its limit has just read the licence: the page shows that read.
+        $read = null;
         if (is_array($post) && array_key_exists('new_ip', $post)) {
             $vars->new_ip = is_string($post['new_ip']) ? trim($post['new_ip']) : '';
-            $changed = $this->customerChangeIp($service, $vars->new_ip);
+            $changed = $this->customerChangeIp($service, $vars->new_ip, $read);
             if ($changed !== null) {
                 $service = $changed;
                 $vars = new stdClass();
             }
         }
 
-        $fields = $this->storedFields($service);
-        $licence = null;
-        $problem = null;
-        if ($this->hasLicence($service, $fields)) {
-            $read = $this->readLicence($fields);
-            $licence = $read['licence'];
-            $problem = $read['problem'];
-        }
-
-        $this->view->set('service', $service);
-        $this->view->set('service_fields', (object) $fields);
-        $this->view->set('licence', $licence);
-        $this->view->set('problem', $problem);
+        $licence = $this->showLicence($service, $read);
         $this->view->set('can_change', $licence !== null && ($service->status ?? '') === 'active'
             && ($licence->ip_changes_left === null || (int) $licence->ip_changes_left > 0));
         $this->view->set('vars', $vars);
@@ -860,9 +836,11 @@ class LicenseBridge extends Module
      *
      * @param stdClass $service The service
      * @param string $newIp The IP typed by the customer
+     * @param array|null $read Set to the licence as read when the change is refused for having
+     *  no IP changes left (nothing was sent, so the page can show that read)
      * @return stdClass|null The service as stored afterwards, or null when nothing changed
      */
-    private function customerChangeIp($service, $newIp)
+    private function customerChangeIp($service, $newIp, ?array &$read = null)
     {
         if (!$this->validateIp($newIp)) {
             $this->setError(self::FIELD_IP, 'valid', Language::_('LicenseBridge.!error.license_ip.valid', true));
@@ -881,9 +859,11 @@ class LicenseBridge extends Module
             $this->setError(self::FIELD_IP, 'same', Language::_('LicenseBridge.!error.change_ip.same', true));
             return null;
         }
-        $read = $this->readLicence($fields);
-        if ($read['licence'] !== null && $read['licence']->ip_changes_left !== null && (int) $read['licence']->ip_changes_left <= 0) {
+        $current = $this->readLicence($fields);
+        $left = $current['licence']->ip_changes_left ?? null;
+        if ($current['licence'] !== null && $left !== null && (int) $left <= 0) {
             $this->setError(self::FIELD_IP, 'ip_change_limit', Language::_('LicenseBridge.!error.change_ip.limit', true));
+            $read = $current;
             return null;
         }
 
@@ -950,23 +930,33 @@ class LicenseBridge extends Module
         $this->view = $this->makeView($view);
         Loader::loadHelpers($this, ['Form', 'Html']);
 
-        $fields = $this->storedFields($service);
-        $licence = null;
-        $problem = null;
-        if ($this->hasLicence($service, $fields)) {
-            $read = $this->readLicence($fields);
-            $licence = $read['licence'];
-            $problem = $read['problem'];
-        }
-
-        $this->view->set('service', $service);
+        $this->showLicence($service);
         $this->view->set('package', $package);
         $this->view->set('product', $this->productOf($package));
-        $this->view->set('service_fields', (object) $fields);
-        $this->view->set('licence', $licence);
-        $this->view->set('problem', $problem);
 
         return $this->view->fetch();
+    }
+
+    /**
+     * Sets service, service_fields, licence and problem on the view: the licence as the bridge
+     * has it (read now unless `$read` is a read of it already made), and returns the licence.
+     *
+     * @param stdClass $service
+     * @param array|null $read A result of readLicence() for this service
+     * @return stdClass|null
+     */
+    private function showLicence($service, ?array $read = null)
+    {
+        $fields = $this->storedFields($service);
+        if ($read === null && $this->hasLicence($service, $fields)) {
+            $read = $this->readLicence($fields);
+        }
+        $this->view->set('service', $service);
+        $this->view->set('service_fields', (object) $fields);
+        $this->view->set('licence', $read['licence'] ?? null);
+        $this->view->set('problem', $read['problem'] ?? null);
+
+        return $read['licence'] ?? null;
     }
 
     /**
@@ -978,7 +968,7 @@ class LicenseBridge extends Module
     private function readLicence(array $fields)
     {
         // A page only shows a problem; it sets no Input error.
-        $client = $this->rowClient(self::TIMEOUT_READ, true);
+        $client = $this->rowClient(self::TIMEOUT_READ);
         if ($client === null) {
             return ['licence' => null, 'problem' => Language::_('LicenseBridge.!error.module_row.missing', true)];
         }
@@ -1014,18 +1004,18 @@ class LicenseBridge extends Module
      * @param string $call
      * @param array $params
      * @param int $timeout
-     * @param bool $log Whether to write the module log
      * @return array|null
      */
-    private function call($call, array $params, $timeout, $log = true)
+    private function call($call, array $params, $timeout)
     {
-        $client = $this->rowClient($timeout, $log);
+        $client = $this->rowClient($timeout);
         if ($client === null) {
             $this->setError('module_row', 'missing', Language::_('LicenseBridge.!error.module_row.missing', true));
             return null;
         }
 
-        return $client->call($call, $params, $call === 'info' ? 'GET' : 'POST');
+        // Changes only: reads go through readLicence() with GET.
+        return $client->call($call, $params, 'POST');
     }
 
     /**
@@ -1033,17 +1023,16 @@ class LicenseBridge extends Module
      * null when there is none.
      *
      * @param int $timeout
-     * @param bool $log
      * @return LicenseBridgeClient|null
      */
-    private function rowClient($timeout, $log)
+    private function rowClient($timeout)
     {
         $row = $this->getModuleRow();
         if (!$row || !isset($row->meta) || !$this->rowComplete($row->meta)) {
             return null;
         }
 
-        return $this->client($row->meta, $timeout, $log);
+        return $this->client($row->meta, $timeout);
     }
 
     /**
@@ -1052,14 +1041,13 @@ class LicenseBridge extends Module
      *
      * @param stdClass|array $meta The row's meta (decrypted by Blesta)
      * @param int $timeout
-     * @param bool $log
      * @return LicenseBridgeClient
      */
-    private function client($meta, $timeout, $log = true)
+    private function client($meta, $timeout)
     {
         $meta = (object) $meta;
         $token = (string) $meta->token;
-        $logger = !$log ? null : function ($action, array $request, array $response) use ($token) {
+        $logger = function ($action, array $request, array $response) use ($token) {
             $url = LicenseBridgeClient::scrub((string) ($request['url'] ?? $action), [$token]);
             $sent = LicenseBridgeClient::scrub(
                 (string) json_encode(['method' => $request['method'] ?? null, 'params' => $request['params'] ?? []], JSON_UNESCAPED_SLASHES),
@@ -1101,7 +1089,7 @@ class LicenseBridge extends Module
      */
     private function testConnection(array $row)
     {
-        $client = $this->client($row, self::TIMEOUT_READ, true);
+        $client = $this->client($row, self::TIMEOUT_READ);
         $result = $client->call('info', ['service_identifier' => self::PROBE_SERVICE], 'GET');
         if ($result['ok'] || $result['code'] === 'unknown_service') {
             return null;
