@@ -483,10 +483,14 @@ function useWhmcs(pair: () => Pair) {
     outputs = [];
     secrets = [TEST_PROVISIONING_TOKEN, SERVER_PASSWORD];
   });
+  /** What the module wrote to WHMCS's module log (the stand-in's file). */
+  const moduleLog = (): LogEntry[] => {
+    const file = join(dir, "module.log");
+    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogEntry) : [];
+  };
   afterEach(() => {
-    const log = existsSync(join(dir, "module.log")) ? readFileSync(join(dir, "module.log"), "utf8") : "";
+    const entries = moduleLog();
     rmSync(dir, { recursive: true, force: true });
-    const entries = log.split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogEntry);
     for (const e of entries) {
       // The secrets go to WHMCS only as replaceVars, for its own masking; never in what is logged.
       const { replaceVars, ...logged } = e;
@@ -520,10 +524,7 @@ function useWhmcs(pair: () => Pair) {
       const post = { token: CSRF, id: String(s.serviceid), modop: "custom", a: fn, ...fields };
       return w.call({ kind: "client-button", function: fn, ...serviceCall(pair().bridge.url, s), request: { method: "POST", get: { action: "productdetails", id: String(s.serviceid) }, post }, page: { token: CSRF } });
     },
-    logged(): LogEntry[] {
-      const file = join(dir, "module.log");
-      return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogEntry) : [];
-    },
+    logged: moduleLog,
     alsoSecret(s: string) {
       secrets.push(s);
     },

@@ -2,9 +2,6 @@
    Every value is escaped here: WHMCS does not escape template output by default.
    Vars: lb_* from license_bridge_ClientArea; token is WHMCS's CSRF token of the page. *}
 <div class="license-bridge">
-{if $lb_notice}
-  <div class="alert alert-info">{$lb_notice|escape:'html'}</div>
-{/if}
 {if $lb_unavailable}
   <div class="alert alert-warning">The licence details are not available right now. Please try again in a few minutes.</div>
 {elseif !$lb_known}

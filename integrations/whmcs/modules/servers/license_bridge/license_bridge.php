@@ -131,7 +131,7 @@ function license_bridge_ClientArea(array $params): array|string
 {
     $result = Actions::run('ClientArea', $params, fn (Actions $a) => $a->clientArea());
     // Even a failure renders the page (without details, which stay in the module log).
-    return is_array($result) ? $result : ['templatefile' => 'clientarea', 'vars' => Actions::emptyClientVars(new Params($params), '', true)];
+    return is_array($result) ? $result : ['templatefile' => 'clientarea', 'vars' => Actions::emptyClientVars(new Params($params), true)];
 }
 
 /** The client's menu entry; it opens the page with the change-IP form. */

@@ -24,9 +24,6 @@ final class Actions
     /** A service identifier no panel uses, for the connection test. */
     public const PROBE_SERVICE = 'whmcs-connection-test';
 
-    private ?\LicenseBridgeClient $client = null;
-    private bool $clientForReads = false;
-
     public function __construct(private readonly Params $p)
     {
     }
@@ -163,9 +160,9 @@ final class Actions
     // ---- client area ---------------------------------------------------------------------------
 
     /** The product details page: the documented ['templatefile', 'vars'] form. */
-    public function clientArea(string $notice = ''): array
+    public function clientArea(): array
     {
-        return ['templatefile' => 'clientarea', 'vars' => $this->clientVars($notice)];
+        return ['templatefile' => 'clientarea', 'vars' => $this->clientVars()];
     }
 
     /**
@@ -213,7 +210,7 @@ final class Actions
     }
 
     /** Every var clientarea.tpl reads, for a licence the page knows nothing about yet. */
-    public static function emptyClientVars(Params $p, string $notice = '', bool $unavailable = false): array
+    public static function emptyClientVars(Params $p, bool $unavailable = false): array
     {
         return [
             'lb_serviceid' => (int) ($p->raw('serviceid') ?? 0),
@@ -226,14 +223,13 @@ final class Actions
             'lb_expires_at' => '',
             'lb_ip_changes_left' => null,
             'lb_can_change_ip' => false,
-            'lb_notice' => $notice,
             'lb_unavailable' => $unavailable,
         ];
     }
 
-    private function clientVars(string $notice): array
+    private function clientVars(): array
     {
-        $vars = self::emptyClientVars($this->p, $notice);
+        $vars = self::emptyClientVars($this->p);
         $r = $this->client(true)->info(['service_identifier' => $this->serviceIdentifier()]);
         if (!$r['ok']) {
             // The details stay in the module log; the client gets no URLs or codes.
@@ -313,9 +309,6 @@ final class Actions
     /** The shared client with this server's URL and token; reads wait less than purchases. */
     private function client(bool $forReads = false): \LicenseBridgeClient
     {
-        if ($this->client !== null && $this->clientForReads === $forReads) {
-            return $this->client;
-        }
         $url = $this->p->baseUrl();
         if ($url === '') {
             throw new ModuleError('the server has no hostname or IP address: open the server and fill in the bridge\'s hostname');
@@ -328,8 +321,7 @@ final class Actions
         $logger = static function (string $action, array $request, array $response) use ($secrets): void {
             Actions::log($action, $request, (string) ($response['body'] ?? ''), 'HTTP ' . (int) ($response['status'] ?? 0), $secrets);
         };
-        $this->clientForReads = $forReads;
-        return $this->client = new \LicenseBridgeClient($url, $token, $forReads ? $this->p->readTimeout() : $this->p->timeout(), $logger);
+        return new \LicenseBridgeClient($url, $token, $forReads ? $this->p->readTimeout() : $this->p->timeout(), $logger);
     }
 
     /** The failure as WHMCS shows it to staff: what happened, and what to do. */
