@@ -261,7 +261,6 @@ final class LicenseBridge
             if ($r['pending']) {
                 return ['done' => false, 'pending' => true, 'message' => 'The IP change to ' . $newIp . ' is being applied; it shows here within a few minutes. There is no need to send it again.'];
             }
-            $this->log(sprintf('change-ip for order #%d refused: HTTP %d (%s): %s', $order['id'], $r['status'], $r['code'], $r['error']));
             switch ($r['code']) {
                 case 'ip_change_limit':
                     throw self::info('No IP changes are left for this licence: all the changes its product allows have been used. Please contact support.');
