@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COPIES, SOURCE } from "../../integrations/sync-client.js";
 import { createdEvent, TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
@@ -18,6 +18,13 @@ describe("the shared PHP client's copies", () => {
       expect(existsSync(copy), copy).toBe(true);
       expect(readFileSync(copy).equals(source), `${copy} differs from the source: run npm run integrations:sync`).toBe(true);
     }
+  });
+
+  it("no copy of the client stands anywhere else under integrations/ (it would drift unchecked)", () => {
+    const found = (readdirSync(INTEGRATIONS, { recursive: true }) as string[])
+      .filter((f) => basename(f) === basename(SOURCE))
+      .map((f) => resolve(INTEGRATIONS, f));
+    expect(found.sort()).toEqual([SOURCE, ...COPIES].map((f) => resolve(f)).sort());
   });
 });
 
