@@ -124,7 +124,7 @@ export interface ServiceChange {
   history?: NewHistory[];
   event?: { id: string | null; outcome: EventOutcome; detail: string | null };
   enqueue?: NewJob[];
-  /** The mail under this key went out (as `mails.sent`, with the history above). */
+  /** The mail under this key went out: its row marked sent, with the history above. */
   mailSent?: string;
 }
 
@@ -294,8 +294,6 @@ export interface MailOps {
   /** Records, before the SMTP conversation, that the mail is being sent (a sent row is never reopened). */
   begin(row: Pick<MailRow, "mail_key" | "kind" | "event_id" | "job_id" | "service_id" | "to_address" | "subject" | "message_id">): Promise<void>;
   failed(key: string, error: string): Promise<void>;
-  /** The mail went out: the row and the service's history, together. */
-  sent(key: string, history: { serviceId: string } & NewHistory): Promise<void>;
 }
 
 export interface AlertOps {

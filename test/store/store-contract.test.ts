@@ -172,11 +172,8 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
     });
 
     it("reads a stored event back by its id, with its source and webhook id", async () => {
-      // events.get comes with the store-tests branch's Store; until the merge only PostgreSQL has it here.
-      const events = store.events as { get?: (id: string) => Promise<unknown> };
-      if (!events.get) return;
       const { eventId } = await order("s1", "203.0.113.1");
-      expect(await events.get(eventId)).toEqual({
+      expect(await store.events.get(eventId)).toEqual({
         id: eventId,
         source: "billing",
         webhook_id: "order-s1",
@@ -187,7 +184,7 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
         outcome: null,
         detail: null,
       });
-      expect(await events.get("evt_nothing")).toBeUndefined();
+      expect(await store.events.get("evt_nothing")).toBeUndefined();
     });
 
     it("lets a later event of one delivery see what an earlier one wrote", async () => {
@@ -377,7 +374,7 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
       await store.mails.begin({ ...row(jobId), subject: "Your licence (2)", message_id: "<other@bridge>" });
       expect(await store.mails.get("install:evt_1")).toMatchObject({ attempts: 2, last_error: null, subject: "Your licence (2)", message_id: "<install.evt_1@bridge>" });
       clock.advance(1_000);
-      await store.mails.sent("install:evt_1", { serviceId: "s1", action: "install mail sent", detail: "to c@example.com", job_id: jobId });
+      await store.services.change({ serviceId: "s1", history: [{ action: "install mail sent", detail: "to c@example.com", job_id: jobId }], mailSent: "install:evt_1" });
       const sent = await store.mails.get("install:evt_1");
       expect(sent).toMatchObject({ state: "sent", sent_at: clock.now(), attempts: 2 });
       await store.mails.begin(row(jobId));

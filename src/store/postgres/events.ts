@@ -1,5 +1,5 @@
 import { newEventId } from "../ids.js";
-import type { AcceptedItem, EventOps, EventOutcome, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
 import { LOCKS, queueLock, Rollback, type LockKey, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgServices } from "./services.js";
@@ -25,25 +25,8 @@ function intakeLocks(source: string, items: readonly IntakeItem[]): LockKey[] {
   ]);
 }
 
-/**
- * One stored event (the store-tests branch adds `EventOps.get` returning this as `EventRow`;
- * written here so that the merge only has to name the type). Not `SELECT *`: `seq` is
- * PostgreSQL's own column.
- */
-export interface StoredEvent {
-  id: string;
-  source: string;
-  webhook_id: string;
-  type: string;
-  service_id: string;
-  payload: string;
-  received_at: number;
-  outcome: EventOutcome | null;
-  detail: string | null;
-}
-
 /** The intake's transaction on PostgreSQL: one per delivery, committed (and flushed) before it resolves. */
-export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps & { get(eventId: string): Promise<StoredEvent | undefined> } {
+export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps {
   async function acceptOne<R>(t: Tx, source: string, item: IntakeItem, decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>): Promise<AcceptedItem<R>> {
     const [dup] = await t.q<{ id: string }>("SELECT id FROM events WHERE source = $1 AND webhook_id = $2", [source, item.webhookId]);
     if (dup) return { duplicate: dup.id };
@@ -92,7 +75,8 @@ export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps
       });
     },
     async get(eventId) {
-      const [row] = await db.q<StoredEvent>(
+      // Not `SELECT *`: `seq` is PostgreSQL's own column.
+      const [row] = await db.q<EventRow>(
         "SELECT id, source, webhook_id, type, service_id, payload, received_at, outcome, detail FROM events WHERE id = $1",
         [eventId],
       );

@@ -1,9 +1,8 @@
 import type { MailOps, MailRow } from "../store.js";
 import { nowSql, type PgDb } from "./database.js";
-import type { PgServices } from "./services.js";
 
 /** The `mails` table (migration 002): one row per mail the bridge means to send. */
-export function pgMails(db: PgDb, services: PgServices): MailOps {
+export function pgMails(db: PgDb): MailOps {
   return {
     async get(key) {
       return (await db.q<MailRow>("SELECT * FROM mails WHERE mail_key = $1", [key]))[0];
@@ -22,13 +21,6 @@ export function pgMails(db: PgDb, services: PgServices): MailOps {
     },
     async failed(key, error) {
       await db.q("UPDATE mails SET last_error = $1 WHERE mail_key = $2 AND state = 'sending'", [error, key]);
-    },
-    async sent(key, history) {
-      await db.tx(async (t) => {
-        const now = await t.now();
-        await t.q("UPDATE mails SET state = 'sent', sent_at = $1, last_error = NULL WHERE mail_key = $2", [now, key]);
-        await services.addHistoryIn(t, history.serviceId, [history], now);
-      });
     },
   };
 }

@@ -149,7 +149,6 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
     changeIn,
     insertIn: insert,
     updateIn: update,
-    addHistoryIn: addHistory,
     holdersIn: holders,
   });
 }

@@ -65,7 +65,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     jobs,
     services,
     events: pgEvents(db, services, jobs),
-    mails: pgMails(db, services),
+    mails: pgMails(db),
     alerts: pgAlerts(db, jobs),
     renewals: pgRenewals(db, jobs),
     health: {

@@ -15,14 +15,7 @@ export function sqliteMails(db: Db, clock: Clock): MailOps {
        WHERE state = 'sending'`,
     ),
     failed: db.prepare("UPDATE mails SET last_error = ? WHERE mail_key = ? AND state = 'sending'"),
-    sent: db.prepare("UPDATE mails SET state = 'sent', sent_at = ?, last_error = NULL WHERE mail_key = ?"),
-    history: db.prepare("INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (?, ?, ?, ?, ?, ?)"),
   };
-  const sent = db.transaction((key: string, h: Parameters<MailOps["sent"]>[1]) => {
-    const now = clock.now();
-    s.sent.run(now, key);
-    s.history.run(h.serviceId, now, h.event_id ?? null, h.job_id ?? null, h.action, h.detail ?? null);
-  });
   return {
     async get(key) {
       return s.get.get(key) as MailRow | undefined;
@@ -32,9 +25,6 @@ export function sqliteMails(db: Db, clock: Clock): MailOps {
     },
     async failed(key, error) {
       s.failed.run(error, key);
-    },
-    async sent(key, history) {
-      sent.immediate(key, history);
     },
   };
 }
