@@ -309,24 +309,28 @@ export class JobRunner {
     let stopped: "failed" | "blocked" | undefined;
     return [
       async () => {
+        let state: JobState | undefined;
         if (verdict.disposition === "retry") {
           const delay = backoffDelay(job.attempts, { baseMs: this.o.baseDelayMs, capMs: this.o.maxDelayMs });
-          const state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay, stop: this.o.stopRecord?.(job, verdict.message) });
+          // A retry ends the job (failed) only on its last attempt, the store's own rule: only then
+          // has the stop record anything to write, and the store a service row to lock for it.
+          const last = job.attempts >= job.maxAttempts;
+          const stop = last ? this.o.stopRecord?.(job, verdict.message) : undefined;
+          state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay, stop });
           outcome = state === "failed" ? "failed" : "retry";
           stopped = state === "failed" ? "failed" : undefined;
           logger[outcome === "failed" ? "error" : "warn"](
             { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
             "job attempt",
           );
-          if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
         } else {
           const ending = verdict.disposition === "block" ? "blocked" : "failed";
           outcome = ending;
-          const state = await finish({ state: ending, error: verdict.message, code: verdict.code, stop: this.o.stopRecord?.(job, verdict.message) });
+          state = await finish({ state: ending, error: verdict.message, code: verdict.code, stop: this.o.stopRecord?.(job, verdict.message) });
           stopped = state === ending ? ending : undefined;
           logger.error({ outcome, duration_ms: ms, error: verdict.message }, "job attempt");
-          if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
         }
+        if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
       },
       () => this.o.observer?.attemptFinished?.(job, outcome, ms, err),
       async () => {
