@@ -23,16 +23,3 @@ export interface Job {
   createdAt: number;
   updatedAt: number;
 }
-
-export interface EnqueueInput {
-  kind: string;
-  /** Jobs with the same queue key run one at a time, in the order they were enqueued. */
-  queueKey?: string | null;
-  serviceId?: string | null;
-  eventId?: string | null;
-  /** A second enqueue with the same key creates nothing and returns the first job. */
-  uniqueKey?: string | null;
-  payload?: unknown;
-  runAt?: number;
-  maxAttempts?: number;
-}

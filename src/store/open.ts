@@ -10,7 +10,6 @@ import type { Store } from "./store.js";
  * the rest of the code imports the store from here and store.ts, never from its folders.
  */
 export { DatabaseOpenError, whyNotWritable } from "./sqlite/database.js";
-export type { ImportedTable, ImportSqliteOutcome } from "./import-sqlite.js";
 
 /** How long a statement of the running service waits for another process's SQLite write lock. */
 export const SERVING_BUSY_TIMEOUT_MS = 100;
@@ -63,21 +62,11 @@ export async function openStore(
     // One connection per job slot, and some for intake and the API: a job never waits for one.
     const poolSize = Math.max(10, (config.WORKER_CONCURRENCY ?? 0) + 6);
     const store = await openPostgresStore(config.DATABASE_URL, { clock: storeClock, maxAttempts: config.JOB_MAX_ATTEMPTS, logger: logger(), poolSize });
-    try {
-      if (options.migrate !== false) await migrated(store, logger());
-    } catch (err) {
-      await store.close();
-      throw err;
-    }
+    if (options.migrate !== false) await migrated(store, logger());
     return store;
   }
   const store = openSqliteStore(config.DATABASE_PATH, { clock, maxAttempts: config.JOB_MAX_ATTEMPTS });
-  try {
-    if (options.migrate !== false) await migrated(store, logger());
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
+  if (options.migrate !== false) await migrated(store, logger());
   // From here on a lock held by another process (a backup, a sqlite3 shell) must not stall the
   // event loop: better-sqlite3 waits for it synchronously. Requests answer 503 and jobs retry
   // instead; start-up above may wait the default 5 s, there is nothing to serve yet.
@@ -90,9 +79,15 @@ export async function openStore(
   return store;
 }
 
+/** Applies pending migrations; a store that cannot be migrated is closed before the error goes on. */
 async function migrated(store: Store, logger: Logger): Promise<void> {
-  const applied = await store.migrate();
-  if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+  try {
+    const applied = await store.migrate();
+    if (applied.length) logger.info({ migrations: applied.map((m) => `${m.id}_${m.name}`) }, "database migrated");
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 /**

@@ -5,7 +5,6 @@ import type { JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, S
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 
-export { toJob };
 
 /** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
 /** What a stopped job's record needs of the services: the row, and a change in the same transaction. */

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { MIGRATIONS_ROOT, readMigrationFiles, type Migration } from "../migration-files.js";
-import { DatabaseNewerThanCodeError } from "../store.js";
+import { DatabaseNewerThanCodeError, type MigrationStatus } from "../store.js";
 import type { Db } from "./database.js";
 
 export { DatabaseNewerThanCodeError, MIGRATIONS_ROOT, type Migration };
@@ -24,13 +24,7 @@ export function currentVersion(db: Db): number {
   return row.v ?? 0;
 }
 
-export interface MigrationStatus {
-  databaseVersion: number;
-  codeVersion: number;
-  pending: Migration[];
-}
-
-export function migrationStatus(db: Db, migrations = readMigrations()): MigrationStatus {
+export function migrationStatus(db: Db, migrations = readMigrations()): MigrationStatus & { pending: Migration[] } {
   const databaseVersion = currentVersion(db);
   const codeVersion = migrations.at(-1)?.id ?? 0;
   return { databaseVersion, codeVersion, pending: migrations.filter((m) => m.id > databaseVersion) };

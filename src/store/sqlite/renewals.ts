@@ -9,10 +9,7 @@ export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs): RenewalO
      WHERE status = 'active' AND expires_at <= @horizon AND paid_until > expires_at`;
   const s = {
     due: db.prepare(dueSql),
-    dueOne: db.prepare(
-      `SELECT service_id, expires_at FROM services
-       WHERE service_id = @service_id AND status = 'active' AND expires_at <= @horizon AND paid_until > expires_at`,
-    ),
+    dueOne: db.prepare(`${dueSql} AND service_id = @service_id`),
     soon: db.prepare(
       `SELECT service_id, ip, expires_at FROM services
        WHERE status = 'active' AND expires_at <= @soon AND paid_until > expires_at`,

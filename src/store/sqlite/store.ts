@@ -26,8 +26,6 @@ export type SqliteStore = Store & {
   setBusyTimeout(ms: number): void;
   /** Watches that the file at `path` stays the one opened (a running service does, once migrated). */
   watchFile(path: string, onLost: (reason: string) => void): void;
-  /** The SQL of the renewal sweep's due query. */
-  readonly dueSql: string;
   /** SQLite's plan for the due query (EXPLAIN QUERY PLAN), for the index test: one line per step. */
   dueQueryPlan(): string[];
 };
@@ -85,9 +83,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get renewals() {
       return ready().renewals;
-    },
-    get dueSql() {
-      return ready().renewals.dueSql;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];
