@@ -1,5 +1,5 @@
 import { ConfigError, databasePathProblem, loadConfig, type Config } from "../config/load.js";
-import { DatabaseOpenError } from "../store/open.js";
+import { DatabaseOpenError } from "../store/store.js";
 import { CliError, EXIT } from "./output.js";
 
 /** The same configuration the service reads; a bad one ends the command with exit code 78. */

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { loadCatalog, type Catalog } from "../catalog/catalog.js";
-import { whyNotWritable, type DatabaseOpenError } from "../store/open.js";
+import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
 import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, type RawConfig } from "./schema.js";
 
 export const EX_CONFIG = 78;

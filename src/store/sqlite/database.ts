@@ -1,6 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { DatabaseOpenError } from "../store.js";
+
+// Here for the SQLite store's users; defined with the Store interface, so that reading the configuration needs no driver.
+export { DatabaseOpenError, whyNotWritable } from "../store.js";
 
 export type Db = Database.Database;
 
@@ -36,43 +40,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   }
 }
 
-/**
- * The file cannot be opened or created at `path`: a missing or read-only directory, a path under
- * a regular file, a file that is not SQLite. A configuration problem, not a crash.
- */
-export class DatabaseOpenError extends Error {
-  constructor(
-    readonly path: string,
-    cause: unknown,
-  ) {
-    super(`cannot open or create ${path}: ${whyNotWritable(cause)}`, { cause });
-    this.name = "DatabaseOpenError";
-  }
-}
-
 /** SQLITE_BUSY or SQLITE_LOCKED (or one of their extended codes): another connection holds a lock; try later. */
 export function isDatabaseBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
-
-/** Why a file could not be created or opened, in words an operator can act on. */
-export function whyNotWritable(err: unknown): string {
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  switch (code) {
-    case "EEXIST":
-    case "ENOTDIR":
-      return "a part of the path is a file, not a directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EROFS":
-      return "the file system is read-only";
-    case "SQLITE_CANTOPEN":
-      return "SQLite cannot open or create the file there";
-    case "SQLITE_NOTADB":
-      return "the file is not a SQLite database";
-    default:
-      return typeof message === "string" ? message : String(err);
-  }
 }
