@@ -1,16 +1,12 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { RequestHandler, Response } from "express";
+import type { RequestHandler } from "express";
 import { sendError } from "./errors.js";
 
 /**
  * Bearer-token guard; hashes both sides so the comparison is constant-time whatever the lengths.
- * `refuse` writes the 401 in the API's own shape (default: the admin API's).
+ * The 401 is sendError's, which each API shapes itself (the provisioning API's `success: false`).
  */
-export function requireBearer(
-  token: string,
-  realm = "admin",
-  refuse: (res: Response, message: string) => void = (res, message) => sendError(res, 401, "unauthorized", message),
-): RequestHandler {
+export function requireBearer(token: string, realm = "admin"): RequestHandler {
   const expected = createHash("sha256").update(token).digest();
   return (req, res, next) => {
     const header = req.headers.authorization ?? "";
@@ -18,7 +14,7 @@ export function requireBearer(
     const given = createHash("sha256").update(match?.[1]?.trim() ?? "").digest();
     if (!match || !timingSafeEqual(given, expected)) {
       res.setHeader("WWW-Authenticate", `Bearer realm="license-bridge ${realm}"`);
-      return refuse(res, `Unauthorized: send Authorization: Bearer <${realm === "admin" ? "ADMIN_TOKEN" : "PROVISIONING_TOKEN"}>`);
+      return sendError(res, 401, "unauthorized", `Unauthorized: send Authorization: Bearer <${realm === "admin" ? "ADMIN_TOKEN" : "PROVISIONING_TOKEN"}>`);
     }
     next();
   };

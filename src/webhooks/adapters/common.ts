@@ -83,14 +83,6 @@ export function normalizeDate(v: unknown): unknown {
   return s;
 }
 
-/** Milliseconds of a panel date, or undefined. */
-export function dateMs(v: unknown): number | undefined {
-  const s = normalizeDate(v);
-  if (typeof s !== "string") return undefined;
-  const ms = Date.parse(s);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
 /** What the catalogue says about the product ids a hook names. */
 export function catalogueVerdict(catalog: Catalog, productIds: (string | undefined)[]): "licence" | "not_licence" | "unknown" {
   const given = productIds.filter((p): p is string => p !== undefined);
