@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { report, type Figure } from "./report.js";
+import { median, report, type Figure } from "./report.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const ROUNDS = Number(process.env.BENCH_ROUNDS_CLI ?? 20);
@@ -41,12 +41,6 @@ function run(args: string[], env: NodeJS.ProcessEnv): number {
   if (res.status !== 0) throw new Error(`node ${args.join(" ")} exited ${res.status}: ${res.stderr}`);
   return ms;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 export async function runCliStartup(): Promise<Figure[]> {
   // Measure the code as it is: bring dist/ up to date first (nothing to do when it is).

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
-import { report, type Figure } from "./report.js";
+import { median, report, type Figure } from "./report.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -56,12 +56,6 @@ async function measure(mode: "bare" | "bridge") {
   } finally {
     await server.stop();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 export async function runIngest(): Promise<Figure[]> {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { DEFAULT_SANDBOX_TOKENS } from "../src/sandbox/app.js";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
-import { report, type Figure } from "./report.js";
+import { median, report, type Figure } from "./report.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const LATENCY_MS = 50;
@@ -99,12 +99,6 @@ async function runOnce(dist?: string): Promise<Run> {
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
