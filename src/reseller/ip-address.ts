@@ -123,9 +123,11 @@ const V4_PREFIXES = V4_RANGES.map((r) => {
   return { range: r, size, prefix: Math.floor(v4Number(r.net) / size) };
 });
 
-function inV6(groups: number[], r: Range): boolean {
-  const net = ipv6Groups(r.net);
-  let bits = r.bits;
+/** Each IPv6 range with its network's groups, parsed once. */
+const V6_NETS = V6_RANGES.map((range) => ({ range, net: ipv6Groups(range.net) }));
+
+function inV6(groups: number[], { range, net }: (typeof V6_NETS)[number]): boolean {
+  let bits = range.bits;
   for (let i = 0; i < 8 && bits > 0; i++, bits -= 16) {
     const mask = bits >= 16 ? 0xffff : (0xffff << (16 - bits)) & 0xffff;
     if ((groups[i]! & mask) !== (net[i]! & mask)) return false;
@@ -141,7 +143,7 @@ export function classifyIp(canonical: string): { cls: IpClass; label: string } {
     return r ? { cls: r.cls, label: r.label } : { cls: "global", label: "a public address" };
   }
   const groups = ipv6Groups(canonical);
-  const r = V6_RANGES.find((x) => inV6(groups, x));
+  const r = V6_NETS.find((x) => inV6(groups, x))?.range;
   // Outside 2000::/3 and the ranges above, IPv6 is not assigned for unicast use.
   return r ? { cls: r.cls, label: r.label } : { cls: "reserved", label: "a reserved IPv6 address (outside 2000::/3)" };
 }
