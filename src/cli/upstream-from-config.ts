@@ -24,7 +24,8 @@ const clientOptions = (config: Config) => ({
 
 /** A v1 client with the reseller token, or the admin one for `reseller ...` commands. */
 export function v1ClientFromConfig(config: Config, role: "reseller" | "admin" = "reseller"): V1Client {
-  return createResellerClients(endpoints(config, role), clientOptions(config)).v1;
+  // v2 left out: only v1 is wanted here, and each client keeps its own connection pool.
+  return createResellerClients({ ...endpoints(config, role), v2: null }, clientOptions(config)).v1;
 }
 
 /** The lifecycle's Upstream, with the protocol (RESELLER_PROTOCOL) the service uses. */

@@ -35,31 +35,31 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   const router = express.Router();
   router.use("/admin", requireBearer(deps.adminToken));
 
-  const { services, jobs } = { services: () => deps.store.services, jobs: () => deps.store.jobs };
+  const { services, jobs } = deps.store;
   router.get("/admin/services/:id", async (req, res) => {
-    const svc = await services().get(req.params.id);
+    const svc = await services.get(req.params.id);
     if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
-    res.json({ ...licenceView(svc), history: (await services().history(svc.service_id)).map(historyView) });
+    res.json({ ...licenceView(svc), history: (await services.history(svc.service_id)).map(historyView) });
   });
 
   router.get("/admin/licenses", async (req, res) => {
     const q = licencesQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ licenses: (await services().list(q.data.status)).map(licenceView) });
+    res.json({ licenses: (await services.list(q.data.status)).map(licenceView) });
   });
 
   router.get("/admin/jobs", async (req, res) => {
     const q = jobsQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ jobs: (await jobs().list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
+    res.json({ jobs: (await jobs.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
   });
 
   router.post("/admin/jobs/:id/retry", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
     if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
-    const job = await jobs().get(id.data);
+    const job = await jobs.get(id.data);
     if (!job) return sendError(res, 404, "unknown_job", "unknown job");
-    const retried = await jobs().retry(id.data);
+    const retried = await jobs.retry(id.data);
     if (!retried) return sendError(res, 409, "conflict", `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
     res.status(202).json({ job: jobView(retried) });
   });

@@ -66,30 +66,26 @@ export class FaultController {
 
   /** Consumes one forced failure, or rolls the error rate. */
   takeFailure(): boolean {
-    if (this.faults.failNext > 0) {
-      this.faults.failNext -= 1;
-      return true;
-    }
-    // Only roll when a rate is set, so an injected `random` sees a predictable sequence of calls.
-    return this.faults.errorRate > 0 && this.random() < this.faults.errorRate;
+    return this.take("failNext", "errorRate");
   }
 
   /** Consumes one forced drop, or rolls the drop rate. */
   takeDrop(): boolean {
-    if (this.faults.dropNext > 0) {
-      this.faults.dropNext -= 1;
-      return true;
-    }
-    return this.faults.dropAfterCommitRate > 0 && this.random() < this.faults.dropAfterCommitRate;
+    return this.take("dropNext", "dropAfterCommitRate");
   }
 
   /** Consumes one forced hold, or rolls the hold rate. */
   takeHold(): boolean {
-    if (this.faults.holdNext > 0) {
-      this.faults.holdNext -= 1;
+    return this.take("holdNext", "holdRate");
+  }
+
+  private take(next: "failNext" | "dropNext" | "holdNext", rate: "errorRate" | "dropAfterCommitRate" | "holdRate"): boolean {
+    if (this.faults[next] > 0) {
+      this.faults[next] -= 1;
       return true;
     }
-    return this.faults.holdRate > 0 && this.random() < this.faults.holdRate;
+    // Only roll when a rate is set, so an injected `random` sees a predictable sequence of calls.
+    return this.faults[rate] > 0 && this.random() < this.faults[rate];
   }
 
   /**

@@ -71,6 +71,9 @@ export type BlestaField = keyof typeof BLESTA_FIELDS;
 /** Statuses of a service that is ordered but not yet paid or approved. */
 const NOT_YET_ACTIVE = new Set(["pending", "in_review"]);
 
+/** Blesta's `service_activated` flag (JSON true, or "1" in a form). */
+const activatedFlag = (v: unknown) => v === true || v === "1";
+
 /** Blesta's `term` + `period` (1 month, 3 month, 1 year, ...) as our cycle. */
 export function blestaCycle(term: unknown, period: unknown): BillingCycle | undefined {
   const n = numberOrDigits(typeof term === "string" ? term.trim() : term);
@@ -179,7 +182,7 @@ export function blestaSource(options: BlestaOptions): WebhookSource {
 
       switch (name) {
         case "services.addafter": {
-          const activated = f("activated") === true || f("activated") === "1" || str(f("new.status")) === "active";
+          const activated = activatedFlag(f("activated")) || str(f("new.status")) === "active";
           if (!activated) return { kind: "ignored", reason: "the service is not active yet; its licence is bought when Blesta activates it (Services.editAfter)" };
           return created(delivery, serviceId, body, ctx);
         }
@@ -249,7 +252,7 @@ export function blestaSource(options: BlestaOptions): WebhookSource {
   ): Promise<Translation> {
     const f = (k: BlestaField) => pick(body, fields[k]);
     const oldStatus = str(f("old.status"))?.toLowerCase();
-    const activated = f("activated") === true || f("activated") === "1" || (oldStatus !== undefined && NOT_YET_ACTIVE.has(oldStatus) && str(f("new.status")) === "active");
+    const activated = activatedFlag(f("activated")) || (oldStatus !== undefined && NOT_YET_ACTIVE.has(oldStatus) && str(f("new.status")) === "active");
     if (activated) return created(`${delivery}:created`, serviceId, body, ctx);
 
     const notes: string[] = [];
