@@ -33,7 +33,8 @@ import { createIntake } from "./webhooks/intake.js";
 import { webhookRouter } from "./webhooks/route.js";
 import { secretKey } from "./webhooks/signature.js";
 
-export { connectReseller, observeUpstream, type ResellerClients };
+// For tests that build their own reseller clients with the service's metrics.
+export { observeUpstream };
 
 
 /** What /readyz must reach: the v1 API, and the legacy one when it provisions. */
@@ -135,7 +136,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const sweep = createSweep(store, config.RENEWAL_LEAD_DAYS);
   // Provisioning calls wait for their jobs here: no transaction and no worker slot held.
   const waiter = new JobWaiter(store.jobs);
-  const alerts = createAlerts({ store, clock, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
+  const alerts = createAlerts({ store, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
   const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
   if (!options.mailer) opened.push(() => mailer.close());
   const definitions: JobDefinition[] = [

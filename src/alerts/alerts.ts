@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Clock } from "../clock.js";
 import { defineJob, jobKind, jobOf } from "../jobs/define.js";
 import type { Logger } from "../log/logger.js";
 import type { Mailer } from "../mail/transport.js";
@@ -19,7 +18,6 @@ export const ALERT_JOB_KIND = ALERT_MAIL.kind;
 
 export interface AlertsDeps {
   store: Store;
-  clock: Clock;
   logger: Logger;
   /** Unset: alerts are only logged. */
   operatorEmail?: string;

@@ -4,7 +4,6 @@ import { RENEW } from "../lifecycle/renew.js";
 import type { Store } from "../store/store.js";
 
 export const DAY_MS = 86_400_000;
-export { renewalKey } from "../lifecycle/renew.js";
 
 export interface SweepResult {
   /** Renewal jobs created by this sweep. */
