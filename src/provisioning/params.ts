@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
 import { ipSchema } from "../reseller/vocabulary.js";
-import { normalizeDate } from "../webhooks/adapters/common.js";
+import { cycleFromMonths, normalizeDate } from "../webhooks/adapters/common.js";
 import { customerEmailSchema, dateSchema, idSchema, printableText } from "../webhooks/event-schema.js";
 
 /**
@@ -9,8 +9,6 @@ import { customerEmailSchema, dateSchema, idSchema, printableText } from "../web
  * form fields or query strings (everything a string), or JSON. Unknown parameters are ignored;
  * a parameter sent twice (`a=1&a=2`) is refused rather than guessed.
  */
-
-const MONTHS_TO_CYCLE: Record<string, BillingCycle> = { "1": "monthly", "3": "quarterly", "6": "semiannually", "12": "annually", "24": "biennially", "36": "triennially" };
 
 /** Blank form fields are absent: a panel sends `next_due_date=` for "none". */
 const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
@@ -21,7 +19,8 @@ const billingCycle = z
   .union([z.string(), z.number()])
   .transform((v, ctx) => {
     const s = String(v).trim().toLowerCase();
-    const cycle = (BILLING_CYCLES as readonly string[]).includes(s) ? (s as BillingCycle) : MONTHS_TO_CYCLE[s];
+    // Months as plain digits only: "012" or "1.0" are refused, not read as a number.
+    const cycle = (BILLING_CYCLES as readonly string[]).includes(s) ? (s as BillingCycle) : /^[1-9]\d*$/.test(s) ? cycleFromMonths(Number(s)) : undefined;
     if (!cycle) {
       ctx.addIssue({ code: "custom", message: `must be one of ${BILLING_CYCLES.join(", ")}, or the months 1, 3, 6, 12, 24, 36` });
       return z.NEVER;
