@@ -7,6 +7,7 @@ import { isJsonContentType } from "../webhooks/route.js";
 import { fieldErrors } from "../webhooks/event-schema.js";
 import { requireBearer } from "./auth.js";
 import { sendError } from "./errors.js";
+import { hasBody } from "./request-body.js";
 
 export interface ReconcileRouteDeps extends ReconcileDeps {
   adminToken: string;
@@ -26,8 +27,7 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   // A body that is not JSON would be ignored by the JSON parser, turning `fix=true` into a
   // silent dry run: refuse it instead.
   const jsonOnly: express.RequestHandler = (req, res, next) => {
-    const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-    if (hasBody && !isJsonContentType(req)) return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
+    if (hasBody(req) && !isJsonContentType(req)) return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
     next();
   };
 

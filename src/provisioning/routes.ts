@@ -2,6 +2,7 @@ import express, { type Request, type Router } from "express";
 import { requireBearer } from "../http/auth.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import { sendError } from "../http/errors.js";
+import { hasBody } from "../http/request-body.js";
 import { PROVISIONING_CALLS, type Provisioning } from "./provisioning.js";
 
 export const MAX_PARAMETERS_BYTES = 64 * 1024;
@@ -20,7 +21,6 @@ function parameters(req: Request): Record<string, unknown> {
   return out;
 }
 
-const hasBody = (req: Request) => Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
 
 /**
  * `/provision/v1/<call>` (service-contract.md section 8): what panel modules and Upmind's
