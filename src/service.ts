@@ -16,7 +16,7 @@ import { lifecycleJobs, stopRecord } from "./lifecycle/handlers.js";
 import type { Logger } from "./log/logger.js";
 import { createMailer, mailJobs, type Mailer } from "./mail/index.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
-import { JobWaiter } from "./provisioning/job-waiter.js";
+import { JobWaiter } from "./jobs/waiter.js";
 import { createProvisioning } from "./provisioning/provisioning.js";
 import { provisioningRouter } from "./provisioning/routes.js";
 import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js";

@@ -11,7 +11,7 @@ import type { JobOps, ServiceOps, ServiceRow } from "../store/store.js";
 import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/event-schema.js";
 import type { Intake as AcceptEvents } from "../webhooks/intake.js";
 import { project } from "../webhooks/rules.js";
-import { isSettled, type JobWaiter } from "./job-waiter.js";
+import { isSettled, type JobWaiter } from "../jobs/waiter.js";
 import { changeIpParams, changePackageParams, createParams, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
 
 export const PROVISIONING_CALLS = ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"] as const;

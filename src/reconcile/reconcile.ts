@@ -1,4 +1,5 @@
 import { jobOf } from "../jobs/define.js";
+import { JobWaiter } from "../jobs/waiter.js";
 import { ENFORCE_SUSPENSION } from "../lifecycle/enforce-suspension.js";
 import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
@@ -388,24 +389,18 @@ interface QueuedSuspension {
 async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[], waitMs: number): Promise<{ fixed: SettledItem[]; manual: SettledItem[] }> {
   const fixed: SettledItem[] = [];
   const manual: SettledItem[] = [];
+  const waiter = new JobWaiter(deps.store.jobs, 100);
   const deadline = Date.now() + waitMs;
-  let open = queued;
-  for (;;) {
-    const still: QueuedSuspension[] = [];
-    for (const q of open) {
-      const job = await deps.store.jobs.get(q.jobId);
-      if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
-      else if (job?.state === "failed" || job?.state === "blocked") {
-        manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
-      } else still.push(q);
+  const jobs = await Promise.all(queued.map((q) => waiter.until(q.jobId, deadline)));
+  queued.forEach((q, i) => {
+    const job = jobs[i];
+    if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
+    else if (job?.state === "failed" || job?.state === "blocked") {
+      manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
+    } else {
+      manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at the reseller; not done yet: is the service running? (license-bridge jobs list)` });
     }
-    open = still;
-    if (open.length === 0 || Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  for (const q of open) {
-    manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at the reseller; not done yet: is the service running? (license-bridge jobs list)` });
-  }
+  });
   return { fixed, manual };
 }
 

@@ -1,13 +1,13 @@
 import type { JobOps } from "../store/store.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "./types.js";
 
 /** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
 export const isSettled = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";
 
 /**
- * Lets a provisioning call wait for its job without holding anything but a promise: no
- * transaction, no worker slot. The runner of this process calls `notify` when an attempt ends;
- * a slow poll covers jobs run by another instance on a shared database.
+ * Lets a caller (a provisioning call, reconcile's repairs) wait for a job without holding anything
+ * but a promise: no transaction, no worker slot. The runner of this process calls `notify` when
+ * an attempt ends; a slow poll covers jobs run by another instance on a shared database.
  */
 export class JobWaiter {
   private readonly waiting = new Map<number, Set<() => void>>();
