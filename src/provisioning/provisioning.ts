@@ -140,6 +140,17 @@ export function createProvisioning(deps: ProvisioningDeps) {
     return deps.services.get(t.service_identifier!);
   };
 
+  /** The parameters, checked, and the service they name: or the answer refusing them (422, 404). */
+  const located = async <S extends z.ZodType<TargetParams>>(
+    schema: S,
+    params: Record<string, unknown>,
+  ): Promise<{ ok: true; value: z.output<S>; svc: ServiceRow } | { ok: false; answer: Answer }> => {
+    const p = parse(schema, params);
+    if (!p.ok) return p;
+    const svc = await find(p.value);
+    return svc ? { ok: true, value: p.value, svc } : { ok: false, answer: unknown() };
+  };
+
   /**
    * Stores the event as a webhook would and waits (up to PROVISION_WAIT_SECONDS) for the job it
    * queued, or for the job already running for the service when it queued none.
@@ -169,18 +180,26 @@ export function createProvisioning(deps: ProvisioningDeps) {
     const deadline = now() + deps.waitMs;
     const queueKey = serviceQueueKey(serviceId);
     const unfinished = await deps.jobs.unfinished(queueKey);
-    let target: Job | undefined = jobId !== undefined ? await deps.jobs.get(jobId) : unfinished.at(-1);
+    let targetId = jobId ?? unfinished.at(-1)?.id;
     // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
     const head = unfinished[0];
-    if (head?.state === "blocked" && head.kind === KIND_OF[call] && (!target || head.id <= target.id)) {
+    if (head?.state === "blocked" && head.kind === KIND_OF[call] && (targetId === undefined || head.id <= targetId)) {
       await deps.jobs.retry(head.id);
-      target ??= head;
+      targetId ??= head.id;
     }
-    if (target) target = await deps.waiter.until(target.id, deadline, async (j) => isSettled(j) || (await blockedBehind(j)) !== undefined);
+    // What the wait last saw blocking the target from earlier in its queue (until() returns the job it last judged).
+    let behind: Job | undefined;
+    const target =
+      targetId === undefined
+        ? undefined
+        : await deps.waiter.until(targetId, deadline, async (j) => {
+            behind = isSettled(j) ? undefined : await blockedBehind(j);
+            return isSettled(j) || behind !== undefined;
+          });
     const svc = await deps.services.get(serviceId);
     if (!svc) return unknown();
     if (!target || target.state === "succeeded") return licence(svc);
-    const stuck = target.state === "blocked" || target.state === "failed" ? target : await blockedBehind(target);
+    const stuck = target.state === "blocked" || target.state === "failed" ? target : behind;
     if (stuck) {
       return refusal(502, (stuck.errorCode as ErrorCode | null) ?? "job_failed", stuck.lastError ?? `job ${stuck.id} is ${stuck.state}`, {
         status: stuck.state,
@@ -208,7 +227,6 @@ export function createProvisioning(deps: ProvisioningDeps) {
     return first && first.id < job.id && first.state === "blocked" ? first : undefined;
   };
 
-  const targetOf = (params: Record<string, unknown>) => parse(targetParams, params);
   const keyParamOf = (t: TargetParams) => (t.license_key !== undefined ? "license_key" : "service_identifier") as "license_key" | "service_identifier";
 
   const calls: Record<ProvisioningCall, (params: Record<string, unknown>) => Promise<Answer>> = {
@@ -235,19 +253,17 @@ export function createProvisioning(deps: ProvisioningDeps) {
     terminate: (params) => statusCall("terminate", "service.terminated", params),
 
     async renew(params) {
-      const p = parse(renewParams, params);
+      const p = await located(renewParams, params);
       if (!p.ok) return p.answer;
-      const svc = await find(p.value);
-      if (!svc) return unknown();
+      const { svc } = p;
       const service = { id: svc.service_id, ...(p.value.next_due_date ? { next_due_date: p.value.next_due_date } : {}) };
       return submit("renew", { type: "service.renewed", service }, keyParamOf(p.value));
     },
 
     async "change-ip"(params) {
-      const p = parse(changeIpParams, params);
+      const p = await located(changeIpParams, params);
       if (!p.ok) return p.answer;
-      const svc = await find(p.value);
-      if (!svc) return unknown();
+      const { svc } = p;
       // Already there, or on its way there: nothing to change; answer once what is queued is done.
       const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
       if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, unfinished.at(-1)?.id);
@@ -256,10 +272,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
     },
 
     async "change-package"(params) {
-      const p = parse(changePackageParams, params);
+      const p = await located(changePackageParams, params);
       if (!p.ok) return p.answer;
-      const svc = await find(p.value);
-      if (!svc) return unknown();
+      const { svc } = p;
       const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
       if (p.value.package_identifier === svc.product_id && !unfinished.some((j) => j.kind === JOB_KINDS.changeProduct)) {
         return outcome("change-package", svc.service_id, unfinished.at(-1)?.id);
@@ -273,19 +288,15 @@ export function createProvisioning(deps: ProvisioningDeps) {
     },
 
     async info(params) {
-      const p = targetOf(params);
-      if (!p.ok) return p.answer;
-      const svc = await find(p.value);
-      return svc ? licence(svc) : unknown();
+      const p = await located(targetParams, params);
+      return p.ok ? licence(p.svc) : p.answer;
     },
   };
 
   async function statusCall(call: "suspend" | "unsuspend" | "terminate", type: BillingEvent["type"], params: Record<string, unknown>): Promise<Answer> {
-    const p = targetOf(params);
+    const p = await located(targetParams, params);
     if (!p.ok) return p.answer;
-    const svc = await find(p.value);
-    if (!svc) return unknown();
-    return submit(call, { type, service: { id: svc.service_id } }, keyParamOf(p.value));
+    return submit(call, { type, service: { id: p.svc.service_id } }, keyParamOf(p.value));
   }
 
   return {
