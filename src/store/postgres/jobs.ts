@@ -15,6 +15,12 @@ const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
     WHERE p.queue_key = j.queue_key AND p.id <> j.id
       AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))`;
 
+/** What a stopped job's record needs of the services, inside the transaction that records the stop. */
+export interface PgStopTarget {
+  getForUpdate(t: Tx, serviceId: string): Promise<ServiceRow | undefined>;
+  changeIn(t: Tx, change: ServiceChange): Promise<unknown>;
+}
+
 /**
  * The durable job queue on PostgreSQL, for any number of instances on one database.
  *
@@ -30,12 +36,6 @@ const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
  *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
  *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
  */
-/** What a stopped job's record needs of the services, inside the transaction that records the stop. */
-export interface PgStopTarget {
-  getForUpdate(t: Tx, serviceId: string): Promise<ServiceRow | undefined>;
-  changeIn(t: Tx, change: ServiceChange): Promise<unknown>;
-}
-
 export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget) {
   /**
    * Inserts jobs inside the caller's transaction and returns, in order, each one's id and

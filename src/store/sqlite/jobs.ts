@@ -6,13 +6,13 @@ import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 
 
-/** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
 /** What a stopped job's record needs of the services: the row, and a change in the same transaction. */
 export interface StopTarget {
   getSync(serviceId: string): ServiceRow | undefined;
   changeSync(change: ServiceChange): unknown;
 }
 
+/** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
 export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number, services: () => StopTarget) {
   const s = {
     insert: db.prepare(
