@@ -17,6 +17,9 @@ export interface OpenDatabaseOptions {
  * - WAL: readers (admin API) never block the writer (webhook intake, jobs).
  * - synchronous=NORMAL: commits survive a process crash; the writes that must also survive a
  *   power cut (accepted webhooks, charging intents) are fsynced by the group commit (wal-sync.ts).
+ * - temp_store=MEMORY: every delivery and every intent runs in a savepoint of its group commit
+ *   (group-commit.ts), and a savepoint keeps a copy of each page it changes in a sub-journal;
+ *   in a temporary file that copying costs about as much as the writes themselves.
  * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
  *   blocks the event loop, so the running service shortens it once started (src/service.ts).
  */
@@ -31,6 +34,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
       db.pragma("synchronous = NORMAL");
     }
     db.pragma("foreign_keys = ON");
+    db.pragma("temp_store = MEMORY");
     return db;
   } catch (err) {
     db?.close();
