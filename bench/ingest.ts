@@ -46,7 +46,7 @@ async function load(port: number, seconds: number) {
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
 async function measure(mode: "bare" | "bridge") {
-  const server = await startChild<{ port: number }>("ingest-server.ts", [mode], { BENCH_SECRET: secret });
+  const server = await startChild<{ port: number }>("ingest-server.mjs", [mode], { BENCH_SECRET: secret });
   try {
     await load(server.info.port, WARMUP);
     const r = await load(server.info.port, SECONDS);

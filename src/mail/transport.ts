@@ -161,6 +161,9 @@ function toNodemailer(mail: OutgoingMail): nodemailer.SendMailOptions {
     text: mail.text,
     html: mail.html,
     messageId: mail.messageId,
+    // What nodemailer would pick for our mostly-Latin templates anyway, named here so it does not
+    // count every letter of each body (two regex matches over the whole HTML) to decide.
+    textEncoding: "quoted-printable",
   };
 }
 

@@ -1,34 +1,33 @@
 // One server per process, so the load generator never shares its event loop: `bare` is Express 5
 // parsing the same JSON body and answering 202; `bridge` is the real webhook route (raw body,
-// signature, schema, catalogue, group-committed SQLite transaction).
+// signature, schema, catalogue, group-committed SQLite transaction), from the compiled dist/
+// under plain node, as production runs it (`npm run bench` builds it first).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
-import { loadConfig } from "../src/config/load.js";
-import { createApp } from "../src/http/app.js";
-import { systemClock } from "../src/clock.js";
-import { createLogger } from "../src/log/logger.js";
-import { openStore } from "../src/store/open.js";
-import { billingSource } from "../src/webhooks/billing-source.js";
-import { createIntake } from "../src/webhooks/intake.js";
-import { webhookRouter } from "../src/webhooks/route.js";
-import { secretKey } from "../src/webhooks/signature.js";
+
+const dist = new URL("../dist/", import.meta.url);
+const load = (path) => import(new URL(path, dist).href);
 
 const mode = process.argv[2];
-const secret = process.env.BENCH_SECRET!;
+const secret = process.env.BENCH_SECRET;
 
 function bare() {
   const app = express();
   app.post("/webhooks/billing", express.json({ limit: "64kb" }), (req, res) => {
-    res.status(202).json({ event_id: "evt", status: "accepted", type: (req.body as { type?: string }).type });
+    res.status(202).json({ event_id: "evt", status: "accepted", type: req.body?.type });
   });
   return app;
 }
 
-let dir: string | undefined;
+let dir;
 
 async function bridge() {
+  const [{ loadConfig }, { createApp }, { systemClock }, { createLogger }, { openStore }, { billingSource }, { createIntake }, { webhookRouter }, { secretKey }] =
+    await Promise.all(
+      ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "webhooks/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
+    );
   dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
   const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
