@@ -34,6 +34,13 @@ describe("group commit", () => {
   };
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
 
+  it("keeps the savepoints' page copies in memory (temp_store=MEMORY), not in a temporary file", () => {
+    // Each write runs in a savepoint of its group; with temp_store FILE its sub-journal cost about
+    // as much CPU as the write itself (bench/RESULTS.md).
+    open();
+    expect(db.pragma("temp_store", { simple: true })).toBe(2);
+  });
+
   it("resolves a write only after the sync that follows its commit has returned", async () => {
     open();
     const syncs: ReturnType<typeof deferred>[] = [];
