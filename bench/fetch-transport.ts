@@ -1,16 +1,18 @@
 // The reseller transport as it was before issue #14: global fetch (undici) with an AbortSignal
-// timeout. Kept here, unchanged in what it does on the wire, so bench/reseller-client.ts can
+// timeout. Kept here, unchanged in what it does on the wire (the answer's reading, the log
+// lines and the retry loop are the product's own), so bench/reseller-client.ts can
 // measure it beside src/reseller/transport.ts in the same process. Not used by the product.
 import { silentLogger, type Logger } from "../src/log/logger.js";
-import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError } from "../src/reseller/errors.js";
-import { redactSecrets, scrubSecrets, scrubText, scrubUrl } from "../src/reseller/redact.js";
+import { UnexpectedAnswerError, UpstreamUnavailableError, type ResellerError } from "../src/reseller/errors.js";
+import { scrubText, scrubUrl } from "../src/reseller/redact.js";
 import {
-  backoffDelayMs,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUT_MS,
-  shouldRetry,
+  errorCodes,
+  forLog,
+  readBody,
+  sendWithRetries,
   type Answer,
-  type AttemptResult,
   type Call,
   type RetryOptions,
   type Transport,
@@ -33,8 +35,6 @@ const NOT_SENT_CODES = new Set([
   "EADDRNOTAVAIL",
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
-
-const LOGGED_TEXT_LIMIT = 2_000;
 
 export function createFetchTransport(options: FetchTransportOptions): Transport {
   const secrets = [options.token];
@@ -101,56 +101,10 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
   }
 
   return {
-    async send(call) {
-      for (let retriesSoFar = 0; ; retriesSoFar++) {
-        let result: AttemptResult;
-        try {
-          const answer = await attempt(call, retriesSoFar + 1);
-          result = { call, retriesSoFar, maxRetries: retry.maxRetries, answer };
-        } catch (error) {
-          if (!(error instanceof ResellerError)) throw error;
-          result = { call, retriesSoFar, maxRetries: retry.maxRetries, error };
-        }
-        if (!shouldRetry(result)) {
-          if (result.error) throw result.error;
-          return result.answer as Answer;
-        }
-        await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(retriesSoFar, retry)));
-      }
-    },
+    send: (call) => sendWithRetries(call, attempt, retry, logger),
     // undici's global dispatcher owns the connections; nothing of ours to close.
     async close() {},
   };
-}
-
-function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
-  const trimmed = text.trim();
-  const looksJson = /json/i.test(contentType ?? "") || trimmed.startsWith("{") || trimmed.startsWith("[");
-  if (looksJson && trimmed !== "") {
-    try {
-      return { status, body: scrubSecrets(JSON.parse(trimmed), secrets), isJson: true };
-    } catch {
-      // kept as text
-    }
-  }
-  return { status, body: scrubText(text, secrets), isJson: false };
-}
-
-function forLog(body: unknown, secrets: readonly string[]): unknown {
-  const redacted = redactSecrets(body, secrets);
-  return typeof redacted === "string" && redacted.length > LOGGED_TEXT_LIMIT ? `${redacted.slice(0, LOGGED_TEXT_LIMIT)}…` : redacted;
-}
-
-function errorCodes(cause: unknown): string[] {
-  const codes: string[] = [];
-  let current: unknown = cause;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth++) {
-    const { code, errors } = current as { code?: unknown; errors?: unknown };
-    if (typeof code === "string") codes.push(code);
-    if (Array.isArray(errors)) codes.push(...errors.flatMap(errorCodes));
-    current = (current as { cause?: unknown }).cause;
-  }
-  return codes;
 }
 
 function classifyFetchFailure(operation: string, cause: unknown, timeoutMs: number, secrets: readonly string[]): ResellerError {

@@ -215,29 +215,40 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   return {
-    async send(call) {
-      for (let retriesSoFar = 0; ; retriesSoFar++) {
-        let result: AttemptResult;
-        try {
-          const answer = await attempt(call, retriesSoFar + 1);
-          result = { call, retriesSoFar, maxRetries: retry.maxRetries, answer };
-        } catch (error) {
-          if (!(error instanceof ResellerError)) throw error;
-          result = { call, retriesSoFar, maxRetries: retry.maxRetries, error };
-        }
-        if (!shouldRetry(result)) {
-          if (result.error) throw result.error;
-          return result.answer as Answer;
-        }
-        const delayMs = backoffDelayMs(retriesSoFar, retry);
-        logger.debug({ operation: call.operation, attempt: retriesSoFar + 1, delay_ms: delayMs }, "reseller call retry");
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-      }
-    },
+    send: (call) => sendWithRetries(call, attempt, retry, logger),
     async close() {
       if (!options.pool) await pool.close();
     },
   };
+}
+
+/**
+ * One call, its attempts and the backoff between them: `attempt` makes one, and shouldRetry
+ * decides from its answer or its ResellerError whether another is worth making.
+ */
+export async function sendWithRetries(
+  call: Call,
+  attempt: (call: Call, attemptNo: number) => Promise<Answer>,
+  retry: Required<RetryOptions>,
+  logger: Logger,
+): Promise<Answer> {
+  for (let retriesSoFar = 0; ; retriesSoFar++) {
+    let result: AttemptResult;
+    try {
+      const answer = await attempt(call, retriesSoFar + 1);
+      result = { call, retriesSoFar, maxRetries: retry.maxRetries, answer };
+    } catch (error) {
+      if (!(error instanceof ResellerError)) throw error;
+      result = { call, retriesSoFar, maxRetries: retry.maxRetries, error };
+    }
+    if (!shouldRetry(result)) {
+      if (result.error) throw result.error;
+      return result.answer as Answer;
+    }
+    const delayMs = backoffDelayMs(retriesSoFar, retry);
+    logger.debug({ operation: call.operation, attempt: retriesSoFar + 1, delay_ms: delayMs }, "reseller call retry");
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
 }
 
 /**
@@ -253,7 +264,8 @@ function sendAgainOnNewConnection(failure: ExchangeFailure, call: Call): boolean
   return call.readOnly && failure.phase === "sent" && failure.reusedConnection && !failure.timedOut;
 }
 
-function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
+/** An answer's text as JSON when it is JSON (labelled, or looking like it), as text otherwise; secrets scrubbed either way. */
+export function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
   const trimmed = text.trim();
   const looksJson = /json/i.test(contentType ?? "") || trimmed.startsWith("{") || trimmed.startsWith("[");
   if (looksJson && trimmed !== "") {
@@ -266,14 +278,16 @@ function readBody(status: number, contentType: string | null, text: string, secr
   return { status, body: scrubText(text, secrets), isJson: false };
 }
 
-function forLog(body: unknown, secrets: readonly string[]): unknown {
+/** A body as a log line may carry it: secrets redacted, long text cut. */
+export function forLog(body: unknown, secrets: readonly string[]): unknown {
   const redacted = redactSecrets(body, secrets);
   return typeof redacted === "string" && redacted.length > LOGGED_TEXT_LIMIT
     ? `${redacted.slice(0, LOGGED_TEXT_LIMIT)}…`
     : redacted;
 }
 
-function errorCodes(cause: unknown): string[] {
+/** The `code`s of an error, its causes and aggregated errors (a few levels deep). */
+export function errorCodes(cause: unknown): string[] {
   const codes: string[] = [];
   let current: unknown = cause;
   for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth++) {
