@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "./helpers/e2e-child.js";
+import { tempDirs } from "./helpers/temp-dirs.js";
 import { waitFor } from "./helpers/wait.js";
 
 /**
@@ -41,15 +41,9 @@ interface Loads {
   execArgv: string[];
 }
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "lb-build-"));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = tempDirs("lb-build-");
+const tempDir = () => dirs.make();
+afterEach(() => dirs.removeAll());
 
 function readLoads(path: string): Loads {
   const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);

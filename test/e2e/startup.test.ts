@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bridgeEnv, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { freePort, runBridgeToExit } from "../helpers/e2e-child.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 
 /** stderr as lines, without empty ones. */
 const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
@@ -12,17 +13,13 @@ const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
 describe("a start-up that cannot listen", () => {
   let sb: TestSandbox | undefined;
   let blocker: Server | undefined;
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), "lb-startup-"));
-    dirs.push(dir);
-    return dir;
-  };
+  const dirs = tempDirs("lb-startup-");
+  const tempDir = () => dirs.make();
   afterEach(async () => {
     await sb?.close();
     await new Promise<void>((r) => (blocker ? blocker.close(() => r()) : r()));
     sb = blocker = undefined;
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    dirs.removeAll();
   });
 
   it("on a port in use exits non-zero with one line naming host:port, and never says it is listening", async () => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
@@ -18,6 +17,7 @@ import { sendTo } from "../helpers/e2e-child.js";
 import { freshDatabase } from "../helpers/postgres.js";
 import { startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { holdWriteLock, readStore, type WriteLock } from "../helpers/sqlite.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 import { readStoreOf } from "../helpers/test-store.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -75,12 +75,8 @@ describe("license-bridge import-sqlite", () => {
   let smtp: TestSmtp | undefined;
   const bridges: Bridge[] = [];
   const locks: WriteLock[] = [];
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), "lb-import-"));
-    dirs.push(dir);
-    return dir;
-  };
+  const dirs = tempDirs("lb-import-");
+  const tempDir = () => dirs.make();
 
   afterEach(async () => {
     for (const lock of locks.splice(0)) lock.release();
@@ -88,7 +84,7 @@ describe("license-bridge import-sqlite", () => {
     await sb?.close();
     await smtp?.close();
     sb = smtp = undefined;
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    dirs.removeAll();
   });
 
   const start = async (env: Record<string, string>) => {

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { freshDatabase } from "../helpers/postgres.js";
+import { tempDirs } from "../helpers/temp-dirs.js";
 import { readStoreOf } from "../helpers/test-store.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -18,14 +16,14 @@ const aYearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0
  */
 describe("two instances on one PostgreSQL database", () => {
   let sb: TestSandbox | undefined;
-  const dirs: string[] = [];
+  const dirs = tempDirs("lb-two-");
   const children: ChildBridge[] = [];
 
   afterEach(async () => {
     await Promise.all(children.splice(0).map((c) => c.kill()));
     await sb?.close();
     sb = undefined;
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    dirs.removeAll();
   });
 
   it("orders sent to both, one killed mid-flight: every order active within 30 s of the kill, one charge each, one renewal per term", { timeout: 120_000 }, async () => {
@@ -33,8 +31,7 @@ describe("two instances on one PostgreSQL database", () => {
     sb = await startTestSandbox({ balance: 1_000_000, faults: { latencyMs: 150 } });
     const { url: databaseUrl } = await freshDatabase();
     const instance = async () => {
-      const dir = mkdtempSync(join(tmpdir(), "lb-two-"));
-      dirs.push(dir);
+      const dir = dirs.make();
       const env = bridgeEnv(sb!.running, dir, {
         DATABASE_URL: databaseUrl,
         PORT: String(await freePort()),

@@ -32,6 +32,17 @@ describe("group commit", () => {
     db.exec("CREATE TABLE t (v TEXT)");
     return db;
   };
+  /** A group commit on a fresh database whose syncs each wait for the test to release them. */
+  const heldSyncs = () => {
+    open();
+    const syncs: ReturnType<typeof deferred>[] = [];
+    const group = createGroupCommit(db, () => {
+      const d = deferred();
+      syncs.push(d);
+      return d.promise;
+    });
+    return { group, syncs };
+  };
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
 
   it("keeps the savepoints' page copies in memory (temp_store=MEMORY), not in a temporary file", () => {
@@ -42,13 +53,7 @@ describe("group commit", () => {
   });
 
   it("resolves a write only after the sync that follows its commit has returned", async () => {
-    open();
-    const syncs: ReturnType<typeof deferred>[] = [];
-    const group = createGroupCommit(db, () => {
-      const d = deferred();
-      syncs.push(d);
-      return d.promise;
-    });
+    const { group, syncs } = heldSyncs();
     let resolved = 0;
     const writes = ["a", "b"].map((v) => group.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v)).then(() => resolved++));
     await new Promise((r) => setImmediate(r));
@@ -63,13 +68,7 @@ describe("group commit", () => {
   });
 
   it("holds the writes that come during a group's fsync, and commits them together after it", async () => {
-    open();
-    const syncs: ReturnType<typeof deferred>[] = [];
-    const group = createGroupCommit(db, () => {
-      const d = deferred();
-      syncs.push(d);
-      return d.promise;
-    });
+    const { group, syncs } = heldSyncs();
     const insert = (v: string) => group.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
     const first = insert("first");
     await new Promise((r) => setImmediate(r));
