@@ -9,7 +9,7 @@ import {
   DEFAULT_RETRY,
   DEFAULT_TIMEOUT_MS,
   errorCodes,
-  forLog,
+  logAnswer,
   readBody,
   sendWithRetries,
   type Answer,
@@ -85,18 +85,7 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     }
 
     const answer = readBody(response.status, response.headers.get("content-type"), text, secrets);
-    logger.debug(
-      {
-        operation: call.operation,
-        method: call.method,
-        url,
-        status: answer.status,
-        duration_ms: elapsed(),
-        attempt: attemptNo,
-        body: forLog(answer.body, secrets),
-      },
-      "reseller call",
-    );
+    logAnswer(logger, call, { url, durationMs: elapsed(), attemptNo }, answer, secrets);
     return answer;
   }
 

@@ -198,19 +198,7 @@ export function createTransport(options: TransportOptions): Transport {
     }
 
     const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets);
-    if (!debug) return answer;
-    logger.debug(
-      {
-        operation: call.operation,
-        method: call.method,
-        url,
-        status: answer.status,
-        duration_ms: elapsed(),
-        attempt: attemptNo,
-        body: forLog(answer.body, secrets),
-      },
-      "reseller call",
-    );
+    if (debug) logAnswer(logger, call, { url, durationMs: elapsed(), attemptNo }, answer, secrets);
     return answer;
   }
 
@@ -278,8 +266,30 @@ export function readBody(status: number, contentType: string | null, text: strin
   return { status, body: scrubText(text, secrets), isJson: false };
 }
 
+/** The debug line of an answered call: the scrubbed URL, status, timing and the body as forLog gives it. */
+export function logAnswer(
+  logger: Logger,
+  call: Call,
+  at: { url: string; durationMs: number; attemptNo: number },
+  answer: Answer,
+  secrets: readonly string[],
+): void {
+  logger.debug(
+    {
+      operation: call.operation,
+      method: call.method,
+      url: at.url,
+      status: answer.status,
+      duration_ms: at.durationMs,
+      attempt: at.attemptNo,
+      body: forLog(answer.body, secrets),
+    },
+    "reseller call",
+  );
+}
+
 /** A body as a log line may carry it: secrets redacted, long text cut. */
-export function forLog(body: unknown, secrets: readonly string[]): unknown {
+function forLog(body: unknown, secrets: readonly string[]): unknown {
   const redacted = redactSecrets(body, secrets);
   return typeof redacted === "string" && redacted.length > LOGGED_TEXT_LIMIT
     ? `${redacted.slice(0, LOGGED_TEXT_LIMIT)}…`
