@@ -58,7 +58,7 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
         row.expires_at ?? null,
         row.paid_until,
         row.order_event_id ?? null,
-        newLicenseKey(),
+        newLicenseKey(now),
         now,
       ],
     );

@@ -60,7 +60,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
   };
 
   const insert = (row: NewService & { service_id: string }, now: number) => {
-    s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, license_key: newLicenseKey(), now });
+    s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, license_key: newLicenseKey(now), now });
   };
 
   const addHistory = (serviceId: string, h: NewHistory, at: number) =>
