@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
+import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { settle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -115,25 +115,29 @@ describe("settle window across a crash", () => {
     });
     const first = await spawnBridge(env);
     children.push(first);
+    const seen = () => ({ "bridge output": children.map((c) => c.output()).join("\n--- restarted ---\n"), "sandbox requests": sb!.sandbox.requests() });
     const order = createdEvent({ next_due_date: inDays(365) });
     sb.sandbox.setFaults({ holdMs: 2_500, holdNext: 0 });
     expect((await sendTo(first.url, order)).status).toBe(202);
-    await waitFor(() => charges("register").length === 1, 10_000, "the registration");
+    await explained(waitFor(() => charges("register").length === 1, 10_000, "the registration"), seen);
     sb.sandbox.setFaults({ holdNext: 1 });
-    await waitFor(() => upstreamCalls(sb!, "renew").length === 1, 10_000, "the renewal to be held at the reseller");
+    await explained(waitFor(() => upstreamCalls(sb!, "renew").length === 1, 10_000, "the renewal to be held at the reseller"), seen);
     await first.kill();
     expect(charges("renew"), "killed before the reseller carried out the renewal").toHaveLength(0);
 
     const second = await spawnBridge(env);
     children.push(second);
-    await waitFor(() => charges("renew").length === 1, 10_000, "the held renewal to be carried out");
-    await waitFor(
-      async () => {
-        const { body } = await adminGet(second.url, `/admin/services/${order.service.id}`);
-        return (body.history as { action: string }[] | undefined)?.some((h) => h.action === "renewed");
-      },
-      20_000,
-      "the renewal recorded after the restart",
+    await explained(waitFor(() => charges("renew").length === 1, 10_000, "the held renewal to be carried out"), seen);
+    await explained(
+      waitFor(
+        async () => {
+          const { body } = await adminGet(second.url, `/admin/services/${order.service.id}`);
+          return (body.history as { action: string }[] | undefined)?.some((h) => h.action === "renewed");
+        },
+        20_000,
+        "the renewal recorded after the restart",
+      ),
+      seen,
     );
     expect(upstreamCalls(sb, "renew")).toHaveLength(1);
     expect(charges("renew")).toHaveLength(1);

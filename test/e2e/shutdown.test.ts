@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startService } from "../../src/service.js";
 import { testBridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
-import { adminGet, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
+import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { readStoreOf } from "../helpers/test-store.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -56,7 +56,9 @@ describe("SIGTERM", () => {
     child = await spawnBridge(env);
     expect((await sendTo(child.url, createdEvent({ id: "late", ip: "192.0.2.3" }))).status).toBe(202);
     const sandbox = sb.sandbox;
-    await waitFor(() => sandbox.requests().some((r) => r.op === "register" && r.status === 0), 10_000, "the register in flight");
+    const first = child;
+    const seen = () => ({ "bridge output": first.output(), "sandbox requests": sandbox.requests(), "sandbox ledger": sandbox.ledger() });
+    await explained(waitFor(() => sandbox.requests().some((r) => r.op === "register" && r.status === 0), 10_000, "the register in flight"), seen);
 
     const exited = new Promise<number | null>((r) => child!.proc.once("exit", (code) => r(code)));
     child.proc.kill("SIGTERM");
@@ -69,7 +71,7 @@ describe("SIGTERM", () => {
 
     // The held call commits upstream meanwhile; the restarted bridge finds it there and buys nothing more.
     sandbox.setFaults({ latencyMs: 0 });
-    await waitFor(() => sandbox.ledger().length === 1, 10_000, "the held register to be charged");
+    await explained(waitFor(() => sandbox.ledger().length === 1, 10_000, "the held register to be charged"), seen);
     child = await spawnBridge(env);
     await waitFor(async () => (await adminGet(child!.url, "/admin/services/late")).body.status === "active", 15_000, "the licence to be active after the restart");
     expect(sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);

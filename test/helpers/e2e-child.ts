@@ -66,6 +66,20 @@ export async function spawnBridge(env: Record<string, string>, timeoutMs = 20_00
   return child;
 }
 
+/**
+ * `wait`, with what is needed to explain a timeout in its failure: the child bridges' output and
+ * whatever else `context` gives (e.g. the sandbox's requests). Timing failures under a loaded
+ * machine are otherwise a bare "timed out".
+ */
+export async function explained<T>(wait: Promise<T>, context: () => Record<string, unknown>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    const parts = Object.entries(context()).map(([k, v]) => `--- ${k} ---\n${typeof v === "string" ? v : JSON.stringify(v, null, 1)}`);
+    throw new Error([(err as Error).message, ...parts].join("\n"));
+  }
+}
+
 /** Signs and posts an event to a bridge at `url`. */
 export async function sendTo(url: string, event: unknown, id = uniqueId()): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const body = JSON.stringify(event);
