@@ -40,6 +40,8 @@ interface Run {
   actualMs: number;
   elu: number;
   cpuMsPerOrder: number;
+  /** The part of it spent in the kernel (fsyncs, WAL writes, sockets). */
+  systemMsPerOrder: number;
 }
 
 /** One run of EVENTS orders through a bridge built from `dist` (undefined: this checkout's dist/). */
@@ -93,7 +95,12 @@ async function runOnce(dist?: string): Promise<Run> {
     if (after.debug) console.error(after.debug);
     const active = after.elu.active - before.elu.active;
     const idle = after.elu.idle - before.elu.idle;
-    return { actualMs, elu: active / (active + idle), cpuMsPerOrder: cpuMs(before.cpu, after.cpu) / EVENTS };
+    return {
+      actualMs,
+      elu: active / (active + idle),
+      cpuMsPerOrder: cpuMs(before.cpu, after.cpu) / EVENTS,
+      systemMsPerOrder: (after.cpu.system - before.cpu.system) / 1000 / EVENTS,
+    };
   } finally {
     await bridge.stop();
     await sandbox.stop();
@@ -127,6 +134,7 @@ export async function runPipeline(): Promise<Figure[]> {
     { name: "pipeline_event_loop_utilization", value: median(ours.map((r) => r.elu)) },
     // Everything the bridge process spent (all its threads: SQLite, fsync, GC) per order.
     { name: "pipeline_cpu_ms_per_order", value: cpu, unit: "ms" },
+    { name: "pipeline_cpu_system_ms_per_order", value: median(ours.map((r) => r.systemMsPerOrder)), unit: "ms" },
   ];
   if (baselineDist) {
     const baseCpu = median(theirs.map((r) => r.cpuMsPerOrder));
