@@ -3,8 +3,9 @@ import Database from "better-sqlite3";
 import type { Logger } from "../log/logger.js";
 import { DB_NOW_MS, type Tx } from "./postgres/database.js";
 import { openPostgresStore } from "./postgres/store.js";
-import { isDatabaseBusy, whyNotWritable, type Db } from "./sqlite/database.js";
+import { isDatabaseBusy, type Db } from "./sqlite/database.js";
 import { readMigrations } from "./sqlite/migrations.js";
+import { whyNotWritable } from "./store.js";
 
 /**
  * `license-bridge import-sqlite <file>`: an instance that outgrew one machine moves its SQLite

@@ -5,12 +5,6 @@ import { openSqliteStore } from "./sqlite/store.js";
 import type { ImportSqliteOptions, ImportSqliteOutcome } from "./import-sqlite.js";
 import type { Store } from "./store.js";
 
-/**
- * What opening the SQLite file at DATABASE_PATH can fail with, for the configuration's message:
- * the rest of the code imports the store from here and store.ts, never from its folders.
- */
-export { DatabaseOpenError, whyNotWritable } from "./sqlite/database.js";
-
 /** How long a statement of the running service waits for another process's SQLite write lock. */
 export const SERVING_BUSY_TIMEOUT_MS = 100;
 

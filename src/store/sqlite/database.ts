@@ -3,9 +3,6 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { DatabaseOpenError } from "../store.js";
 
-// Here for the SQLite store's users; defined with the Store interface, so that reading the configuration needs no driver.
-export { DatabaseOpenError, whyNotWritable } from "../store.js";
-
 export type Db = Database.Database;
 
 export interface OpenDatabaseOptions {
