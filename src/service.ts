@@ -36,7 +36,6 @@ import { secretKey } from "./webhooks/signature.js";
 // For tests that build their own reseller clients with the service's metrics.
 export { observeUpstream };
 
-
 /** What /readyz must reach: the v1 API, and the legacy one when it provisions. */
 function upstreamUrls(config: Config, reseller: ResellerClients): string[] {
   if (reseller.sandbox) return [reseller.sandbox.apiUrl];

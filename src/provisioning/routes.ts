@@ -21,7 +21,6 @@ function parameters(req: Request): Record<string, unknown> {
   return out;
 }
 
-
 /**
  * `/provision/v1/<call>` (service-contract.md section 8): what panel modules and Upmind's
  * Generic software-licence provider call. Parameters come as a form or JSON body (POST), or in

@@ -112,7 +112,6 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
   const unfinished = async (t: Pick<Tx, "q">, queueKey: string) =>
     (await t.q<JobRow>("SELECT * FROM jobs WHERE queue_key = $1 AND state IN ('queued', 'running', 'blocked') ORDER BY id", [queueKey])).map(toJob);
 
-
   /** One statement that ends an attempt if `worker` still holds the job; true when it did. */
   const end = async (x: Pick<Tx, "run">, sql: string, values: unknown[]) => (await x.run(sql, values)) === 1;
 

@@ -6,7 +6,6 @@ import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteServices } from "./services.js";
 
-
 /** Thrown inside the transaction to undo a delivery that a rule refused in part. */
 class RolledBack<R> extends Error {
   constructor(readonly items: AcceptedItem<R>[]) {

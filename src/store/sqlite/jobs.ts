@@ -5,7 +5,6 @@ import type { JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, S
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 
-
 /** What a stopped job's record needs of the services: the row, and a change in the same transaction. */
 export interface StopTarget {
   getSync(serviceId: string): ServiceRow | undefined;

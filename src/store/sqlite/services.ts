@@ -4,7 +4,6 @@ import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, Ser
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 
-
 /** The licence rows, their history and the events' outcomes, on SQLite. */
 export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
   const updates = new Map<string, ReturnType<Db["prepare"]>>();
