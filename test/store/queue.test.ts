@@ -58,6 +58,16 @@ describe.each(STORE_FACTORIES)("the job queue on $name", (factory) => {
     expect(await claimIds("w1", 2)).toEqual([a, b]);
   });
 
+  it("claims up to each limit asked for in turn, larger and smaller", async () => {
+    // SQLite keeps a statement per limit: each claim must still take its own limit's worth.
+    const queued = [];
+    for (let i = 0; i < 8; i++) queued.push(await enqueue());
+    expect(await claimIds("w1", 1)).toEqual(queued.slice(0, 1));
+    expect(await claimIds("w1", 3)).toEqual(queued.slice(1, 4));
+    expect(await claimIds("w1", 1)).toEqual(queued.slice(4, 5));
+    expect(await claimIds("w1", 16)).toEqual(queued.slice(5));
+  });
+
   it("runs the jobs of one queue one at a time, in the order they were queued", async () => {
     const s1 = [await enqueue({ queueKey: "svc:1" }), await enqueue({ queueKey: "svc:1" }), await enqueue({ queueKey: "svc:1" })];
     const s2 = await enqueue({ queueKey: "svc:2" });

@@ -26,19 +26,6 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       // long pause must not start a second copy of a job beside the first).
       "UPDATE jobs SET state = 'queued', leased_by = NULL, lease_until = NULL, updated_at = @now WHERE state = 'running' AND lease_until < @now AND leased_by <> @worker",
     ),
-    // A job is runnable when it is due, no job of its queue is running, and no earlier one is
-    // queued or blocked. Blocked holds its successors: later events of a service wait for the
-    // operator too. A running job holds the earlier ones as well: an operator's retry of an old
-    // failed job waits until the job that runs has ended (one job of a queue at a time).
-    runnable: db.prepare(
-      `SELECT j.id FROM jobs j
-       WHERE j.state = 'queued' AND j.run_at <= @now
-         AND (j.queue_key IS NULL OR NOT EXISTS (
-           SELECT 1 FROM jobs p
-           WHERE p.queue_key = j.queue_key AND p.id <> j.id
-             AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))
-       ORDER BY j.run_at, j.id LIMIT @limit`,
-    ),
     lease: db.prepare(
       `UPDATE jobs SET state = 'running', attempts = attempts + 1, leased_by = @worker, lease_until = @until, updated_at = @now
        WHERE id = @id AND state = 'queued' RETURNING *`,
@@ -75,6 +62,33 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
     unfinished: db.prepare("SELECT * FROM jobs WHERE queue_key = ? AND state IN ('queued', 'running', 'blocked') ORDER BY id"),
   };
 
+  // A job is runnable when it is due, no job of its queue is running, and no earlier one is
+  // queued or blocked. Blocked holds its successors: later events of a service wait for the
+  // operator too. A running job holds the earlier ones as well: an operator's retry of an old
+  // failed job waits until the job that runs has ended (one job of a queue at a time).
+  // The LIMIT is written into the SQL, one statement per limit asked for (at most the worker
+  // concurrency). A LIMIT that is a bound parameter is read into SQLite's plan
+  // (sqlite3ExprIsInteger marks it), so every run, binding it again, compiled the statement
+  // anew: 30 µs a claim instead of 5.
+  const runnableByLimit = new Map<number, ReturnType<Db["prepare"]>>();
+  const runnable = (limit: number) => {
+    let statement = runnableByLimit.get(limit);
+    if (!statement) {
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`claim limit must be a whole number from 1, not ${limit}`);
+      statement = db.prepare(
+        `SELECT j.id FROM jobs j
+         WHERE j.state = 'queued' AND j.run_at <= @now
+           AND (j.queue_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM jobs p
+             WHERE p.queue_key = j.queue_key AND p.id <> j.id
+               AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))
+         ORDER BY j.run_at, j.id LIMIT ${limit}`,
+      );
+      runnableByLimit.set(limit, statement);
+    }
+    return statement;
+  };
+
   /** Inside the caller's transaction. */
   const enqueue = (job: NewJob): { id: number; created: boolean } => {
     const now = clock.now();
@@ -107,7 +121,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       s.reclaim.run({ now, worker });
       reclaimedAt.set(worker, now);
     }
-    const ids = s.runnable.all({ now, limit }) as { id: number }[];
+    const ids = runnable(limit).all({ now }) as { id: number }[];
     const jobs: Job[] = [];
     for (const { id } of ids) {
       const row = s.lease.get({ id, worker, until: now + leaseMs, now }) as JobRow | undefined;
