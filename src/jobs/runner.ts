@@ -112,6 +112,8 @@ export class JobRunner {
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private wakeScheduled = false;
+  /** Wake-ups at the times retried jobs fall due (the poll alone could add its interval to the contract's 2 s). */
+  private readonly dueTimers = new Set<NodeJS.Timeout>();
   private unsubscribe: (() => void) | undefined;
   private readonly concurrency: number;
 
@@ -151,6 +153,8 @@ export class JobRunner {
   async stop(graceMs = 10_000): Promise<{ unfinished: number }> {
     this.running = false;
     clearInterval(this.pollTimer);
+    for (const timer of this.dueTimers) clearTimeout(timer);
+    this.dueTimers.clear();
     this.unsubscribe?.();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise((r) => (timer = setTimeout(r, graceMs)));
@@ -172,6 +176,17 @@ export class JobRunner {
       this.wakeScheduled = false;
       void this.fill();
     });
+  }
+
+  /** Looks for due jobs again in `delayMs`, when a job this runner put back falls due. */
+  private wakeAfter(delayMs: number): void {
+    if (!this.running) return;
+    const timer = setTimeout(() => {
+      this.dueTimers.delete(timer);
+      this.wake();
+    }, delayMs);
+    timer.unref();
+    this.dueTimers.add(timer);
   }
 
   private fill(): Promise<void> {
@@ -294,7 +309,8 @@ export class JobRunner {
       const delayMs = Math.max(0, err.untilMs - this.o.clock.now());
       return [
         async () => {
-          await finish({ state: "deferred", error: err.message, delayMs, spent: err.spent });
+          const state = await finish({ state: "deferred", error: err.message, delayMs, spent: err.spent });
+          if (state === "queued") this.wakeAfter(delayMs);
           logger.warn({ outcome: "deferred", duration_ms: ms, error: err.message, retry_in_ms: delayMs }, "job attempt");
         },
         () => this.o.observer?.attemptFinished?.(job, "deferred", ms, err),
@@ -319,6 +335,7 @@ export class JobRunner {
           state = await finish({ state: "retry", error: verdict.message, code: verdict.code, delayMs: delay, stop });
           outcome = state === "failed" ? "failed" : "retry";
           stopped = state === "failed" ? "failed" : undefined;
+          if (state === "queued") this.wakeAfter(delay);
           logger[outcome === "failed" ? "error" : "warn"](
             { outcome, duration_ms: ms, error: verdict.message, retry_in_ms: outcome === "retry" ? delay : undefined },
             "job attempt",

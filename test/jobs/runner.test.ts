@@ -3,11 +3,12 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { systemClock } from "../../src/clock.js";
 import { defineJob, jobKind } from "../../src/jobs/define.js";
-import { JobBlockedError, JobFailedError } from "../../src/jobs/errors.js";
+import { JobBlockedError, JobDeferredError, JobFailedError, JobRetryError } from "../../src/jobs/errors.js";
 import { JobRunner } from "../../src/jobs/runner.js";
 import type { Job } from "../../src/jobs/types.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
+import { sqliteFactory } from "../helpers/stores.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
 
@@ -172,5 +173,39 @@ describe("job runner", () => {
     }
     expect(ran).toEqual([3]);
     expect(errors).toEqual(["SQLITE_FULL: database or disk is full"]);
+  });
+
+  // The contract: a transient failure is retried first within 2 seconds. The runner's poll (here
+  // once a minute) must not decide when: the job's own due time does.
+  it.each([
+    ["a retry", (run: number) => (run === 1 ? new JobRetryError("upstream 503") : undefined)],
+    ["a deferral", (run: number) => (run === 1 ? new JobDeferredError(Date.now() + 100, "wait a moment", false) : undefined)],
+  ])("runs %s again when it falls due, not at the next poll", async (_name, failure) => {
+    const opened = await sqliteFactory.open({ clock: "database" });
+    let runs = 0;
+    const runner = new JobRunner({
+      jobs: opened.store.jobs,
+      onJobReady: (l) => opened.store.onJobReady(l),
+      definitions: [
+        defineJob(KIND, async () => {
+          const err = failure(++runs);
+          if (err) throw err;
+        }),
+      ],
+      logger: silentLogger(),
+      clock: systemClock,
+      pollMs: 60_000,
+      baseDelayMs: 100,
+      isBusy: () => false,
+    });
+    try {
+      await runner.start();
+      const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
+      await expect.poll(async () => (await opened.store.jobs.get(id))?.state, { timeout: 5_000 }).toBe("succeeded");
+      expect(runs).toBe(2);
+    } finally {
+      await runner.stop(1_000);
+      await opened.close();
+    }
   });
 });
