@@ -9,10 +9,17 @@ export interface Intent {
   /** Operations this job has already completed upstream (several licences of a bundle). */
   done?: string[];
   /**
-   * When the answer to `op` was lost (timeout, dropped connection, 5xx, or a crash during the
-   * call): the licence list is not asked before the settle window after it has passed.
+   * When the answer to `op` was lost (timeout, dropped connection, a gateway's 502 or 504, or a
+   * crash during the call): the licence list is not asked before the settle window after it has
+   * passed.
    */
   lost_at?: number;
+  /**
+   * The upstream answered `op` with an error that may have come after the work (its own 5xx, an
+   * answer we could not read): the call is over, so the next attempt asks the licence list at
+   * once, without the settle window, and sends the call again only if the list shows no effect.
+   */
+  answered?: true;
   [key: string]: unknown;
 }
 
@@ -80,7 +87,7 @@ export async function once<T>(
   const settle = options.settle;
 
   if (earlier && earlier.op === intent.op) {
-    if (settle) {
+    if (settle && !earlier.answered) {
       // No lost_at: the process died during the call, so the answer was lost just now, as far as we know.
       const lostAt = earlier.lost_at ?? settle.clock.now();
       if (earlier.lost_at === undefined) await remember({ ...earlier, lost_at: lostAt }, false);
@@ -110,6 +117,9 @@ export async function once<T>(
     const mayHaveTakenEffect = err instanceof ResellerError && err.mayHaveTakenEffect;
     if (!mayHaveTakenEffect) {
       await remember(done.length ? { op: "", done } : null, false);
+    } else if (settle && !(err as ResellerError).mayStillTakeEffect) {
+      // The contract retries a 5xx within 2 s; the settle window is for answers that never came.
+      await remember({ ...intent, done, answered: true }, false);
     } else if (settle) {
       const lostAt = settle.clock.now();
       await remember({ ...intent, done, lost_at: lostAt }, false);

@@ -77,6 +77,16 @@ export class ResellerError extends Error {
     return CODE_BY_KIND[this.kind];
   }
 
+  /**
+   * Whether the upstream may still be carrying the request out after this error, so that asking
+   * its licence list now could miss an effect still to come: no answer came (a timeout, a lost
+   * connection), or a gateway answered in the reseller's place (502, 504). An answer of the
+   * reseller's own, a 5xx or one we could not read, means the call is over.
+   */
+  get mayStillTakeEffect(): boolean {
+    return false;
+  }
+
   protected constructor(kind: ResellerErrorKind, init: ResellerErrorInit, defaults: Defaults) {
     const status = init.status === undefined ? "" : ` (HTTP ${init.status})`;
     super(init.message ?? `${init.operation}: ${defaults.summary}${status}`, init.cause === undefined ? undefined : { cause: init.cause });
@@ -174,6 +184,12 @@ export class UpstreamUnavailableError extends ResellerError {
     super("unavailable", init, { summary, retryable: true, mayHaveTakenEffect: true });
     this.reason = init.reason;
     if (init.code !== undefined) this.code = init.code;
+  }
+
+  override get mayStillTakeEffect(): boolean {
+    if (!this.mayHaveTakenEffect) return false;
+    if (this.reason === "timeout" || this.reason === "network") return true;
+    return this.status === 502 || this.status === 504;
   }
 }
 

@@ -51,6 +51,25 @@ describe("faults: lost answers and transient errors", () => {
   });
 });
 
+describe("faults: a 5xx under a long settle window", () => {
+  const pair = usePair({ env: { RESELLER_SETTLE_SECONDS: "600" } });
+
+  // Contract §2: a 5xx is retried within 2 seconds; the settle window is for a charging call
+  // that times out, loses its connection or outlives the bridge. The retry asks the licence list
+  // first, so a 5xx that came after the purchase cannot buy a second licence.
+  it("retries a register answered 503 at once, checking the licence list before buying", async () => {
+    const { sb, bridge } = pair();
+    sb.sandbox.setFaults({ failNext: 1 });
+    const event = createdEvent();
+    expect((await bridge.send(event)).status).toBe(202);
+    await waitStatus(bridge, event.service.id, "active");
+    await settle(bridge);
+    const calls = sb.sandbox.requests().map((r) => `${r.status} ${r.op}`);
+    expect(calls.slice(0, 3)).toEqual(["503 register", "200 list", "200 register"]);
+    expect(sb.sandbox.ledger()).toHaveLength(1);
+  });
+});
+
 describe("faults: ordering under latency", () => {
   const pair = usePair();
 

@@ -41,6 +41,22 @@ describe("v1 factory: the class follows status and body", () => {
     expect(error.message).toMatch(/^v1\.register: /);
   });
 
+  // The settle window (contract §2) is for a charge whose answer never came; a 5xx of the
+  // reseller's own ends the call, and the contract retries it within 2 seconds.
+  it.each([
+    ["a 503 of the reseller", v1(503, { error: "Service unavailable" }), false],
+    ["a 500 of the reseller", v1(500, "<html>boom</html>"), false],
+    ["a gateway's 502", v1(502, "<html>Bad Gateway</html>"), true],
+    ["a gateway's 504", v1(504, "<html>Gateway Time-out</html>"), true],
+    ["a timeout", new UpstreamUnavailableError({ operation: "v1.register", reason: "timeout" }), true],
+    ["a dropped connection", new UpstreamUnavailableError({ operation: "v1.register", reason: "network", code: "ECONNRESET" }), true],
+    ["a refused connection (never sent)", new UpstreamUnavailableError({ operation: "v1.register", reason: "network", code: "ECONNREFUSED", mayHaveTakenEffect: false }), false],
+    ["a rate limit", v1(429, { error: "Too many requests" }), false],
+    ["an unreadable 2xx", new UnexpectedAnswerError({ operation: "v1.register", status: 200 }), false],
+  ])("%s: may the call still take effect? %s", (_name, error, still) => {
+    expect(error.mayStillTakeEffect).toBe(still);
+  });
+
   it("a 422 keeps the field errors, normalising single strings to lists", () => {
     const error = v1(422, { message: "Validation error", errors: { ip: ["must be an IP"], type: "unknown" } }) as ValidationError;
     expect(error.errors).toEqual({ ip: ["must be an IP"], type: ["unknown"] });
