@@ -48,11 +48,18 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
       await deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: `${change} skipped`, detail: step.skip }], outcome: ["skipped", step.skip] }));
       return;
     }
+    const gone: string[] = [];
     if (step.call) {
       for (const type of licenceTypes(svc)) {
         try {
           await deps.upstream[step.call](svc.ip, type);
         } catch (err) {
+          // Terminating a licence the reseller no longer has leaves nothing to suspend: the
+          // service ends terminated all the same (never renewed, its address free again).
+          if (err instanceof NotFoundError && change === "terminate") {
+            gone.push(type);
+            continue;
+          }
           if (err instanceof NotFoundError) {
             throw new JobFailedError(
               `the reseller has no ${type} licence for ${svc.ip}, so it cannot be ${step.call}ed; run reconcile to see the drift`,
@@ -67,7 +74,16 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     await deps.store.services.change(
       jobChange(job, svc.service_id, {
         patch: { status: step.to, last_error: null },
-        history: [{ action: change === "terminate" ? "terminated" : `${change}ed`, detail: step.call ? `upstream ${step.call}` : "no upstream call needed" }],
+        history: [
+          {
+            action: change === "terminate" ? "terminated" : `${change}ed`,
+            detail: !step.call
+              ? "no upstream call needed"
+              : gone.length
+                ? `upstream ${step.call}; the reseller has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to suspend`
+                : `upstream ${step.call}`,
+          },
+        ],
         outcome: ["applied", null],
       }),
     );

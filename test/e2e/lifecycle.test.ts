@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent, TEST_ADMIN_TOKEN } from "../helpers/bridge.js";
 import { orderActive, settle, sleep, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { behindTheBridge } from "../reconcile/helpers.js";
 
 const DAY = 86_400_000;
 
@@ -92,6 +93,22 @@ describe("lifecycle: status events", () => {
     expect(upstreamCalls(sb, "suspend").map((c) => c.params)).toEqual([{ ip: "203.0.113.32", type: "cpanel" }]);
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("suspended");
     expect(sb.sandbox.ledger()).toHaveLength(1);
+  });
+
+  // Contract §2: terminated means "suspend, then never renew it again". A licence the reseller
+  // no longer has at that IP leaves nothing to suspend, and the service ends terminated all the
+  // same: not active, not renewed, its address free for another service.
+  it("marks the service terminated when the reseller no longer has its licence", async () => {
+    const { sb, bridge } = pair();
+    const id = await orderActive(bridge, { product_id: "19", ip: "203.0.113.33" });
+    await settle(bridge);
+    await behindTheBridge(sb).changeIp({ ip: "203.0.113.33", newip: "198.51.100.33", type: "plesk" });
+    expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
+    await waitStatus(bridge, id, "terminated");
+    const history = await bridge.service.services.history(id);
+    expect(history.at(-1)).toMatchObject({ action: "terminated", detail: expect.stringMatching(/no plesk licence for 203\.0\.113\.33/) });
+    // The address is free again: another service may order it.
+    expect((await bridge.send(createdEvent({ product_id: "19", ip: "203.0.113.33" }))).status).toBe(202);
   });
 });
 
