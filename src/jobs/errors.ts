@@ -62,6 +62,18 @@ export class JobInterruptedError extends Error {
 }
 
 /**
+ * This worker no longer holds the job (its lease ran out, as after a long pause, and another
+ * worker may run it now), found before a charging call was announced: nothing was sent, and
+ * nothing of this attempt is recorded. The holder's attempt decides.
+ */
+export class JobLeaseLostError extends Error {
+  constructor(message = "the job's lease ran out and another worker may hold it now; its call was not made") {
+    super(message);
+    this.name = "JobLeaseLostError";
+  }
+}
+
+/**
  * The job must wait until `untilMs` before it may do anything (e.g. the reseller may still be
  * working on a charge whose answer was lost). It goes back to the queue due at that time; this
  * is not a failure, so it never fails the job. `spent`: whether this attempt counts toward

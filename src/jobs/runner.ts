@@ -7,7 +7,7 @@ import type { Logger } from "../log/logger.js";
 import type { JobEnding, JobOps, ServiceChange, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import type { JobDefinition } from "./define.js";
-import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, type Disposition } from "./errors.js";
+import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, JobLeaseLostError, type Disposition } from "./errors.js";
 import type { Job, JobState } from "./types.js";
 
 export interface JobContext {
@@ -258,7 +258,9 @@ export class JobRunner {
       recordIntent: async (intent, o) => {
         // Past the shutdown grace no new call may be announced, let alone made.
         if (this.abandoned) throw new JobInterruptedError("the service has stopped; the job is left to its lease");
-        await jobs.setIntent(job.id, this.workerId, intent, o?.durable !== false);
+        // The fence before a charge: a worker that lost the job (paused past its lease) must not
+        // buy what the worker now holding it will buy too.
+        if (!(await jobs.setIntent(job.id, this.workerId, intent, o?.durable !== false))) throw new JobLeaseLostError();
       },
       clearIntent: async () => {
         if (!this.abandoned) await jobs.setIntent(job.id, this.workerId, null, false);
@@ -304,6 +306,9 @@ export class JobRunner {
           logger.info({ outcome: "released" }, "job attempt interrupted by shutdown; back in the queue");
         },
       ];
+    }
+    if (err instanceof JobLeaseLostError) {
+      return [() => void logger.warn({ outcome: "lease_lost", duration_ms: ms }, "job attempt stopped before its call: another worker holds the job now")];
     }
     if (err instanceof JobDeferredError) {
       const delayMs = Math.max(0, err.untilMs - this.o.clock.now());

@@ -291,8 +291,12 @@ export interface JobOps {
   /** Puts back the running jobs of workers `isDead` says are gone; returns how many. */
   reclaimFrom(isDead: (worker: string) => boolean): Promise<number>;
   heartbeat(worker: string, leaseMs: number): Promise<void>;
-  /** Records the intent of a call that may charge; `durable` waits for the fsync. */
-  setIntent(id: number, worker: string, intent: unknown, durable: boolean): Promise<void>;
+  /**
+   * Records the intent of a call that may charge; `durable` waits for the fsync. Returns false,
+   * writing nothing, when `worker` no longer holds the job (its lease ran out and it was taken
+   * back): then the call must not be made.
+   */
+  setIntent(id: number, worker: string, intent: unknown, durable: boolean): Promise<boolean>;
   /** Records how an attempt ended (if `worker` still holds the job); returns the state it is left in. */
   finish(job: Pick<Job, "id" | "attempts" | "maxAttempts" | "serviceId">, worker: string, ending: JobEnding): Promise<JobState | undefined>;
   /** Blocked jobs of `kind` unchanged for `olderThanMs` go back to the queue, attempts kept. */

@@ -208,4 +208,36 @@ describe("job runner", () => {
       await opened.close();
     }
   });
+
+  // The fence before a charge (contract §10: each job runs on one instance at a time): a worker
+  // paused past its lease finds, when it announces its call, that it no longer holds the job.
+  it("makes no call and records nothing when the intent finds the job's lease lost", async () => {
+    const store = slowClaims({ lostLease: true });
+    const calls: string[] = [];
+    store.jobs.setIntent = async () => {
+      calls.push("intent");
+      return false;
+    };
+    const runner = new JobRunner({
+      jobs: store.jobs,
+      onJobReady: () => () => undefined,
+      definitions: [
+        defineJob(KIND, async (_j, ctx) => {
+          await ctx.recordIntent({ op: "register" });
+          calls.push("register");
+        }),
+      ],
+      logger: silentLogger(),
+      clock: systemClock,
+      pollMs: 60_000,
+      isBusy: () => false,
+    });
+    await runner.start();
+    await expect.poll(() => store.claims.length).toBe(1);
+    store.claims[0]!.resolve([job(7)]);
+    await expect.poll(() => calls).toEqual(["intent"]);
+    await runner.stop(1_000);
+    expect(calls).toEqual(["intent"]);
+    expect(store.endings).toEqual([]);
+  });
 });

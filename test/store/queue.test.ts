@@ -225,13 +225,23 @@ describe.each(STORE_FACTORIES)("the job queue on $name", (factory) => {
   it("keeps a recorded intent across attempts and clears it when the job succeeds", async () => {
     const id = await enqueue();
     let job = await claimOne();
-    await store.jobs.setIntent(id, "w1", { buy: "licence", ip: "203.0.113.5" }, true);
-    // Only the worker holding the job may write its intent.
-    await store.jobs.setIntent(id, "intruder", { buy: "other" }, true);
+    expect(await store.jobs.setIntent(id, "w1", { buy: "licence", ip: "203.0.113.5" }, true)).toBe(true);
+    // Only the worker holding the job may write its intent; another learns it holds nothing.
+    expect(await store.jobs.setIntent(id, "intruder", { buy: "other" }, true)).toBe(false);
     await store.jobs.finish(job, "w1", { state: "retry", error: "lost answer", code: null, delayMs: 0 });
     job = await claimOne();
     expect(job.intent).toEqual({ buy: "licence", ip: "203.0.113.5" });
     await store.jobs.finish(job, "w1", { state: "succeeded" });
+    expect((await store.jobs.get(id))?.intent).toBeNull();
+  });
+
+  it("writes no intent for a worker whose lease ran out and was taken back, and says so", async () => {
+    const id = await enqueue();
+    await claimOne("paused");
+    clock.advance(LEASE + 1);
+    const taken = await claimOne("w2");
+    expect(taken.id).toBe(id);
+    expect(await store.jobs.setIntent(id, "paused", { buy: "licence" }, true)).toBe(false);
     expect((await store.jobs.get(id))?.intent).toBeNull();
   });
 

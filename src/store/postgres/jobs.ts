@@ -226,12 +226,13 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     // One statement, one commit; with synchronous_commit on (the default) it is on disk when
     // this resolves, whether `durable` asks for it or not.
     async setIntent(id, worker, intent, _durable) {
-      await db.run(`UPDATE jobs SET intent = $3, updated_at = ${nowSql(4)} WHERE id = $1 AND state = 'running' AND leased_by = $2`, [
+      const rows = await db.run(`UPDATE jobs SET intent = $3, updated_at = ${nowSql(4)} WHERE id = $1 AND state = 'running' AND leased_by = $2`, [
         id,
         worker,
         intent === null ? null : JSON.stringify(intent),
         db.clockParam(),
       ]);
+      return rows === 1;
     },
 
     async finish(job, worker, ending) {

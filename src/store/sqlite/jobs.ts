@@ -199,9 +199,8 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       s.heartbeat.run({ worker, until: clock.now() + leaseMs });
     },
     async setIntent(id, worker, intent, durable) {
-      const write = () => s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: clock.now() });
-      if (durable) await group.run(write);
-      else write();
+      const write = () => s.setIntent.run({ id, worker, intent: intent === null ? null : JSON.stringify(intent), now: clock.now() }).changes === 1;
+      return durable ? await group.run(write) : write();
     },
     async finish(job, worker, ending) {
       // With a stop record or a handler's last change, the job's ending and its service's record commit together.
