@@ -12,11 +12,19 @@ export interface AdminRouteDeps {
   store: Store;
 }
 
-export const licencesQuerySchema = z.strictObject({ status: z.enum(SERVICE_STATUSES).optional() });
+/**
+ * A filter sent empty is no filter: the contract itself writes them so (`?status=`,
+ * `?state=&service_id=`), and a form or script that leaves one blank sends the key anyway. The
+ * "" is part of each filter's schema, not stripped before parsing, so an unknown key stays
+ * refused whatever its value and the OpenAPI document shows that "" is accepted.
+ */
+const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
+
+export const licencesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
 export const jobsQuerySchema = z.strictObject({
-  state: z.enum(JOB_STATES).optional(),
-  service_id: z.string().min(1).max(64).optional(),
-  kind: z.string().min(1).max(64).optional(),
+  state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
+  service_id: noFilterIfEmpty(z.string().max(64)),
+  kind: noFilterIfEmpty(z.string().max(64)),
 });
 /** What a job id looks like wherever one is typed (admin API, CLI). */
 export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";

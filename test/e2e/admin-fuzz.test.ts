@@ -448,11 +448,12 @@ function offendingQueryFields(qs: string, rules: Record<string, (v: string) => b
   return out;
 }
 
-const licencesRules = { status: (v: string) => (SERVICE_STATUSES as readonly string[]).includes(v) };
+/** An empty value is no filter (the contract writes the filters as `?status=`). */
+const licencesRules = { status: (v: string) => v === "" || (SERVICE_STATUSES as readonly string[]).includes(v) };
 /** zod 4 measures a string in code points, not UTF-16 units. */
-const within64 = (v: string) => v.length >= 1 && [...v].length <= 64;
+const within64 = (v: string) => [...v].length <= 64;
 const jobsRules = {
-  state: (v: string) => (JOB_STATES as readonly string[]).includes(v),
+  state: (v: string) => v === "" || (JOB_STATES as readonly string[]).includes(v),
   service_id: within64,
   kind: within64,
 };

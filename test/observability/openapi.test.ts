@@ -186,8 +186,9 @@ describe("/openapi.json", () => {
   it("takes the admin query parameters from the schemas that validate them", () => {
     const params = doc.paths["/admin/jobs"]!.get!.parameters as { name: string; in: string; schema: Schema }[];
     expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(["state", "service_id"]));
-    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["queued", "running", "succeeded", "failed", "blocked"]);
+    // "" is there because an empty filter is accepted and means no filter.
+    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked"]);
     const licence = doc.paths["/admin/licenses"]!.get!.parameters as { name: string; schema: Schema }[];
-    expect(licence.find((p) => p.name === "status")!.schema.enum).toEqual(["pending", "active", "suspended", "terminated", "failed"]);
+    expect(licence.find((p) => p.name === "status")!.schema.enum).toEqual(["", "pending", "active", "suspended", "terminated", "failed"]);
   });
 });
