@@ -95,19 +95,58 @@ export function v1Success(operation: string, answer: Answer): unknown {
   throw errorFromV1Answer({ operation, status: answer.status, body: answer.body });
 }
 
-const looksLikeHtml = (s: string): boolean => /^\s*<(!doctype|html|head|body|\?xml)/i.test(s);
+/**
+ * Markup anywhere: a closing tag, an opening tag HTML error pages use, a comment, a doctype, a
+ * processing instruction. Shell's `<(...)`, `<<EOF`, `< file` and a `<KEY>` placeholder are none.
+ */
+const MARKUP =
+  /<\/[a-z][\w:-]*\s*>|<(a|b|big|body|br|center|code|div|em|font|h[1-6]|head|hr|html|i|li|meta|p|pre|small|span|strong|table|td|title|tr|tt|u|ul)(\s[^<>]*)?\/?>|<!--|<!doctype\b|<\?(xml|php)\b/i;
+/** An HTML entity: text escaped for a page, which a shell would run with `&lt;` where `<` was meant. */
+const HTML_ENTITY = /&(lt|gt|amp|quot|apos|nbsp|#\d+|#x[\da-f]+);/i;
+/** A line PHP (or another runtime) starts its messages with; no command starts so. */
+const RUNTIME_MESSAGE =
+  /^\s*(php\s+)?(fatal error|parse error|catchable fatal error|recoverable fatal error|warning|notice|deprecated|strict standards|error|exception|uncaught exception)\s*:/im;
+/** Characters of shell syntax (paths, pipes, redirections, substitutions, quoting) or a word that starts with a dash (an option). */
+const SHELL_SYNTAX = /[/|&;$<>=(){}[\]`\\"*~#]|(^|\s)-/;
+/** A one-word answer that reports an outcome and is no command. */
+const STATUS_WORD = /^(ok|okay|success|successful|done|true|false|null|none|undefined|error|failed|failure|n\/a|-?\d+(\.\d+)?)$/i;
+/**
+ * Words, not shell: starts with a capital and has no shell syntax ("License not found",
+ * "Unauthorized"). A line of shell starts with a program, a path or an assignment
+ * (`KEY=... sh`), not with a capitalised word.
+ */
+const isProse = (line: string): boolean => /^[A-Z]/.test(line) && !SHELL_SYNTAX.test(line);
 
-/** A string under `command` or `install_command` (top level or `data`), or a plain-text body. */
+/**
+ * Why `text` is not an install command, if it is not. It is mailed to the customer to run as
+ * root, so only what reads as shell passes: no markup, no runtime error message, no status word,
+ * no line of prose. Shell syntax (`bash <(curl ...)`, `sh -c "..."`, `&&`, `|`) is never held
+ * against it.
+ */
+function notACommand(text: string): string | undefined {
+  if (text === "") return "no install command";
+  if (MARKUP.test(text)) return "markup, not an install command";
+  if (HTML_ENTITY.test(text)) return "HTML-escaped text, not an install command";
+  if (RUNTIME_MESSAGE.test(text)) return "an error message, not an install command";
+  if (STATUS_WORD.test(text)) return "a status word, not an install command";
+  const lines = text.split(/\r?\n/).map((line) => line.trim());
+  if (lines.some(isProse)) return "prose, not an install command";
+  return undefined;
+}
+
+/**
+ * A string under `command` or `install_command` (top level or `data`), or a plain-text body, if
+ * it reads as a command. Anything else is an UnexpectedAnswerError, which the mail job retries.
+ */
 export function readInstallCommand(operation: string, answer: Answer): string {
   const { body } = answer;
-  if (typeof body === "string") {
-    const command = body.trim();
-    if (command !== "" && !looksLikeHtml(command)) return command;
-    throw unusable(operation, answer, "no install command");
-  }
-  const command = pick(body, ["command", "install_command"]);
-  if (typeof command === "string" && command.trim() !== "") return command.trim();
-  throw unusable(operation, answer, "no install command");
+  if (answer.malformedJson) throw unusable(operation, answer, "a JSON body that does not parse");
+  const found = typeof body === "string" ? body : pick(body, ["command", "install_command"]);
+  if (typeof found !== "string") throw unusable(operation, answer, "no install command");
+  const command = found.trim();
+  const why = notACommand(command);
+  if (why !== undefined) throw unusable(operation, answer, why);
+  return command;
 }
 
 export interface UpstreamLicense {

@@ -53,6 +53,11 @@ export interface Answer {
   /** Parsed JSON when the body is JSON, else the text; our token scrubbed out. */
   body: unknown;
   isJson: boolean;
+  /**
+   * The body was labelled JSON, or opened like JSON, and does not parse: cut short, or a PHP
+   * message printed into it. `body` is then its text, for the error message, never an answer.
+   */
+  malformedJson?: true;
 }
 
 export interface Transport {
@@ -252,15 +257,27 @@ function sendAgainOnNewConnection(failure: ExchangeFailure, call: Call): boolean
   return call.readOnly && failure.phase === "sent" && failure.reusedConnection && !failure.timedOut;
 }
 
-/** An answer's text as JSON when it is JSON (labelled, or looking like it), as text otherwise; secrets scrubbed either way. */
+/**
+ * Shell's own openings, `[ -x ...`, `[[ ...` or `{ cmd; }`: a bracket, a space, then no JSON
+ * value. A text body that opens so and is not labelled JSON is plain text, not broken JSON.
+ */
+const SHELL_OPENING = /^(\[\[?|\{)[ \t]+(?![\s"{}[\]\d]|-\d)/;
+
+/**
+ * An answer's text as JSON when it is JSON (labelled, or looking like it), as text otherwise;
+ * secrets scrubbed either way. What is labelled or looks like JSON and does not parse is marked
+ * `malformedJson`: a PHP upstream sends JSON as text/html unless told otherwise, so a body cut
+ * short may carry either label, and read as text it would pass for a plain-text answer.
+ */
 export function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
   const trimmed = text.trim();
-  const looksJson = /json/i.test(contentType ?? "") || trimmed.startsWith("{") || trimmed.startsWith("[");
-  if (looksJson && trimmed !== "") {
+  const labelledJson = /json/i.test(contentType ?? "");
+  if ((labelledJson || trimmed.startsWith("{") || trimmed.startsWith("[")) && trimmed !== "") {
     try {
       return { status, body: scrubSecrets(JSON.parse(trimmed), secrets), isJson: true };
     } catch {
-      // A body labelled JSON that is not JSON is kept as text for the error message.
+      const asText = { status, body: scrubText(text, secrets), isJson: false };
+      return labelledJson || !SHELL_OPENING.test(trimmed) ? { ...asText, malformedJson: true } : asText;
     }
   }
   return { status, body: scrubText(text, secrets), isJson: false };
