@@ -84,14 +84,35 @@ const unusable = (operation: string, answer: Answer, what: string): UnexpectedAn
     raw: redactSecrets(answer.body),
   });
 
+/** A yes/no as the vendor spells it (its legacy interface writes "True"/"False"), padding and case ignored. */
+const readFlag = (value: unknown): boolean | undefined => optional(flag, typeof value === "string" ? value.trim() : value);
+
 /**
- * A v1 answer's body if it is a success, else the error it stands for: any 2xx is success
- * unless the body says `success: false`.
+ * Whether a body reports an error: a message under `error` (or an object or list there), or
+ * `error` set to a yes. An empty, null or "no" `error` is the all-clear some APIs always send.
+ */
+function reportsError(body: unknown): boolean {
+  if (!isRecord(body)) return false;
+  const { error } = body;
+  if (Array.isArray(error)) return error.length > 0;
+  if (isRecord(error)) return Object.keys(error).length > 0;
+  const said = readFlag(error);
+  if (said !== undefined) return said;
+  return typeof error === "string" && !/^(|null|none)$/i.test(error.trim());
+}
+
+/**
+ * A v1 answer's body if it is a success, else the error it stands for. Any 2xx is success unless
+ * the body refuses: `success` spelled false in any of the vendor's ways (false, "False", 0, "0",
+ * "no"), or, with no readable `success`, an error reported instead of a result. A refusal read
+ * as success would mark a licence active with nothing bought; an explicit yes under `success`
+ * still wins over an `error` beside it, since that is the field made to say so.
  */
 export function v1Success(operation: string, answer: Answer): unknown {
   const ok = answer.status >= 200 && answer.status < 300;
-  const saysFailure = isRecord(answer.body) && (answer.body.success === false || answer.body.success === "false");
-  if (ok && !saysFailure) return answer.body;
+  const said = isRecord(answer.body) ? readFlag(answer.body.success) : undefined;
+  const refused = said === false || (said === undefined && reportsError(answer.body));
+  if (ok && !refused) return answer.body;
   throw errorFromV1Answer({ operation, status: answer.status, body: answer.body });
 }
 
