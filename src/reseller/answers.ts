@@ -150,8 +150,10 @@ function notACommand(text: string): string | undefined {
   if (HTML_ENTITY.test(text)) return "HTML-escaped text, not an install command";
   if (RUNTIME_MESSAGE.test(text)) return "an error message, not an install command";
   if (STATUS_WORD.test(text)) return "a status word, not an install command";
-  const lines = text.split(/\r?\n/).map((line) => line.trim());
-  if (lines.some(isProse)) return "prose, not an install command";
+  // Only when no line reads as shell: a vendor may put a line of words before the command
+  // ("Run as root:"), and refusing that would keep every customer from their mail.
+  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== "");
+  if (lines.every(isProse)) return "prose, not an install command";
   return undefined;
 }
 

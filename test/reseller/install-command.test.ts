@@ -56,6 +56,7 @@ describe("the install command a v1 answer carries", () => {
     ["plain text: a test in brackets", { contentType: TEXT, body: `[ -x /usr/bin/curl ] && ${CURL}` }, `[ -x /usr/bin/curl ] && ${CURL}`],
     ["plain text: a brace group", { contentType: TEXT, body: "{ curl -s https://lic.example/i.sh; } | sh" }, "{ curl -s https://lic.example/i.sh; } | sh"],
     ["plain text: a variable and a placeholder", { contentType: TEXT, body: "KEY=LIC-1 sh install.sh --ip=<IP>" }, "KEY=LIC-1 sh install.sh --ip=<IP>"],
+    ["plain text: a line of words before the command", { contentType: TEXT, body: `Run as root:\n${CURL}\n` }, `Run as root:\n${CURL}`],
     ["plain text: several lines of shell", { contentType: TEXT, body: "# as root\ncd /root\nwget https://lic.example/i.sh\nsh i.sh\n" }, "# as root\ncd /root\nwget https://lic.example/i.sh\nsh i.sh"],
     ["plain text with no type", { body: CURL }, CURL],
     ["plain text sent as text/html", { contentType: PHP_DEFAULT, body: CURL }, CURL],
