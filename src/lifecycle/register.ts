@@ -37,6 +37,15 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       return;
     }
 
+    // The panel terminated the service while this order waited (blocked on the balance, say): a
+    // licence bought now would be suspended at once and never used. Unless an earlier attempt
+    // may have bought it already (its intent is recorded): then the licence list must decide.
+    if ((svc.status === "pending" || svc.status === "failed") && !job.intent && job.queueKey && (await terminationQueuedAfter(deps, job.id, job.queueKey))) {
+      const why = "the service was terminated before its licence was bought; nothing bought, no mail sent";
+      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "registration skipped", detail: why }], outcome: ["skipped", why] }));
+      return;
+    }
+
     // The activation is written with the job's ending (one commit), unless a later step needs it first.
     let activation: ServiceChange | undefined;
     if (svc.status === "pending" || svc.status === "failed") {
@@ -75,6 +84,11 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }),
     );
   });
+}
+
+/** A termination of the service is queued behind this job. */
+async function terminationQueuedAfter(deps: LifecycleDeps, jobId: number, queueKey: string): Promise<boolean> {
+  return (await deps.store.jobs.unfinished(queueKey)).some((j) => j.id > jobId && j.kind === JOB_KINDS.terminate);
 }
 
 /**

@@ -51,6 +51,34 @@ describe("faults: lost answers and transient errors", () => {
   });
 });
 
+describe("faults: a termination behind a blocked order", () => {
+  const pair = usePair();
+
+  // An order blocked on the reseller's balance, then terminated by the panel: once the balance
+  // is topped up, the waiting registration must not buy a licence nobody will use.
+  it("buys nothing and sends no mail for an order terminated while it waited", async () => {
+    const { sb, bridge } = pair();
+    sb.sandbox.setBalance(0);
+    const event = createdEvent();
+    const id = event.service.id;
+    await bridge.send(event);
+    const blocked = await waitFor(async () => {
+      const jobs = (await bridge.admin("/admin/jobs?state=blocked")).body.jobs as { id: number }[];
+      return jobs.length > 0 && jobs;
+    });
+    expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
+    sb.sandbox.setBalance(1000);
+    expect((await bridge.admin(`/admin/jobs/${blocked[0]!.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, id, "terminated");
+    await settle(bridge);
+    expect(sb.sandbox.ledger()).toEqual([]);
+    expect(upstreamCalls(sb, "register")).toHaveLength(1); // the refused one, before the top-up
+    const history = await bridge.service.services.history(id);
+    expect(history.map((h) => h.action)).toContain("registration skipped");
+    expect((await bridge.admin(`/admin/jobs?service_id=${id}`)).body.jobs).not.toContainEqual(expect.objectContaining({ kind: "mail_install" }));
+  });
+});
+
 describe("faults: a 5xx under a long settle window", () => {
   const pair = usePair({ env: { RESELLER_SETTLE_SECONDS: "600" } });
 
