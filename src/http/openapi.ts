@@ -506,7 +506,10 @@ function provisioningPaths(): Record<string, unknown> {
   const pr = (description: string, schemaName = "ProvisionError") => ({ description, ...json(ref(schemaName)) });
   const responses = {
     "200": pr("Done (or nothing to do): the licence", "ProvisionedLicence"),
-    "202": pr("Not done within PROVISION_WAIT_SECONDS; the work goes on, and the same call made again later answers with its outcome", "ProvisionPending"),
+    "202": pr(
+      "Not done within PROVISION_WAIT_SECONDS, or queued behind a blocked job of the service (the message names it); the work goes on, and the same call made again later answers with its outcome",
+      "ProvisionPending",
+    ),
     "400": pr("The body is not valid JSON"),
     "401": pr("No or wrong `Authorization: Bearer <PROVISIONING_TOKEN>`"),
     "404": pr("Unknown license_key / service_identifier (code unknown_service)"),
@@ -514,7 +517,7 @@ function provisioningPaths(): Record<string, unknown> {
     "413": pr("Parameters over 64 KiB"),
     "415": pr("A body that is neither a form nor JSON"),
     "422": pr("A wrong parameter, named in `errors` (codes validation, ip_in_use, ip_unusable, ip_change_limit, service_terminated)"),
-    "502": pr("The work was refused upstream or needs the operator: the job is blocked or failed (codes insufficient_balance, upstream_unauthorized, upstream_refused, ...)"),
+    "502": pr("The call's own work was refused upstream or needs the operator: its job is blocked or failed (codes insufficient_balance, upstream_unauthorized, upstream_refused, ...)"),
     "503": pr(UNAVAILABLE),
   };
   const paths: Record<string, unknown> = {};

@@ -68,6 +68,20 @@ const KIND_OF: Record<Exclude<ProvisioningCall, "info">, string> = {
   "change-package": JOB_KINDS.changeProduct,
 };
 
+/**
+ * The status the service will have once its unfinished jobs are applied, as far as suspend and
+ * unsuspend can tell; undefined while a purchase or another job could leave it anything else.
+ */
+function statusAfter(svc: ServiceRow, unfinished: readonly Job[]): ServiceRow["status"] | undefined {
+  let status: ServiceRow["status"] | undefined = svc.status;
+  for (const job of unfinished) {
+    if (job.kind === JOB_KINDS.suspend) status = status === "active" || status === "suspended" ? "suspended" : undefined;
+    else if (job.kind === JOB_KINDS.unsuspend) status = status === "active" || status === "suspended" ? "active" : undefined;
+    else if (job.kind === JOB_KINDS.terminate || job.kind === JOB_KINDS.register) status = undefined;
+  }
+  return status;
+}
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const INSTALL_COMMAND_TTL_MS = 5 * 60_000;
 
@@ -152,8 +166,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
   };
 
   /**
-   * Stores the event as a webhook would and waits (up to PROVISION_WAIT_SECONDS) for the job it
-   * queued, or for the job already running for the service when it queued none.
+   * Stores the event as a webhook would and waits (up to PROVISION_WAIT_SECONDS) for the call's
+   * own work: the job the event queued or, when it queued none (a create for a service that has
+   * its licence), the job of the same kind an earlier call left under way.
    */
   const submit = async (call: Exclude<ProvisioningCall, "info">, event: BillingEvent, keyParam: "license_key" | "service_identifier"): Promise<Answer> => {
     const [result] = await deps.accept("provisioning", [{ webhookId: `prov:${randomUUID()}`, event }]);
@@ -172,52 +187,53 @@ export function createProvisioning(deps: ProvisioningDeps) {
         break;
     }
     const serviceId = event.service.id;
-    const jobId = result!.status === "accepted" ? result!.jobId : undefined;
-    return outcome(call, serviceId, jobId);
+    if (result!.status === "accepted" && result!.jobId !== undefined) return outcome(call, serviceId, result!.jobId);
+    return outcome(call, serviceId, (await underWay(serviceId, call))?.id);
   };
 
-  const outcome = async (call: Exclude<ProvisioningCall, "info">, serviceId: string, jobId: number | undefined): Promise<Answer> => {
+  /** The latest unfinished job of the call's kind: what an earlier identical call queued and is still waiting for. */
+  const underWay = async (serviceId: string, call: Exclude<ProvisioningCall, "info">): Promise<Job | undefined> =>
+    (await deps.jobs.unfinished(serviceQueueKey(serviceId))).findLast((j) => j.kind === KIND_OF[call]);
+
+  /**
+   * The answer for the call's own job (`ownId`), or the licence when the call has no work of its
+   * own. Other jobs of the service (a blocked renewal of the sweep's, say) are not the call's
+   * outcome: they only explain why its own job waits.
+   */
+  const outcome = async (call: Exclude<ProvisioningCall, "info">, serviceId: string, ownId: number | undefined): Promise<Answer> => {
     const deadline = now() + deps.waitMs;
-    const queueKey = serviceQueueKey(serviceId);
-    const unfinished = await deps.jobs.unfinished(queueKey);
-    let targetId = jobId ?? unfinished.at(-1)?.id;
-    // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
-    const head = unfinished[0];
-    if (head?.state === "blocked" && head.kind === KIND_OF[call] && (targetId === undefined || head.id <= targetId)) {
-      await deps.jobs.retry(head.id);
-      targetId ??= head.id;
+    if (ownId !== undefined) {
+      // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
+      const head = (await deps.jobs.unfinished(serviceQueueKey(serviceId)))[0];
+      if (head?.state === "blocked" && head.kind === KIND_OF[call] && head.id <= ownId) await deps.jobs.retry(head.id);
     }
-    // What the wait last saw blocking the target from earlier in its queue (until() returns the job it last judged).
+    // What the wait last saw blocking the call's job from earlier in its queue (until() returns the job it last judged).
     let behind: Job | undefined;
-    const target =
-      targetId === undefined
+    const own =
+      ownId === undefined
         ? undefined
-        : await deps.waiter.until(targetId, deadline, async (j) => {
+        : await deps.waiter.until(ownId, deadline, async (j) => {
             behind = isSettled(j) ? undefined : await blockedBehind(j);
             return isSettled(j) || behind !== undefined;
           });
     const svc = await deps.services.get(serviceId);
     if (!svc) return unknown();
-    if (!target || target.state === "succeeded") return licence(svc);
-    const stuck = target.state === "blocked" || target.state === "failed" ? target : behind;
-    if (stuck) {
-      return refusal(502, (stuck.errorCode as ErrorCode | null) ?? "job_failed", stuck.lastError ?? `job ${stuck.id} is ${stuck.state}`, {
-        status: stuck.state,
+    if (!own || own.state === "succeeded") return licence(svc);
+    if (own.state === "blocked" || own.state === "failed") {
+      return refusal(502, (own.errorCode as ErrorCode | null) ?? "job_failed", own.lastError ?? `job ${own.id} is ${own.state}`, {
+        status: own.state,
         license_key: svc.license_key,
-        job_id: stuck.id,
+        job_id: own.id,
       });
     }
-    return {
-      status: 202,
-      body: {
-        success: false,
-        status: "pending",
-        license_key: svc.license_key,
-        message:
-          `still in progress (job ${target.id}${target.lastError ? `: ${target.lastError}` : ""}); ` +
-          "the work goes on, and the same call made again later answers with its outcome",
-      },
-    };
+    // Not refused: accepted and queued. Behind a blocked job it runs, in order, once that job is
+    // resolved (retried by the operator, healed, or re-run by the call that queued it).
+    const message = behind
+      ? `queued as job ${own.id} behind job ${behind.id} (${behind.kind}), which is blocked: ${behind.lastError ?? "see the job"}; ` +
+        "it runs once that job is resolved, and the same call made again later answers with its outcome"
+      : `still in progress (job ${own.id}${own.lastError ? `: ${own.lastError}` : ""}); ` +
+        "the work goes on, and the same call made again later answers with its outcome";
+    return { status: 202, body: { success: false, status: "pending", license_key: svc.license_key, message } };
   };
 
   /** The blocked job, earlier in the service's queue, that keeps `job` from running. */
@@ -264,9 +280,11 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const p = await located(changeIpParams, params);
       if (!p.ok) return p.answer;
       const { svc } = p;
-      // Already there, or on its way there: nothing to change; answer once what is queued is done.
+      // Already there (nothing to change), or on its way there (answer for the change under way).
       const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
-      if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, unfinished.at(-1)?.id);
+      if (p.value.new_ip === project(svc, unfinished).ip) {
+        return outcome("change-ip", svc.service_id, unfinished.findLast((j) => j.kind === JOB_KINDS.changeIp)?.id);
+      }
       const event: BillingEvent = { type: "service.ip_changed", service: { id: svc.service_id, ip: svc.ip }, changes: { ip: p.value.new_ip } };
       return submit("change-ip", event, keyParamOf(p.value));
     },
@@ -277,7 +295,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const { svc } = p;
       const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
       if (p.value.package_identifier === svc.product_id && !unfinished.some((j) => j.kind === JOB_KINDS.changeProduct)) {
-        return outcome("change-package", svc.service_id, unfinished.at(-1)?.id);
+        return outcome("change-package", svc.service_id, undefined);
       }
       const event: BillingEvent = {
         type: "service.product_changed",
@@ -296,7 +314,14 @@ export function createProvisioning(deps: ProvisioningDeps) {
   async function statusCall(call: "suspend" | "unsuspend" | "terminate", type: BillingEvent["type"], params: Record<string, unknown>): Promise<Answer> {
     const p = await located(targetParams, params);
     if (!p.ok) return p.answer;
-    return submit(call, { type, service: { id: p.svc.service_id } }, keyParamOf(p.value));
+    const { svc } = p;
+    // Already so, or on its way there: queue nothing (a job queued behind a blocked one would
+    // make a repeat wait for that), and answer for the same call's job if it is still under way.
+    const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
+    if (call !== "terminate" && statusAfter(svc, unfinished) === (call === "suspend" ? "suspended" : "active")) {
+      return outcome(call, svc.service_id, unfinished.findLast((j) => j.kind === KIND_OF[call])?.id);
+    }
+    return submit(call, { type, service: { id: svc.service_id } }, keyParamOf(p.value));
   }
 
   return {

@@ -245,14 +245,22 @@ describe("provisioning API: refusals", () => {
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
-  it("a suspend queued behind a blocked purchase answers 502 with the purchase's reason", async () => {
+  it("a suspend queued behind a blocked purchase answers 202 naming the purchase and why it is blocked; it runs once the purchase goes through", async () => {
     const { sb, bridge } = pair();
     sb.sandbox.setBalance(0);
     const p = order();
-    await bridge.provision("create", p);
+    const refused = await bridge.provision("create", p);
+    expect(refused.status).toBe(502);
+    // The suspension itself was neither refused nor blocked: it waits its turn.
     const res = await bridge.provision("suspend", { service_identifier: p.service_identifier });
-    expect(res.status).toBe(502);
-    expect(res.body).toMatchObject({ status: "blocked", code: "insufficient_balance" });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ success: false, status: "pending", message: expect.stringContaining(`job ${refused.body.job_id as number} (register)`) });
+    expect(res.body.message).toMatch(/insufficient balance/i);
+    sb.sandbox.setBalance(1000);
+    expect((await bridge.provision("create", p)).status).toBe(200);
+    await waitStatus(bridge, p.service_identifier, "suspended");
+    expect((await bridge.provision("suspend", { service_identifier: p.service_identifier })).body).toMatchObject({ success: true, status: "suspended" });
+    expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
   it("answers 404 for an unknown call, 415 for another body type, 400 for bad JSON", async () => {
@@ -311,5 +319,65 @@ describe("provisioning API: waiting calls do not hold up the intake", () => {
     sb.sandbox.setFaults({ latencyMs: 0 });
     const answers = await Promise.all(waiting);
     expect(answers.every((a) => a.status === 200 || a.status === 202)).toBe(true);
+  });
+});
+
+describe("provisioning API: a call answers for its own work, not for another job of the service", () => {
+  // The lead window takes in a new monthly licence's term, so a sweep queues its upstream renewal.
+  const pair = usePair({ env: { RENEWAL_LEAD_DAYS: "40" } });
+
+  /** An active licence whose upstream renewal (the sweep's, not the panel's) is blocked for want of balance. */
+  const withBlockedRenewal = async () => {
+    const { sb, bridge } = pair();
+    const p = order({ package_identifier: "13", next_due_date: new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10) });
+    const created = await bridge.provision("create", p);
+    expect(created.status).toBe(200);
+    sb.sandbox.setBalance(0);
+    await bridge.service.sweep.sweep();
+    const [blocked] = await waitFor(async () => {
+      const jobs = await bridge.service.queue.list({ serviceId: p.service_identifier, kind: "renew", state: "blocked" });
+      return jobs.length === 1 && jobs;
+    }, 10_000, "the renewal to be blocked");
+    return { p, key: created.body.license_key as string, blocked: blocked! };
+  };
+
+  it("a repeated create and a change-ip to the current IP answer 200 with the licence, queue nothing and buy nothing", async () => {
+    const { sb, bridge } = pair();
+    const { p, key } = await withBlockedRenewal();
+    const jobs = (await bridge.service.queue.list({ serviceId: p.service_identifier })).length;
+    const calls = sb.sandbox.requests().length;
+
+    const again = await bridge.provision("create", p);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ success: true, license_key: key, status: "active", ip: p.ip });
+    const same = await bridge.provision("change-ip", { license_key: key, new_ip: p.ip });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ success: true, license_key: key, ip: p.ip, ip_changes_left: 3 });
+
+    expect(await bridge.service.queue.list({ serviceId: p.service_identifier })).toHaveLength(jobs);
+    expect(sb.sandbox.requests().slice(calls).filter((r) => r.op !== "install-command" && r.op !== "list")).toEqual([]);
+  });
+
+  it("a suspend queued behind the blocked renewal answers 202 naming what it waits for; once that is resolved, the same call answers 200", async () => {
+    const { sb, bridge } = pair();
+    const { p, key, blocked } = await withBlockedRenewal();
+
+    const waiting = await bridge.provision("suspend", { license_key: key });
+    expect(waiting.status).toBe(202);
+    expect(waiting.body).toEqual({ success: false, status: "pending", license_key: key, message: expect.stringContaining(`job ${blocked.id} (renew)`) });
+    expect(waiting.body.message).toMatch(/insufficient balance/);
+    expect(waiting.body.message).toMatch(/again/);
+    // The same call again: the same answer, and no second suspension queued.
+    expect((await bridge.provision("suspend", { license_key: key })).status).toBe(202);
+    expect(await bridge.service.queue.list({ serviceId: p.service_identifier, kind: "suspend" })).toHaveLength(1);
+    expect((await bridge.service.services.get(p.service_identifier))?.status).toBe("active");
+
+    sb.sandbox.setBalance(1000);
+    await bridge.service.queue.retry(blocked.id);
+    await waitStatus(bridge, p.service_identifier, "suspended");
+    const done = await bridge.provision("suspend", { license_key: key });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ success: true, status: "suspended" });
+    expect(upstreamCalls(sb, "suspend")).toHaveLength(1);
   });
 });
