@@ -498,7 +498,10 @@ function provisioningPaths(): Record<string, unknown> {
     suspend: [targetParams, "Suspend the licence (as service.suspended)"],
     unsuspend: [targetParams, "Unsuspend the licence (as service.unsuspended)"],
     terminate: [targetParams, "Terminate: suspend, never renew again (as service.terminated)"],
-    renew: [renewParams, "The customer paid another cycle, up to next_due_date when given (as service.renewed)"],
+    renew: [
+      renewParams,
+      "The customer paid another cycle, up to next_due_date when given (as service.renewed). Without next_due_date, the same call made again while that renewal is under way or within a day after it answers its outcome and adds no cycle",
+    ],
     "change-ip": [changeIpParams, "Move the licence to new_ip, within the product's max_ip_changes (as service.ip_changed)"],
     "change-package": [changePackageParams, "A LiteSpeed core change to package_identifier's variant (as service.product_changed)"],
     info: [targetParams, "The licence, for a panel's client area; changes nothing"],

@@ -46,7 +46,7 @@ export interface ProvisioningDeps {
   /** The intake, exactly as the webhooks use it: the call's event is stored durably before any work. */
   accept: AcceptEvents;
   services: Pick<ServiceOps, "get" | "byLicenseKey">;
-  jobs: Pick<JobOps, "get" | "unfinished" | "retry">;
+  jobs: Pick<JobOps, "get" | "unfinished" | "retry" | "list">;
   waiter: JobWaiter;
   catalog: Catalog;
   /** PROVISION_WAIT_SECONDS in ms. */
@@ -81,6 +81,17 @@ function statusAfter(svc: ServiceRow, unfinished: readonly Job[]): ServiceRow["s
   }
   return status;
 }
+
+/**
+ * How long after the last dateless renewal ended a dateless `renew` is taken for the same call
+ * made again. Retries (a timeout, a 202's re-run, a second click, a panel's next task run) come
+ * within minutes or hours; the next real payment of the shortest cycle comes a month later. A
+ * day covers the first and stays far from the second; two dateless payments within a day are
+ * recorded once (panels that know the due date send next_due_date and are not affected).
+ */
+const RENEW_REPEAT_WINDOW_MS = 24 * 60 * 60_000;
+
+const hasDueDate = (job: Job) => typeof (job.payload as { next_due_date?: unknown } | null)?.next_due_date === "string";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const INSTALL_COMMAND_TTL_MS = 5 * 60_000;
@@ -167,11 +178,17 @@ export function createProvisioning(deps: ProvisioningDeps) {
 
   /**
    * Stores the event as a webhook would and waits (up to PROVISION_WAIT_SECONDS) for the call's
-   * own work: the job the event queued or, when it queued none (a create for a service that has
-   * its licence), the job of the same kind an earlier call left under way.
+   * own work: the job the event queued; for an event stored before (a deterministic webhook id
+   * seen again), that event's job; when it queued none (a create for a service that has its
+   * licence), the job of the same kind an earlier call left under way.
    */
-  const submit = async (call: Exclude<ProvisioningCall, "info">, event: BillingEvent, keyParam: "license_key" | "service_identifier"): Promise<Answer> => {
-    const [result] = await deps.accept("provisioning", [{ webhookId: `prov:${randomUUID()}`, event }]);
+  const submit = async (
+    call: Exclude<ProvisioningCall, "info">,
+    event: BillingEvent,
+    keyParam: "license_key" | "service_identifier",
+    webhookId = `prov:${randomUUID()}`,
+  ): Promise<Answer> => {
+    const [result] = await deps.accept("provisioning", [{ webhookId, event }]);
     switch (result!.status) {
       case "invalid": {
         const errors: FieldErrors = {};
@@ -188,8 +205,13 @@ export function createProvisioning(deps: ProvisioningDeps) {
     }
     const serviceId = event.service.id;
     if (result!.status === "accepted" && result!.jobId !== undefined) return outcome(call, serviceId, result!.jobId);
+    if (result!.status === "duplicate") return outcome(call, serviceId, (await jobOfEvent(serviceId, call, result!.eventId))?.id);
     return outcome(call, serviceId, (await underWay(serviceId, call))?.id);
   };
+
+  /** The job an event stored earlier queued (a duplicate's work is the first call's). */
+  const jobOfEvent = async (serviceId: string, call: Exclude<ProvisioningCall, "info">, eventId: string): Promise<Job | undefined> =>
+    (await deps.jobs.list({ serviceId, kind: KIND_OF[call], limit: 20 })).find((j) => j.eventId === eventId);
 
   /** The latest unfinished job of the call's kind: what an earlier identical call queued and is still waiting for. */
   const underWay = async (serviceId: string, call: Exclude<ProvisioningCall, "info">): Promise<Job | undefined> =>
@@ -272,8 +294,21 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const p = await located(renewParams, params);
       if (!p.ok) return p.answer;
       const { svc } = p;
-      const service = { id: svc.service_id, ...(p.value.next_due_date ? { next_due_date: p.value.next_due_date } : {}) };
-      return submit("renew", { type: "service.renewed", service }, keyParamOf(p.value));
+      // A date makes the renewal idempotent by itself: the same date set twice is one payment.
+      if (p.value.next_due_date) {
+        return submit("renew", { type: "service.renewed", service: { id: svc.service_id, next_due_date: p.value.next_due_date } }, keyParamOf(p.value));
+      }
+      // Without one, each renewal adds a cycle, so a retry must not be taken for a new payment.
+      // The last renewal recorded, if dateless and still under way or ended within the window, is
+      // this call's: answer for it. Otherwise this is a payment of its own, stored under an id
+      // derived from the last renewal, so that concurrent retries (on any instance, the first
+      // not yet committed) are one event to the intake's dedupe.
+      const [last] = await deps.jobs.list({ serviceId: svc.service_id, kind: JOB_KINDS.recordPayment, limit: 1 });
+      if (last && !hasDueDate(last) && (!isSettled(last) || now() - last.updatedAt < RENEW_REPEAT_WINDOW_MS)) {
+        return outcome("renew", svc.service_id, last.id);
+      }
+      const after = last ? (last.eventId ?? `job-${last.id}`) : "none";
+      return submit("renew", { type: "service.renewed", service: { id: svc.service_id } }, keyParamOf(p.value), `prov:renew:${svc.service_id}:after:${after}`);
     },
 
     async "change-ip"(params) {

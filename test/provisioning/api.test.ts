@@ -358,6 +358,24 @@ describe("provisioning API: a call answers for its own work, not for another job
     expect(sb.sandbox.requests().slice(calls).filter((r) => r.op !== "install-command" && r.op !== "list")).toEqual([]);
   });
 
+  it("a dateless renew queued behind the blocked renewal, made again to learn its outcome, is one payment", async () => {
+    const { sb, bridge } = pair();
+    const { p, key, blocked } = await withBlockedRenewal();
+    const paidUntil = (await bridge.service.services.get(p.service_identifier))!.paid_until!;
+    const answers = [await bridge.provision("renew", { license_key: key }), await bridge.provision("renew", { license_key: key })];
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    expect(await bridge.service.queue.list({ serviceId: p.service_identifier, kind: "record_payment" })).toHaveLength(1);
+
+    sb.sandbox.setBalance(1000);
+    await bridge.service.queue.retry(blocked.id);
+    await waitFor(async () => (await bridge.service.services.get(p.service_identifier))!.paid_until !== paidUntil, 10_000, "the payment to be recorded");
+    const done = await bridge.provision("renew", { license_key: key });
+    expect(done.status).toBe(200);
+    const d = new Date(paidUntil);
+    d.setUTCMonth(d.getUTCMonth() + 1);
+    expect(done.body.paid_until).toBe(d.toISOString());
+  });
+
   it("a suspend queued behind the blocked renewal answers 202 naming what it waits for; once that is resolved, the same call answers 200", async () => {
     const { sb, bridge } = pair();
     const { p, key, blocked } = await withBlockedRenewal();
