@@ -10,10 +10,16 @@ import { customerEmailSchema, dateSchema, idSchema, printableText } from "../web
  * a parameter sent twice (`a=1&a=2`) is refused rather than guessed.
  */
 
-/** Blank form fields are absent: a panel sends `next_due_date=` for "none". */
-const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
-const single = <T extends z.ZodType>(schema: T) =>
-  z.preprocess(blankToUndefined, z.unknown().refine((v) => !Array.isArray(v), { error: "must be given once" }).pipe(schema));
+/**
+ * Blank form fields and JSON nulls are absent: a panel sends `next_due_date=` or
+ * `"next_due_date": null` for "none". A required parameter sent so is refused as missing.
+ */
+const absentToUndefined = (v: unknown) => (v === null || (typeof v === "string" && v.trim() === "") ? undefined : v);
+const once = () => z.unknown().refine((v) => !Array.isArray(v), { error: "must be given once" });
+const single = <T extends z.ZodType>(schema: T) => z.preprocess(absentToUndefined, once().pipe(schema));
+// The inner optional() takes what the preprocess made undefined (an outer one alone sees only a
+// missing key); the outer one makes the key optional in the types and the OpenAPI document.
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(absentToUndefined, once().pipe(schema).optional()).optional();
 
 const billingCycle = z
   .union([z.string(), z.number()])
@@ -35,8 +41,8 @@ const licenseKey = z.string({ error: "must be a licence key" }).trim().min(1).ma
 
 /** Names the licence on every call but create: `license_key`, or the panel's `service_identifier`. */
 const target = {
-  license_key: single(licenseKey).optional(),
-  service_identifier: single(idSchema).optional(),
+  license_key: optional(licenseKey),
+  service_identifier: optional(idSchema),
 };
 
 function requireTarget(v: { license_key?: string; service_identifier?: string }, ctx: z.RefinementCtx) {
@@ -50,18 +56,18 @@ export const createParams = z
     service_identifier: single(idSchema),
     package_identifier: single(idSchema),
     ip: single(ipSchema),
-    customer_email: single(customerEmailSchema).optional(),
-    customer_name: single(printableText(200)).optional(),
-    billing_cycle: single(billingCycle).optional(),
+    customer_email: optional(customerEmailSchema),
+    customer_name: optional(printableText(200)),
+    billing_cycle: optional(billingCycle),
     // Upmind's Generic provider sends the months under this name.
-    billing_cycle_months: single(billingCycle).optional(),
-    next_due_date: single(panelDate).optional(),
+    billing_cycle_months: optional(billingCycle),
+    next_due_date: optional(panelDate),
   })
   .transform(({ billing_cycle_months, ...p }) => ({ ...p, billing_cycle: p.billing_cycle ?? billing_cycle_months ?? ("monthly" as const) }));
 
 export const targetParams = z.object(target).superRefine(requireTarget);
 
-export const renewParams = z.object({ ...target, next_due_date: single(panelDate).optional() }).superRefine(requireTarget);
+export const renewParams = z.object({ ...target, next_due_date: optional(panelDate) }).superRefine(requireTarget);
 
 export const changeIpParams = z.object({ ...target, new_ip: single(ipSchema) }).superRefine(requireTarget);
 

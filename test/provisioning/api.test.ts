@@ -399,3 +399,72 @@ describe("provisioning API: a call answers for its own work, not for another job
     expect(upstreamCalls(sb, "suspend")).toHaveLength(1);
   });
 });
+
+describe("provisioning API: JSON null and blank fields", () => {
+  const pair = usePair();
+  /** Panels that serialise a missing value as null send this; the helper's params cannot hold null. */
+  const postJson = async (call: string, params: Record<string, unknown>) => {
+    const res = await fetch(`${pair().bridge.url}/provision/v1/${call}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_PROVISIONING_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(params),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("null for an optional parameter counts as absent, as a blank form field does", async () => {
+    const { bridge } = pair();
+    const p = order({ package_identifier: "13" });
+    const nulls = { customer_email: null, customer_name: null, billing_cycle: null, billing_cycle_months: null, next_due_date: null };
+    const created = await postJson("create", { ...p, ...nulls });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ success: true, status: "active" });
+    expect(await bridge.service.services.get(p.service_identifier)).toMatchObject({ billing_cycle: "monthly", customer_email: null, customer_name: null });
+    const key = created.body.license_key as string;
+
+    const renewed = await postJson("renew", { license_key: key, service_identifier: null, next_due_date: null });
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.paid_until).not.toBe(created.body.paid_until);
+    expect((await postJson("suspend", { license_key: null, service_identifier: p.service_identifier })).body).toMatchObject({ success: true, status: "suspended" });
+    expect((await postJson("unsuspend", { license_key: key, service_identifier: null })).body).toMatchObject({ success: true, status: "active" });
+    expect((await postJson("change-ip", { license_key: key, service_identifier: null, new_ip: "203.0.113.230" })).body).toMatchObject({ success: true, ip: "203.0.113.230" });
+    expect((await postJson("change-package", { license_key: null, service_identifier: p.service_identifier, package_identifier: "15" })).body).toMatchObject({
+      success: true,
+      package_identifier: "15",
+    });
+  });
+
+  it("a blank form field for an optional parameter counts as absent too", async () => {
+    const { bridge } = pair();
+    const p = order({ customer_email: "", customer_name: " ", billing_cycle: "", billing_cycle_months: "", next_due_date: "" });
+    const created = await bridge.provision("create", p);
+    expect(created.status).toBe(200);
+    expect(await bridge.service.services.get(p.service_identifier)).toMatchObject({ billing_cycle: "monthly", customer_email: null });
+    const renewed = await bridge.provision("renew", { license_key: created.body.license_key as string, service_identifier: "", next_due_date: "" });
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.paid_until).not.toBe(created.body.paid_until);
+  });
+
+  it("null for a required parameter is refused as if it were missing, naming it", async () => {
+    const { bridge } = pair();
+    const p = order();
+    const key = (await bridge.provision("create", p)).body.license_key as string;
+    const cases: [string, Record<string, unknown>, Record<string, unknown>][] = [
+      ["create", { service_identifier: null, package_identifier: null, ip: null }, {}],
+      ["create", { ...p, ip: null }, { ...p, ip: undefined }],
+      ["change-ip", { license_key: key, new_ip: null }, { license_key: key }],
+      ["change-package", { license_key: key, package_identifier: null }, { license_key: key }],
+      ["suspend", { license_key: null, service_identifier: null }, {}],
+    ];
+    for (const [call, withNull, without] of cases) {
+      const refused = await postJson(call, withNull);
+      expect(refused.status, `${call} ${JSON.stringify(withNull)}`).toBe(422);
+      expect(refused.body, `${call} ${JSON.stringify(withNull)}`).toEqual((await postJson(call, without)).body);
+    }
+    expect((await postJson("create", { service_identifier: null, package_identifier: null, ip: null })).body.errors).toEqual({
+      service_identifier: expect.any(Array),
+      package_identifier: expect.any(Array),
+      ip: expect.any(Array),
+    });
+  });
+});
