@@ -51,6 +51,23 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   return program;
 }
 
+/**
+ * The command that `argv` names deepest (the program when it names none), and its path: the
+ * one whose subcommand is missing when commander shows help as an error.
+ */
+function namedCommand(program: Command, argv: string[]): { cmd: Command; path: string[] } {
+  let cmd = program;
+  const path: string[] = [];
+  for (const arg of argv.slice(2)) {
+    if (arg.startsWith("-")) continue;
+    const sub = cmd.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!sub) break;
+    cmd = sub;
+    path.push(sub.name());
+  }
+  return { cmd, path };
+}
+
 /** Runs the CLI and returns its exit code: 0 ok, 1 failed, 2 usage, 78 configuration. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = await buildProgram(argv);
@@ -59,7 +76,16 @@ export async function runCli(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return EXIT.ok;
+      // commander.help is both `help` asked for (exit code 0) and the help it shows instead of an
+      // error when a command needs a subcommand that was not given (exit code 1): a usage error,
+      // so scripts must not read it as success (contract §5). Help alone is no clear line: add one.
+      if (err.code === "commander.help") {
+        if (err.exitCode === 0) return EXIT.ok;
+        const { cmd, path } = namedCommand(program, argv);
+        const choices = cmd.commands.map((c) => c.name()).filter((n) => n !== "help");
+        process.stderr.write(`license-bridge: ${[...path, ""].join(": ")}a command is missing (one of ${choices.join(", ")})\n`);
+      }
       return EXIT.usage;
     }
     // Configuration and database errors need their classes, and those their modules: loaded only here.

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
-import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli/main.js";
+import { describe, expect, it, vi } from "vitest";
+import { buildProgram, runCli } from "../../src/cli/main.js";
+import { EXIT } from "../../src/cli/output.js";
 
 /** Every command under `cmd` by its path, with its help text. */
 function helps(cmd: Command, path: string[] = []): Map<string, string> {
@@ -27,5 +28,37 @@ describe("the program for a command line", () => {
     for (const args of [["--help"], ["help"], ["job"], []]) {
       expect((await buildProgram(["node", "license-bridge", ...args])).commands).toHaveLength(every);
     }
+  });
+});
+
+describe("the exit code of a command line that runs nothing", () => {
+  /** runCli in this process, with what it writes kept. */
+  async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = "";
+    let stderr = "";
+    const out = vi.spyOn(process.stdout, "write").mockImplementation((s) => ((stdout += String(s)), true));
+    const err = vi.spyOn(process.stderr, "write").mockImplementation((s) => ((stderr += String(s)), true));
+    try {
+      return { code: await runCli(["node", "license-bridge", ...args]), stdout, stderr };
+    } finally {
+      out.mockRestore();
+      err.mockRestore();
+    }
+  }
+
+  it("is 0 when help or the version was asked for", async () => {
+    for (const args of [["--help"], ["help"], ["help", "licenses"], ["licenses", "--help"], ["licenses", "help"], ["--version"]]) {
+      expect({ args, code: (await run(args)).code }).toEqual({ args, code: 0 });
+    }
+  });
+
+  it("is the usage code, with a last line naming what is missing, when a command or subcommand is missing", async () => {
+    const none = await run([]);
+    expect(none.code).toBe(EXIT.usage);
+    expect(none.stderr.trimEnd().split("\n").at(-1)).toMatch(/^license-bridge: .*command.*serve/);
+
+    const licenses = await run(["licenses"]);
+    expect(licenses.code).toBe(EXIT.usage);
+    expect(licenses.stderr.trimEnd().split("\n").at(-1)).toMatch(/^license-bridge: licenses: .*command.*list, show/);
   });
 });
