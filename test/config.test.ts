@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { spawn, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { describeConfig } from "../src/config/describe.js";
 import { ConfigError, EX_CONFIG, loadConfig } from "../src/config/load.js";
@@ -176,4 +176,62 @@ describe("a database or data directory the service cannot use", () => {
       });
     }
   }
+});
+
+/** The catalogue in the package (config/products.json at its root), which a default setting falls back to. */
+const SHIPPED_CATALOG = resolve(import.meta.dirname, "../config/products.json");
+
+describe("the product catalogue when PRODUCTS_FILE is not set", () => {
+  it("is config/products.json of the working directory when there is one", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "config"));
+    writeFileSync(join(dir, "config/products.json"), JSON.stringify({ products: { "99": { type: "cpanel" } } }));
+    const c = loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    expect(c.PRODUCTS_FILE).toBe(join(dir, "config/products.json"));
+    expect(c.catalog.productIds()).toEqual(["99"]);
+  });
+
+  it("is the shipped catalogue when the working directory has none", () => {
+    const dir = tempDir();
+    const c = loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    expect(c.PRODUCTS_FILE).toBe(SHIPPED_CATALOG);
+    expect(c.catalog.product("13")).toMatchObject({ type: "litespeed", variant: "litespeed4" });
+  });
+
+  it("set but unreadable, is an error naming PRODUCTS_FILE, with no fallback", () => {
+    const dir = tempDir();
+    const lines = problems({ ...live, PRODUCTS_FILE: join(dir, "nowhere.json") });
+    expect(lines).toEqual([expect.stringMatching(/^PRODUCTS_FILE: cannot read .*nowhere\.json/)]);
+  });
+
+  it("serve started from a directory without config/ runs on the shipped catalogue", async () => {
+    const LISTENING = /license-bridge listening on (http:\/\/[\d.:]+)"/;
+    const dir = tempDir();
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RESELLER_") && k !== "PRODUCTS_FILE" && k !== "CONFIG_FILE"));
+    const proc = spawn(process.execPath, [resolve(import.meta.dirname, "../bin/license-bridge.mjs"), "serve"], {
+      cwd: dir,
+      env: { ...base, LOG_LEVEL: "info", HOST: "127.0.0.1", PORT: "0", DATABASE_PATH: join(dir, "bridge.db") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let listened: () => void;
+    const listening = new Promise<void>((r) => (listened = r));
+    for (const stream of [proc.stdout, proc.stderr]) {
+      stream.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (LISTENING.test(out)) listened();
+      });
+    }
+    const exited = new Promise<number | string | null>((r) => proc.once("exit", (code, signal) => r(code ?? signal)));
+    const first = await Promise.race([listening.then(() => "listening"), exited.then((code) => `exited with ${code}`)]);
+    expect(first, out).toBe("listening");
+    // An answer means the event loop has turned since the line was written, so the SIGTERM
+    // handler is in place (serve logs the line just before it installs the handler).
+    const url = LISTENING.exec(out)![1]!;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    proc.kill("SIGTERM");
+    expect(await exited, out).toBe(0);
+    const configLine = out.split("\n").find((l) => l.includes('"configuration"'));
+    expect(JSON.parse(configLine!).config.PRODUCTS_FILE).toBe(SHIPPED_CATALOG);
+  });
 });

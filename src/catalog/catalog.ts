@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
   BILLING_CYCLE_MONTHS,
@@ -94,6 +96,9 @@ export function createCatalog(file: z.infer<typeof catalogFileSchema>): Catalog 
     productIds: () => [...products.keys()],
   };
 }
+
+/** The catalogue shipped with the code: `config/products.json` at the package root (from src/ or dist/). */
+export const SHIPPED_CATALOG_FILE = resolve(dirname(fileURLToPath(import.meta.url)), "../../config/products.json");
 
 export type CatalogLoadResult = { ok: true; catalog: Catalog } | { ok: false; problems: string[] };
 

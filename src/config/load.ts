@@ -2,12 +2,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { loadCatalog, type Catalog } from "../catalog/catalog.js";
+import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
 import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
 import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, type RawConfig } from "./schema.js";
 
 export const EX_CONFIG = 78;
 export const DEFAULT_SETTINGS_FILE = "config/license-bridge.json";
+const DEFAULT_PRODUCTS_FILE = "config/products.json";
 
 /** Where provisioning goes: the real reseller, or the in-process sandbox (no URL configured). */
 export type UpstreamConfig =
@@ -70,7 +71,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   const raw = parsed.data;
   const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
-  const catalogPath = resolve(cwd, raw.PRODUCTS_FILE);
+  const catalogPath = catalogFile(cwd, merged.PRODUCTS_FILE === undefined ? undefined : raw.PRODUCTS_FILE);
   const catalogResult = loadCatalog(catalogPath);
   if (!catalogResult.ok) {
     for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
@@ -109,6 +110,18 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dataDir,
     catalog: catalogResult.catalog,
   };
+}
+
+/**
+ * PRODUCTS_FILE when it is set (env or settings file), against the working directory; unset,
+ * `config/products.json` of the working directory when there is one, else the shipped catalogue,
+ * as with the mail templates: `serve` started from another folder must not lose its catalogue.
+ * A set PRODUCTS_FILE never falls back: the operator asked for that file.
+ */
+function catalogFile(cwd: string, configured: string | undefined): string {
+  if (configured !== undefined) return resolve(cwd, configured);
+  const local = resolve(cwd, DEFAULT_PRODUCTS_FILE);
+  return existsSync(local) ? local : SHIPPED_CATALOG_FILE;
 }
 
 function readSettingsFile(path: string, explicit: boolean, problems: string[]): Record<string, unknown> {
