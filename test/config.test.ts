@@ -181,6 +181,51 @@ describe("a database or data directory the service cannot use", () => {
 /** The catalogue in the package (config/products.json at its root), which a default setting falls back to. */
 const SHIPPED_CATALOG = resolve(import.meta.dirname, "../config/products.json");
 
+describe("MAIL_FROM", () => {
+  const accepted = [
+    "licenses@localhost",
+    "licenses@example.com",
+    "first.last+tag@mail.example.co.uk",
+    "Licences <licenses@example.com>",
+    "Example Hosting Ltd. <licenses@example.com>",
+    '"Example Hosting, Licences" <licenses@example.com>',
+    '"Ann \\"the\\" Admin" <ann@example.com>',
+    "<licenses@example.com>",
+  ];
+  for (const from of accepted) {
+    it(`accepts ${from}`, () => {
+      const c = loadConfig({ env: { ...live, MAIL_FROM: from, DATABASE_PATH: join(tempDir(), "x.db") }, cwd: process.cwd() });
+      expect(c.MAIL_FROM).toBe(from);
+    });
+  }
+
+  const refused = [
+    "nonsense",
+    "@example.com",
+    "licenses@",
+    "licenses@@example.com",
+    "two words@example.com",
+    "Licences licenses@example.com",
+    "Licences <licenses@example.com",
+    "Licences <nonsense>",
+    "a@example.com, b@example.com",
+    "licenses@example.com\r\nBcc: victim@example.com",
+    "Some, One <licenses@example.com>",
+    'Bad "quote <licenses@example.com>',
+  ];
+  for (const from of refused) {
+    it(`refuses ${JSON.stringify(from)} with one line naming MAIL_FROM`, () => {
+      expect(problems({ ...live, MAIL_FROM: from })).toEqual([expect.stringMatching(/^MAIL_FROM: .* \(expected .*@/)]);
+    });
+  }
+
+  it("that is not an address stops the CLI with exit code 78 and one line naming it", () => {
+    const res = cli(["migrate"], { ...live, MAIL_FROM: "nonsense", DATABASE_PATH: join(tempDir(), "x.db") });
+    expect(res.status, res.stderr).toBe(EX_CONFIG);
+    expect(linesNaming(res.stderr, "MAIL_FROM")).toEqual([expect.stringMatching(/^ {2}MAIL_FROM: /)]);
+  });
+});
+
 describe("the product catalogue when PRODUCTS_FILE is not set", () => {
   it("is config/products.json of the working directory when there is one", () => {
     const dir = tempDir();

@@ -65,6 +65,23 @@ const booleanFlag = z
 const email = z.email({ error: "must be an e-mail address" });
 
 /**
+ * addr-spec with a dot-atom local part and a host name, one label allowed: the default
+ * `licenses@localhost` is one, and z.email() refuses it.
+ */
+const ADDRESS = /[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*/
+  .source;
+/** A display name: a quoted string, or words without the specials that would make it a list or a route. */
+const DISPLAY_NAME = /"(?:[^"\\\r\n]|\\[^\r\n])*"|[^"<>@,;:\\()[\]\r\n]*/.source;
+const MAILBOX = new RegExp(`^(?:${ADDRESS}|(?:${DISPLAY_NAME})\\s*<${ADDRESS}>)$`);
+
+/**
+ * One sender as a From header takes it: `addr@example.com` or `Name <addr@example.com>`. What
+ * nodemailer would otherwise pass on (no address, a list, a header after a line break) would
+ * only show when the first customer mail is refused or lands in spam.
+ */
+const mailbox = z.string().trim().regex(MAILBOX, { error: 'must be an e-mail address, alone or as Name <address>' });
+
+/**
  * The whole configuration, after env has been laid over the JSON settings file.
  * Every value arrives as a string (env) or JSON scalar (file); the schema coerces.
  */
@@ -94,7 +111,7 @@ export const configSchema = z
     SMTP_URL: z
       .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
       .optional(),
-    MAIL_FROM: z.string().min(3).default("licenses@localhost"),
+    MAIL_FROM: mailbox.default("licenses@localhost"),
     OPERATOR_EMAIL: email.optional(),
     PRODUCTS_FILE: z.string().min(1).default("config/products.json"),
     RENEWAL_CRON: z
@@ -180,7 +197,7 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   PROVISIONING_TOKEN: "a random string of 16 or more characters (the panel modules' bearer token)",
   PROVISION_WAIT_SECONDS: "seconds 0-300 a provisioning call waits for its work before answering 202 pending, e.g. 20",
   SMTP_URL: "smtp://user:pass@mail.example:587 or smtps://...",
-  MAIL_FROM: "an e-mail address, e.g. licenses@example.com",
+  MAIL_FROM: 'an e-mail address, e.g. licenses@example.com or "Example Hosting" <licenses@example.com>',
   OPERATOR_EMAIL: "an e-mail address",
   PRODUCTS_FILE: "the path of a product catalogue JSON file",
   RENEWAL_CRON: 'a node-cron expression of 5 fields (or 6 with seconds first), e.g. "0 * * * *"',
