@@ -70,6 +70,27 @@ describe("configuration", () => {
     expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["LOG_LEVEL", "PORT", "WEBHOOK_SECRETS", "WORKER_CONCURRENCY"]);
   });
 
+  it("reports a field problem and a cross-field requirement together", () => {
+    const { RESELLER_API_TOKEN: _drop, ...env } = live;
+    const lines = problems({ ...env, PORT: "abc" });
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["PORT", "RESELLER_API_TOKEN"]);
+    expect(lines).toContain("PORT: is not a number (expected a port number 0-65535, e.g. 8080)");
+  });
+
+  it("reports field problems, cross-field requirements and the catalogue's problems together, one line each", () => {
+    const dir = tempDir();
+    const file = join(dir, "products.json");
+    writeFileSync(file, JSON.stringify({ products: { "1": { type: "nope" } } }));
+    const lines = problems({ RESELLER_API_URL: "https://reseller.example/api/v1", PORT: "abc", RENEWAL_CRON: "bad", PRODUCTS_FILE: file });
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["ADMIN_TOKEN", "PORT", "PRODUCTS_FILE", "RENEWAL_CRON", "RESELLER_API_TOKEN", "WEBHOOK_SECRETS"]);
+    expect(lines.find((l) => l.startsWith("PRODUCTS_FILE:"))).toMatch(/^PRODUCTS_FILE: products\.1/);
+  });
+
+  it("reports a missing catalogue beside a field problem", () => {
+    const lines = problems({ ...live, WORKER_CONCURRENCY: "0", PRODUCTS_FILE: join(tempDir(), "nowhere.json") });
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["PRODUCTS_FILE", "WORKER_CONCURRENCY"]);
+  });
+
   it("refuses a secret in the settings file", () => {
     const dir = tempDir();
     const file = join(dir, "settings.json");

@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
 import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
-import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, type RawConfig } from "./schema.js";
+import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
 
 export const EX_CONFIG = 78;
 export const DEFAULT_SETTINGS_FILE = "config/license-bridge.json";
@@ -64,19 +64,20 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     if (v !== undefined) merged[key] = v;
   }
 
+  // Every check runs whatever the others found, so the operator sees every problem in one go.
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    problems.push(...issuesToLines(parsed.error));
-    throw new ConfigError(problems);
-  }
-  const raw = parsed.data;
-  const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
-  const catalogPath = catalogFile(cwd, merged.PRODUCTS_FILE === undefined ? undefined : raw.PRODUCTS_FILE);
-  const catalogResult = loadCatalog(catalogPath);
-  if (!catalogResult.ok) {
+  if (!parsed.success) problems.push(...issuesToLines(parsed.error));
+  for (const p of crossFieldProblems(merged)) problems.push(line(p.key, p.message, EXPECTED[p.key]));
+  // Env and settings-file values are strings here; an empty one is already its field's problem.
+  const productsFile = merged.PRODUCTS_FILE as string | undefined;
+  const catalogPath = productsFile === "" ? undefined : catalogFile(cwd, productsFile);
+  const catalogResult = catalogPath === undefined ? undefined : loadCatalog(catalogPath);
+  if (catalogResult && !catalogResult.ok) {
     for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
   }
-  if (problems.length > 0 || !catalogResult.ok) throw new ConfigError(problems);
+  if (!parsed.success || !catalogResult?.ok || problems.length > 0) throw new ConfigError(problems);
+  const raw = parsed.data;
+  const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
 
   const sandbox = raw.RESELLER_API_URL === undefined;
   let secrets = raw.WEBHOOK_SECRETS;
@@ -101,7 +102,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   return {
     ...raw,
     DATABASE_PATH: resolve(cwd, raw.DATABASE_PATH),
-    PRODUCTS_FILE: catalogPath,
+    PRODUCTS_FILE: catalogPath!,
     WEBHOOK_SECRETS: secrets!,
     ADMIN_TOKEN: adminToken!,
     PROVISIONING_TOKEN: provisioningToken,
@@ -158,7 +159,8 @@ function issuesToLines(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     const key = String(issue.path[0] ?? "config");
     const expected = EXPECTED[key as keyof RawConfig] ?? "a valid value";
-    const message = issue.code === "invalid_type" ? "has the wrong type" : issue.message;
+    // Values arrive as text, so a wrong type is a number that did not parse (PORT=abc).
+    const message = issue.code === "invalid_type" ? (issue.expected === "number" ? "is not a number" : "has the wrong type") : issue.message;
     return line(key, message, expected);
   });
 }

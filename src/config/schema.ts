@@ -140,40 +140,46 @@ export const configSchema = z
     HOSTBILL_API_KEY: z.string().min(1).optional(),
     ADAPTER_FIELD_MAPS_FILE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
-  })
-  .superRefine((c, ctx) => {
-    if (c.RESELLER_API_URL && !c.RESELLER_API_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["RESELLER_API_TOKEN"], message: "is required when RESELLER_API_URL is set" });
-    }
-    if (!c.RESELLER_API_URL && c.RESELLER_API_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["RESELLER_API_URL"], message: "is required when RESELLER_API_TOKEN is set" });
-    }
-    if (Boolean(c.RESELLER_LEGACY_URL) !== Boolean(c.RESELLER_LEGACY_TOKEN)) {
-      const missing = c.RESELLER_LEGACY_URL ? "RESELLER_LEGACY_TOKEN" : "RESELLER_LEGACY_URL";
-      ctx.addIssue({ code: "custom", path: [missing], message: "is required: set both RESELLER_LEGACY_URL and RESELLER_LEGACY_TOKEN, or neither" });
-    }
-    if (c.RESELLER_PROTOCOL === "v2" && c.RESELLER_API_URL && !c.RESELLER_LEGACY_URL) {
-      ctx.addIssue({ code: "custom", path: ["RESELLER_LEGACY_URL"], message: "is required when RESELLER_PROTOCOL is v2" });
-    }
-    for (const [panel, keys] of [
-      ["Blesta", ["BLESTA_API_URL", "BLESTA_API_USER", "BLESTA_API_KEY"]],
-      ["HostBill", ["HOSTBILL_API_URL", "HOSTBILL_API_ID", "HOSTBILL_API_KEY"]],
-    ] as const) {
-      const set = keys.filter((k) => c[k] !== undefined);
-      if (set.length > 0 && set.length < keys.length) {
-        for (const k of keys.filter((x) => c[x] === undefined)) {
-          ctx.addIssue({ code: "custom", path: [k], message: `is required with ${set.join(" and ")}: the ${panel} API needs all of ${keys.join(", ")}` });
-        }
-      }
-    }
-    const live = Boolean(c.RESELLER_API_URL);
-    if (live && !c.WEBHOOK_SECRETS) {
-      ctx.addIssue({ code: "custom", path: ["WEBHOOK_SECRETS"], message: "is required outside sandbox mode" });
-    }
-    if (live && !c.ADMIN_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["ADMIN_TOKEN"], message: "is required outside sandbox mode" });
-    }
   });
+
+/** A requirement between variables, for the one-line problem reports. */
+export interface CrossFieldProblem {
+  key: keyof RawConfig;
+  message: string;
+}
+
+/**
+ * The requirements between variables, checked on the merged input as given rather than in the
+ * schema: a refinement of the object runs only when every field is valid, so a bad PORT hid a
+ * missing token (contract §1: one line per problem). They look only at which variables are
+ * set, so a value that is set but invalid is reported once, by its field.
+ */
+export function crossFieldProblems(input: Readonly<Record<string, unknown>>): CrossFieldProblem[] {
+  const problems: CrossFieldProblem[] = [];
+  const set = (k: keyof RawConfig) => input[k] !== undefined && input[k] !== "";
+  const add = (key: keyof RawConfig, message: string) => problems.push({ key, message });
+  if (set("RESELLER_API_URL") && !set("RESELLER_API_TOKEN")) add("RESELLER_API_TOKEN", "is required when RESELLER_API_URL is set");
+  if (!set("RESELLER_API_URL") && set("RESELLER_API_TOKEN")) add("RESELLER_API_URL", "is required when RESELLER_API_TOKEN is set");
+  if (set("RESELLER_LEGACY_URL") !== set("RESELLER_LEGACY_TOKEN")) {
+    const missing = set("RESELLER_LEGACY_URL") ? "RESELLER_LEGACY_TOKEN" : "RESELLER_LEGACY_URL";
+    add(missing, "is required: set both RESELLER_LEGACY_URL and RESELLER_LEGACY_TOKEN, or neither");
+  }
+  if (input.RESELLER_PROTOCOL === "v2" && set("RESELLER_API_URL") && !set("RESELLER_LEGACY_URL")) {
+    add("RESELLER_LEGACY_URL", "is required when RESELLER_PROTOCOL is v2");
+  }
+  for (const [panel, keys] of [
+    ["Blesta", ["BLESTA_API_URL", "BLESTA_API_USER", "BLESTA_API_KEY"]],
+    ["HostBill", ["HOSTBILL_API_URL", "HOSTBILL_API_ID", "HOSTBILL_API_KEY"]],
+  ] as const) {
+    const given = keys.filter(set);
+    if (given.length > 0 && given.length < keys.length) {
+      for (const k of keys.filter((x) => !set(x))) add(k, `is required with ${given.join(" and ")}: the ${panel} API needs all of ${keys.join(", ")}`);
+    }
+  }
+  if (set("RESELLER_API_URL") && !set("WEBHOOK_SECRETS")) add("WEBHOOK_SECRETS", "is required outside sandbox mode");
+  if (set("RESELLER_API_URL") && !set("ADMIN_TOKEN")) add("ADMIN_TOKEN", "is required outside sandbox mode");
+  return problems;
+}
 
 export type RawConfig = z.output<typeof configSchema>;
 
