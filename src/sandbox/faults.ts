@@ -91,7 +91,9 @@ export class FaultController {
   /**
    * Middleware for one API route: latency, then maybe a 503 before anything happens, then
    * (mutating routes) maybe let the handler commit and destroy the socket instead of answering,
-   * which is the case a client must survive without double-charging on retry.
+   * which is the case a client must survive without double-charging on retry. The drop is
+   * decided on the answer: a refusal committed nothing, so it is answered and leaves the fault
+   * for the next call that does commit (contract §6: dropped after it has committed a change).
    */
   middleware(options: { via: Via; mutating: boolean; onDrop: (req: Request) => void; onHold?: (req: Request) => void }): RequestHandler {
     return async (req, res, next) => {
@@ -105,7 +107,7 @@ export class FaultController {
         // Carried out after the hold whether or not the caller is still there, as a slow reseller does.
         await sleep(this.faults.holdMs);
       }
-      if (options.mutating && this.takeDrop()) hangUpInsteadOfAnswering(req, res, options.onDrop);
+      if (options.mutating) hangUpIfCommitted(req, res, options.via, () => this.takeDrop(), options.onDrop);
       next();
     };
   }
@@ -116,14 +118,46 @@ function serviceUnavailable(res: Response, via: Via): void {
   else res.status(503).type("text/plain").send("Service Unavailable");
 }
 
-function hangUpInsteadOfAnswering(req: Request, res: Response, onDrop: (req: Request) => void): void {
+/** A 2xx that is not a v2 refusal (v2 answers refusals with HTTP 200 and ok "False"). */
+function commitsChange(status: number, via: Via, body: unknown): boolean {
+  if (status < 200 || status > 299) return false;
+  if (via === "v1") return true;
+  const ok = typeof body === "object" && body !== null ? (body as { ok?: unknown }).ok : undefined;
+  return typeof ok === "string" && ok.toLowerCase() === "true";
+}
+
+/**
+ * Destroys the socket instead of sending the route's answer when that answer commits a change
+ * and `takeDrop` says so. Decided once: res.json answers through res.send, which must not roll
+ * a second time.
+ */
+function hangUpIfCommitted(req: Request, res: Response, via: Via, takeDrop: () => boolean, onDrop: (req: Request) => void): void {
+  const { json, send } = res;
+  let decided = false;
+  const drops = (body: unknown): boolean => {
+    if (decided) return false;
+    decided = true;
+    return commitsChange(res.statusCode, via, body) && takeDrop();
+  };
   const hangUp = (): Response => {
     onDrop(req);
     req.socket.destroy();
     return res;
   };
-  res.json = hangUp;
-  res.send = hangUp;
+  res.json = function (this: Response, body?: unknown) {
+    return drops(body) ? hangUp() : json.call(this, body);
+  };
+  res.send = function (this: Response, body?: unknown) {
+    return drops(typeof body === "string" ? parseJson(body) : body) ? hangUp() : send.call(this, body);
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function definedOnly(patch: Partial<Faults> | undefined): Partial<Faults> {

@@ -56,6 +56,26 @@ describe("fault injection", () => {
     expect(listed.body).toMatchObject({ data: [{ ip: IP, type: "plesk" }] });
   });
 
+  it("dropNext answers refused mutations (v1 422, 400, 404; v2 ok False) and drops the next one that commits", async () => {
+    h().sandbox.setFaults({ dropNext: 1 });
+
+    expect((await register(h(), "999.1.1.1", "plesk")).status).toBe(422);
+    expect((await h().v1("POST", "/license/renew", { body: { ip: IP, type: "plesk", billingcycle: 1 } })).status).toBe(404);
+    h().sandbox.setBalance(0);
+    expect((await register(h(), IP, "plesk")).status).toBe(400);
+    h().sandbox.setBalance(1000);
+    const refused = await h().v2("/rc/license.php", { token: LEGACY, ip: "not-an-ip", type: "plesk", billingcycle: "1" });
+    expect(refused.body).toMatchObject({ ok: "False" });
+    expect(h().sandbox.licenses()).toEqual([]);
+    expect((await h().control("GET", "/faults")).body, "nothing was committed, so the drop is still armed").toMatchObject({ faults: { dropNext: 1 } });
+
+    await expect(register(h(), IP, "plesk")).rejects.toThrow();
+
+    expect(h().sandbox.licenses().map((l) => [l.ip, l.type])).toEqual([[IP, "plesk"]]);
+    expect(h().sandbox.requests().map((r) => r.status)).toEqual([422, 404, 400, 200, "dropped"]);
+    expect((await h().control("GET", "/faults")).body).toMatchObject({ faults: { dropNext: 0 } });
+  });
+
   it("dropNext spares read-only requests", async () => {
     h().sandbox.setFaults({ dropNext: 1 });
 
@@ -91,6 +111,19 @@ describe("fault rates", () => {
     try {
       expect((await register(h, IP, "plesk")).status).toBe(503);
       expect((await register(h, IP, "plesk")).status).toBe(200);
+    } finally {
+      await h.running.close();
+    }
+  });
+
+  it("dropAfterCommitRate rolls only for mutations that committed a change", async () => {
+    let rolls = 0;
+    const h = await startSandbox({ faults: { dropAfterCommitRate: 1 }, random: () => (rolls++, 0.5) });
+    try {
+      expect((await register(h, "999.1.1.1", "plesk")).status).toBe(422);
+      expect(rolls).toBe(0);
+      await expect(register(h, IP, "plesk")).rejects.toThrow();
+      expect(rolls).toBe(1);
     } finally {
       await h.running.close();
     }
