@@ -101,8 +101,10 @@ function fromOutcome<T>(outcome: Outcome<T>, message: string): V2Answer {
   }
 }
 
+/** The canonical form, as v1 keeps it: a licence registered here as 2001:DB8::0001 is 2001:db8::1 to v1. */
 function validIp(value: string | undefined): string | undefined {
-  return ipSchema.safeParse(value).success ? value : undefined;
+  const parsed = ipSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 function validType(value: string | undefined): ProductType | undefined {

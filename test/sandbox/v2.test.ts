@@ -9,6 +9,20 @@ describe("v2 (query-string) interface", () => {
   const licensePhp = (params: Record<string, string>, method: "GET" | "POST" = "GET") =>
     h().v2("/rc/license.php", { token: LEGACY, ...params }, { method });
 
+  it("keeps an IP in its canonical form, so v1 and v2 find the licence under any spelling", async () => {
+    expect((await licensePhp({ ip: "2001:DB8::0001", type: "plesk" })).body).toEqual(okAnswer("License registered"));
+    expect(h().sandbox.licenses().map((l) => l.ip)).toEqual(["2001:db8::1"]);
+
+    const suspended = await h().v1("POST", "/license/suspend", { body: { ip: "2001:db8::1", type: "plesk" } });
+    expect(suspended.status).toBe(200);
+
+    const moved = await h().v2("/rc/ChangeIp.php", { token: LEGACY, ip: "2001:db8:0:0::1", type: "plesk", newip: "::ffff:203.0.113.20" });
+    expect(moved.body).toEqual(okAnswer("IP changed"));
+    expect(h().sandbox.licenses().map((l) => l.ip)).toEqual([OTHER_IP]);
+    const renewed = await h().v1("POST", "/license/renew", { body: { ip: OTHER_IP, type: "plesk", billingcycle: 1 } });
+    expect(renewed.status).toBe(200);
+  });
+
   describe.each(["GET", "POST"] as const)("over %s", (method) => {
     it("registers a licence for one month by default, as the main reseller", async () => {
       const answer = await licensePhp({ ip: IP, type: "cpanel" }, method);
