@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Writable } from "node:stream";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -20,6 +21,30 @@ describe("SIGTERM", () => {
     await sb?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     sb = child = dir = undefined;
+  });
+
+  it("sent while the service starts: it starts, then stops as on any SIGTERM (exit 0), never killed outright", async () => {
+    sb = await startTestSandbox();
+    dir = mkdtempSync(join(tmpdir(), "lb-term-"));
+    const env = await testBridgeEnv(sb.running, dir, { PORT: String(await freePort()), LOG_LEVEL: "info" });
+    const proc = spawn(process.execPath, [resolve(import.meta.dirname, "../../bin/license-bridge.mjs"), "serve"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once("exit", (code, signal) => r({ code, signal })));
+    // The "configuration" line comes before the database is opened and the port bound.
+    await new Promise<void>((ready) => {
+      const read = (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('"msg":"configuration"')) ready();
+      };
+      proc.stdout!.on("data", read);
+      proc.stderr!.on("data", read);
+    });
+    proc.kill("SIGTERM");
+    expect(await exited, out).toEqual({ code: 0, signal: null });
+    expect(out).toMatch(/"msg":"stopped"/);
   });
 
   it("stops claiming, lets the running job finish, then exits 0", async () => {

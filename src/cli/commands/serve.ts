@@ -29,6 +29,10 @@ export function serveCommand(program: Command): void {
         );
       }
       logger.info({ config: describeConfig(config) }, "configuration");
+      // Handlers first: a SIGTERM that came between the "listening" line (which a supervisor or
+      // a test may act on at once) and their installation would kill the process with no
+      // graceful stop. One that comes during start-up stops the service as soon as it is up.
+      const stopSignal = untilSignal();
       let service;
       try {
         service = await startService({ config, logger });
@@ -38,7 +42,7 @@ export function serveCommand(program: Command): void {
         throw err;
       }
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
-      const signal = await untilSignal();
+      const signal = await stopSignal;
       logger.info({ signal }, "shutting down: no new jobs are claimed; running ones may finish");
       const { unfinished } = await service.close();
       logger.info("stopped");
