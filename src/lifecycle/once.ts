@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { JobDeferredError, JobFailedError } from "../jobs/errors.js";
+import { JobDeferredError, JobFailedError, JobLeaseLostError } from "../jobs/errors.js";
 import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { ResellerError } from "../reseller/errors.js";
@@ -65,7 +65,8 @@ export async function once<T>(
   ctx: JobContext,
   intent: Intent,
   happened: () => Promise<boolean>,
-  act: () => Promise<T>,
+  /** Makes the call; a charging call passes `beforeSend` to the upstream (ChargeOptions). */
+  act: (beforeSend: () => Promise<void>) => Promise<T>,
   options: OnceOptions = {},
 ): Promise<OnceResult<T>> {
   const earlier = job.intent as Intent | null;
@@ -109,11 +110,17 @@ export async function once<T>(
     ctx.logger.info({ op: intent.op }, "earlier attempt did not take effect upstream; trying again");
   }
   await remember({ ...intent, done }, options.durable ?? true);
+  // Once the call holds its upstream slot, the intent is written again: the write finds whether
+  // this worker still holds the job (it may have waited, or been paused, past its lease), and
+  // stops the call unsent if not (JobLeaseLostError).
+  const beforeSend = () => ctx.recordIntent({ ...intent, done }, { durable: false });
   try {
-    const value = await act();
+    const value = await act(beforeSend);
     markDone();
     return { confirmedEarlier: false, value };
   } catch (err) {
+    // The job is another worker's now: nothing of it is this attempt's to write.
+    if (err instanceof JobLeaseLostError) throw err;
     const mayHaveTakenEffect = err instanceof ResellerError && err.mayHaveTakenEffect;
     if (!mayHaveTakenEffect) {
       await remember(done.length ? { op: "", done } : null, false);

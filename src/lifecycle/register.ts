@@ -166,7 +166,7 @@ async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "
         ctx,
         { op: "register_bundle", ip: svc.ip, bundle, months },
         async () => (earlier = await found()) !== null,
-        () => upstream.registerBundle(svc.ip, bundle, months),
+        (beforeSend) => upstream.registerBundle(svc.ip, bundle, months, { beforeSend }),
         charging(deps),
       );
       if (result.confirmedEarlier) return adopted("bundle found upstream after a lost answer; not bought again");
@@ -188,7 +188,7 @@ async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "
       ctx,
       { op: "register", ip: svc.ip, type, months },
       async () => (await lookup()) !== undefined,
-      () => upstream.register(svc.ip, type, months),
+      (beforeSend) => upstream.register(svc.ip, type, months, { beforeSend }),
       // The upstream refuses a second register of the same ip and type ("already exists"), but
       // not while the first is still being carried out: the settle window guards that race.
       charging(deps),

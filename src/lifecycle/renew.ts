@@ -56,7 +56,7 @@ export function renewJob(deps: LifecycleDeps) {
           if (listed > term) newEnd = listed;
           return listed > term;
         },
-        () => upstream.renew(svc.ip, type, months),
+        (beforeSend) => upstream.renew(svc.ip, type, months, { beforeSend }),
         charging(deps),
       );
       if (r.confirmedEarlier) confirmedEarlier = true;

@@ -14,19 +14,28 @@ import {
 
 export type Protocol = "v1" | "v2";
 
+/** For a charging call. */
+export interface ChargeOptions {
+  /**
+   * Runs once the call holds its upstream slot, right before the request is sent; a throw stops
+   * the call unsent. The fence of a job that may have lost its lease while it waited for the slot.
+   */
+  beforeSend?: () => Promise<void>;
+}
+
 /**
  * What the lifecycle asks of the reseller, whichever interface provisions. Reads (the licence
  * list, install commands) always use v1: v2.0 has none, and exactly-once needs the list.
  */
 export interface Upstream {
   readonly protocol: Protocol;
-  register(ip: string, type: ProductType, months: BillingCycleMonths): Promise<{ expires_at?: string }>;
-  renew(ip: string, type: ProductType, months: BillingCycleMonths): Promise<{ expires_at?: string }>;
+  register(ip: string, type: ProductType, months: BillingCycleMonths, options?: ChargeOptions): Promise<{ expires_at?: string }>;
+  renew(ip: string, type: ProductType, months: BillingCycleMonths, options?: ChargeOptions): Promise<{ expires_at?: string }>;
   suspend(ip: string, type: ProductType): Promise<void>;
   unsuspend(ip: string, type: ProductType): Promise<void>;
   changeIp(ip: string, newip: string, type: ProductType): Promise<void>;
   changeCore(ip: string, from: LitespeedVariant, to: LitespeedVariant): Promise<void>;
-  registerBundle(ip: string, bundle: string, months: BillingCycleMonths): Promise<{ bundle_key: string; expires_at?: string }>;
+  registerBundle(ip: string, bundle: string, months: BillingCycleMonths, options?: ChargeOptions): Promise<{ bundle_key: string; expires_at?: string }>;
   /** The upstream's licences at one IP. */
   licencesAt(ip: string): Promise<UpstreamLicense[]>;
   listLicences(): Promise<UpstreamLicense[]>;
@@ -64,7 +73,8 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
   const legacy = protocol === "v2" ? v2! : null;
   return {
     protocol,
-    async register(ip, type, billingcycle) {
+    async register(ip, type, billingcycle, options) {
+      await options?.beforeSend?.();
       if (legacy) {
         await legacy.register({ ip, type, billingcycle });
         return {};
@@ -72,7 +82,8 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
       const a = await v1.register({ ip, type, billingcycle });
       return a.expires_at ? { expires_at: a.expires_at } : {};
     },
-    async renew(ip, type, billingcycle) {
+    async renew(ip, type, billingcycle, options) {
+      await options?.beforeSend?.();
       if (legacy) {
         await legacy.renew({ ip, type, billingcycle });
         return {};
@@ -96,8 +107,9 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
       if (legacy) await legacy.changeCore({ ip, core: CORE_BY_VARIANT[to] });
       else await v1.changeCore({ ip, old_type: from, new_type: to });
     },
-    async registerBundle(ip, bundle, billingcycle) {
+    async registerBundle(ip, bundle, billingcycle, options) {
       if (legacy) notOnV2("bundle");
+      await options?.beforeSend?.();
       const a = await v1.registerBundle({ ip, bundle, billingcycle });
       return a.expires_at ? { bundle_key: a.bundle_key, expires_at: a.expires_at } : { bundle_key: a.bundle_key };
     },

@@ -9,6 +9,7 @@ import type { Job } from "../../src/jobs/types.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
 import { sqliteFactory } from "../helpers/stores.js";
+import { once } from "../../src/lifecycle/once.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
 
@@ -238,6 +239,48 @@ describe("job runner", () => {
     await expect.poll(() => calls).toEqual(["intent"]);
     await runner.stop(1_000);
     expect(calls).toEqual(["intent"]);
+    expect(store.endings).toEqual([]);
+  });
+
+  // The lease can run out after the intent was written, while the call waits for an upstream
+  // slot: once() writes the intent again right before the send, and that write is the fence.
+  it("stops a charging call at its send when the lease was lost after the intent was written", async () => {
+    const store = slowClaims({ lostLease: true });
+    const writes: boolean[] = [];
+    store.jobs.setIntent = async () => {
+      const held = writes.length === 0; // the first write finds the lease, the one before the send does not
+      writes.push(held);
+      return held;
+    };
+    const sent: string[] = [];
+    const runner = new JobRunner({
+      jobs: store.jobs,
+      onJobReady: () => () => undefined,
+      definitions: [
+        defineJob(KIND, async (j, ctx) => {
+          await once(
+            j,
+            ctx,
+            { op: "register:cpanel" },
+            async () => false,
+            async (beforeSend) => {
+              await beforeSend();
+              sent.push("register");
+            },
+          );
+        }),
+      ],
+      logger: silentLogger(),
+      clock: systemClock,
+      pollMs: 60_000,
+      isBusy: () => false,
+    });
+    await runner.start();
+    await expect.poll(() => store.claims.length).toBe(1);
+    store.claims[0]!.resolve([job(8)]);
+    await expect.poll(() => writes).toEqual([true, false]);
+    await runner.stop(1_000);
+    expect(sent).toEqual([]);
     expect(store.endings).toEqual([]);
   });
 });
