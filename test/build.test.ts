@@ -195,15 +195,16 @@ describe("dist/ resolves files as src/ does", () => {
 
   it("every module that finds files from its own location is checked here", () => {
     const users = sources.filter((f) => /import\.meta|__dirname|__filename/.test(readFileSync(resolve(ROOT, "src", f), "utf8"))).sort();
-    // migration-files.ts and mail/index.ts are checked below; openapi.ts by the service test above.
-    expect(users).toEqual(["http/openapi.ts", "mail/index.ts", "store/migration-files.ts"]);
+    // migration-files.ts, mail/index.ts and catalog.ts are checked below; openapi.ts by the service test above.
+    expect(users).toEqual(["catalog/catalog.ts", "http/openapi.ts", "mail/index.ts", "store/migration-files.ts"]);
   });
 
-  it("from dist/, the migrations and the shipped mail templates are found in the repository", async () => {
+  it("from dist/, the migrations, the shipped mail templates and the shipped catalogue are found in the repository", async () => {
     const fromDist = async (file: string) => (await import(pathToFileURL(resolve(ROOT, "dist", file)).href)) as Record<string, unknown>;
     const migrations = await fromDist("store/sqlite/migrations.js");
     const pgMigrations = await fromDist("store/postgres/migrations.js");
     const mail = await fromDist("mail/index.js");
+    const catalog = await fromDist("catalog/catalog.js");
 
     expect(migrations.MIGRATIONS_ROOT).toBe(resolve(ROOT, "migrations"));
     expect(migrations.MIGRATIONS_DIR).toBe(resolve(ROOT, "migrations/sqlite"));
@@ -211,5 +212,6 @@ describe("dist/ resolves files as src/ does", () => {
     expect(mail.SHIPPED_TEMPLATES_DIR).toBe(resolve(ROOT, "config/mail"));
     expect(existsSync(join(mail.SHIPPED_TEMPLATES_DIR as string, "install.txt"))).toBe(true);
     expect((migrations.readMigrations as () => unknown[])().length).toBeGreaterThan(0);
+    expect(catalog.SHIPPED_CATALOG_FILE).toBe(resolve(ROOT, "config/products.json"));
   });
 });

@@ -83,9 +83,10 @@ describe("provisioning API: renew without next_due_date, repeated", () => {
     expect(await payments(second, service_identifier)).toBe(1);
   });
 
-  it.runIf(TEST_STORE === "postgres")("two instances on one database given the same renew at once add one cycle", async () => {
+  // Several instances share a database on PostgreSQL only; on SQLite the one instance gets the calls at once.
+  it("instances given the same renew at once (two on PostgreSQL, one on SQLite) add one cycle", async () => {
     const a = await start();
-    const b = await start({ env: a.env });
+    const b = TEST_STORE === "postgres" ? await start({ env: a.env }) : a;
     const { service_identifier, paidUntil } = await ordered(a);
     const answers = await Promise.all([a, b, a, b].map((x) => x.provision("renew", { service_identifier })));
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200]);

@@ -17,6 +17,10 @@ export function serveCommand(program: Command): void {
         import("../../http/listen.js"),
       ]);
       const config = configOrExit();
+      // Handlers before the first line the service prints: a SIGTERM that came after a line a
+      // supervisor or a test acts on ("listening") but before their installation would kill the
+      // process with no graceful stop. One during start-up stops the service once it is up.
+      const stopSignal = untilSignal();
       const logger = cliLogger(config);
       if (config.sandbox) {
         logger.warn(
@@ -29,10 +33,6 @@ export function serveCommand(program: Command): void {
         );
       }
       logger.info({ config: describeConfig(config) }, "configuration");
-      // Handlers first: a SIGTERM that came between the "listening" line (which a supervisor or
-      // a test may act on at once) and their installation would kill the process with no
-      // graceful stop. One that comes during start-up stops the service as soon as it is up.
-      const stopSignal = untilSignal();
       let service;
       try {
         service = await startService({ config, logger });
