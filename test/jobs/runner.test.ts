@@ -70,6 +70,23 @@ function slowClaims(options: { lostLease?: boolean } = {}) {
   return { jobs, claims, endings };
 }
 
+/** A runner of `handler` alone on `store`'s claims (polled once a minute), started and given job `id` to run. */
+async function runClaimed(store: ReturnType<typeof slowClaims>, handler: Parameters<typeof defineJob<Record<string, never>>>[1], id: number): Promise<JobRunner> {
+  const runner = new JobRunner({
+    jobs: store.jobs,
+    onJobReady: () => () => undefined,
+    definitions: [defineJob(KIND, handler)],
+    logger: silentLogger(),
+    clock: systemClock,
+    pollMs: 60_000,
+    isBusy: () => false,
+  });
+  await runner.start();
+  await expect.poll(() => store.claims.length).toBe(1);
+  store.claims[0]!.resolve([job(id)]);
+  return runner;
+}
+
 describe("job runner", () => {
   it("stopped while a claim is under way: the claimed jobs are given back untouched, never started, before stop() resolves", async () => {
     const store = slowClaims();
@@ -219,23 +236,14 @@ describe("job runner", () => {
       calls.push("intent");
       return false;
     };
-    const runner = new JobRunner({
-      jobs: store.jobs,
-      onJobReady: () => () => undefined,
-      definitions: [
-        defineJob(KIND, async (_j, ctx) => {
-          await ctx.recordIntent({ op: "register" });
-          calls.push("register");
-        }),
-      ],
-      logger: silentLogger(),
-      clock: systemClock,
-      pollMs: 60_000,
-      isBusy: () => false,
-    });
-    await runner.start();
-    await expect.poll(() => store.claims.length).toBe(1);
-    store.claims[0]!.resolve([job(7)]);
+    const runner = await runClaimed(
+      store,
+      async (_j, ctx) => {
+        await ctx.recordIntent({ op: "register" });
+        calls.push("register");
+      },
+      7,
+    );
     await expect.poll(() => calls).toEqual(["intent"]);
     await runner.stop(1_000);
     expect(calls).toEqual(["intent"]);
@@ -253,31 +261,16 @@ describe("job runner", () => {
       return held;
     };
     const sent: string[] = [];
-    const runner = new JobRunner({
-      jobs: store.jobs,
-      onJobReady: () => () => undefined,
-      definitions: [
-        defineJob(KIND, async (j, ctx) => {
-          await once(
-            j,
-            ctx,
-            { op: "register:cpanel" },
-            async () => false,
-            async (beforeSend) => {
-              await beforeSend();
-              sent.push("register");
-            },
-          );
-        }),
-      ],
-      logger: silentLogger(),
-      clock: systemClock,
-      pollMs: 60_000,
-      isBusy: () => false,
-    });
-    await runner.start();
-    await expect.poll(() => store.claims.length).toBe(1);
-    store.claims[0]!.resolve([job(8)]);
+    const runner = await runClaimed(
+      store,
+      async (j, ctx) => {
+        await once(j, ctx, { op: "register:cpanel" }, async () => false, async (beforeSend) => {
+          await beforeSend();
+          sent.push("register");
+        });
+      },
+      8,
+    );
     await expect.poll(() => writes).toEqual([true, false]);
     await runner.stop(1_000);
     expect(sent).toEqual([]);
