@@ -38,6 +38,8 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = new Command("license-bridge")
     .description("Billing-panel webhooks in, reseller licences out: registered, renewed and suspended exactly once.")
     .version("0.1.0")
+    // Also before the command (`license-bridge --json jobs list`): commands read it with optsWithGlobals.
+    .option("--json", "machine-readable output, for the commands that print")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });

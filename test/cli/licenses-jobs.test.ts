@@ -90,6 +90,12 @@ describe("licenses and jobs commands", () => {
     expect(run.json<{ jobs: { id: number; kind: string }[] }>().jobs).toEqual([expect.objectContaining({ id: blockedJob, kind: "register" })]);
   });
 
+  it("takes --json before the command too (license-bridge --json jobs list ...)", async () => {
+    const run = await runCli(["--json", "jobs", "list", "--state", "blocked", "--service-id", blocked], env);
+    expect(run.code).toBe(0);
+    expect(run.json()).toEqual((await bridge.admin(`/admin/jobs?state=blocked&service_id=${blocked}`)).body);
+  });
+
   it("jobs list --state with a state that does not exist is a usage error naming the allowed ones", async () => {
     const run = await runCli(["jobs", "list", "--state", "stuck"], env);
     expect(run.code).toBe(2);
