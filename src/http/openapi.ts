@@ -516,7 +516,7 @@ function provisioningPaths(): Record<string, unknown> {
     "400": pr("The body is not valid JSON"),
     "401": pr("No or wrong `Authorization: Bearer <PROVISIONING_TOKEN>`"),
     "404": pr("Unknown license_key / service_identifier (code unknown_service)"),
-    "409": pr("Not now: e.g. the service's termination is still being applied (code retry_later)"),
+    "409": pr("Not now (code retry_later): the same call made again later will be taken"),
     "413": pr("Parameters over 64 KiB"),
     "415": pr("A body that is neither a form nor JSON"),
     "422": pr("A wrong parameter, named in `errors` (codes validation, ip_in_use, ip_unusable, ip_change_limit, service_terminated)"),

@@ -5,7 +5,7 @@ import type { Job } from "../jobs/types.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import type { BillingCycleMonths, LitespeedVariant, ProductType } from "../reseller/vocabulary.js";
-import type { ServiceChange, ServiceRow } from "../store/store.js";
+import type { ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
@@ -15,7 +15,16 @@ import { addMonths, isoToMs } from "./record.js";
 import { jobChange, licenceTypes, mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "../reseller/upstream.js";
 
-export const REGISTER = jobKind({ kind: JOB_KINDS.register, payload: z.object({ reactivate: z.boolean().optional() }).loose() });
+export const REGISTER = jobKind({
+  kind: JOB_KINDS.register,
+  payload: z
+    .object({
+      reactivate: z.boolean().optional(),
+      /** An order that came while the service's termination was queued: its row, written once that is done. */
+      order: z.record(z.string(), z.unknown()).optional(),
+    })
+    .loose(),
+});
 
 /**
  * `service.created`: buy the licence (or bundle) exactly once, move a LiteSpeed licence to its
@@ -26,6 +35,16 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
   const { store } = deps;
   return defineJob(REGISTER, async (job, ctx) => {
     let svc = await mustGet(deps, job);
+    if (job.payload.order && svc.order_event_id !== job.eventId) {
+      if (svc.status !== "terminated") {
+        const why = `ordered again while its termination was queued, but the service is ${svc.status} (the termination was not applied): nothing to start again`;
+        await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "order skipped", detail: why }], outcome: ["skipped", why] }));
+        return;
+      }
+      const order = { ...(job.payload.order as ServicePatch), order_event_id: job.eventId };
+      await store.services.change(jobChange(job, svc.service_id, { patch: order, history: [{ action: "ordered again", detail: "the order that came while the termination was applied" }] }));
+      svc = await mustGet(deps, job);
+    }
     // An older order's job (an operator's retry after the service was ordered again) buys and mails nothing.
     if (job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
       const why = `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`;

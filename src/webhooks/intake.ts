@@ -56,11 +56,21 @@ export function createIntake(deps: IntakeDeps): Intake {
     if (event.type !== "service.created" && !existing) return { write: false, result: { status: "unknown_service" } };
     const projection = existing ? project(existing, view.unfinished) : undefined;
     const verdict = businessErrors(event, existing, projection, { ...rules, holdersOf: () => view.holders });
-    if (verdict.retryLater) return { write: false, result: { status: "retry_later", reason: verdict.retryLater } };
     if (verdict.errors) return { write: false, result: { status: "invalid", errors: verdict.errors, code: verdict.code ?? "validation" } };
 
     const plan = planFor(event, existing !== undefined && existing.status, projection);
     const serviceId = event.service.id;
+    // Ordered again while its termination is still queued: the termination must run on the row
+    // as it is, so the order's row goes with its job and is written once the termination is done.
+    if (plan.order && projection?.terminating) {
+      const update = orderOf(event, existing).update!;
+      return {
+        write: true,
+        result: { status: "accepted" },
+        event: { type: event.type, serviceId, payload: JSON.stringify(event), outcome: null, detail: null },
+        job: jobOf(REGISTER, { reactivate: true, order: update }, { serviceId, queueKey: serviceQueueKey(serviceId) }),
+      };
+    }
     return {
       write: true,
       result: { status: "accepted" },

@@ -48,8 +48,6 @@ export interface Verdict {
   errors?: FieldErrors;
   /** The most specific code of the refusal: one rule's own, or `validation` when several fields are wrong. */
   code?: ErrorCode;
-  /** Not now, but later: the event is not stored and the panel's retry will be. */
-  retryLater?: string;
 }
 
 /** Rules that need the catalogue or the stored service; an empty verdict when the event passes. */
@@ -83,9 +81,6 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     const product = catalog.product(event.service.product_id!);
     if (!product) add("service.product_id", `unknown product "${event.service.product_id}" (not in the product catalogue)`);
     checkUsable("service.ip", event.service.ip!);
-    if (projection?.terminating) {
-      return { retryLater: `service ${serviceId} is being terminated; send the order again once the termination is applied` };
-    }
     const orders = !existing || existing.status === "failed" || projection?.terminated === true;
     if (product && orders && !errors["service.ip"]) checkFree("service.ip", event.service.ip!, typesOf(product));
     return verdict();

@@ -240,17 +240,32 @@ describe("terminated services", () => {
     expect(await bridge.service.queue.list({ serviceId: id, kind: "terminate" })).toHaveLength(1);
   });
 
-  it("an order sent while the termination is still being applied is answered 409, so the panel sends it again later", async () => {
-    const { bridge } = pair();
+  // Contract §2: events of a service are applied in the order received, and an order for a
+  // terminated service starts it again. One that comes while the termination is still queued is
+  // accepted and applied after it: the licence is suspended, then unsuspended, nothing bought.
+  it("an order sent while the termination is still being applied is accepted and starts the service again after it", async () => {
+    const { sb, bridge } = pair();
     const order = createdEvent();
+    const id = order.service.id;
     await bridge.send(order);
-    await waitStatus(bridge, order.service.id, "active");
+    await waitStatus(bridge, id, "active");
+    await settle(bridge);
     await bridge.service.runner.stop(0);
-    await bridge.send(serviceEvent("service.terminated", order.service.id));
-    const res = await bridge.send(order);
-    expect(res.status).toBe(409);
-    expect(res.body.error).toMatch(/being terminated/);
-    expect(await bridge.service.queue.list({ serviceId: order.service.id, kind: "register" })).toHaveLength(1);
+    expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
+    const again = await bridge.send({ ...order, service: { ...order.service, customer: { email: "again@example.com" } } });
+    expect(again.status).toBe(202);
+    // Nothing of the new order is written before the termination has run on the row as it was.
+    expect((await bridge.service.services.get(id))?.customer_email).toBe(order.service.customer!.email);
+    await bridge.service.runner.start();
+    await waitFor(async () => (await bridge.service.services.history(id)).some((h) => h.action === "ordered again"), 10_000, "the order to be applied");
+    await waitStatus(bridge, id, "active");
+    await settle(bridge);
+    expect(upstreamCalls(sb, "register", "suspend", "unsuspend").map((r) => r.op)).toEqual(["register", "suspend", "unsuspend"]);
+    expect(sb.sandbox.ledger()).toHaveLength(1);
+    const svc = await bridge.service.services.get(id);
+    expect(svc?.customer_email).toBe("again@example.com");
+    const actions = (await bridge.service.services.history(id)).map((h) => h.action);
+    expect(actions.indexOf("terminated")).toBeLessThan(actions.indexOf("ordered again"));
   });
 });
 
