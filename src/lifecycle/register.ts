@@ -12,7 +12,7 @@ import { changeCoreOnce } from "./change-core.js";
 import { charging, once } from "./once.js";
 import { INSTALL_MAIL } from "../mail/install-mail.js";
 import { addMonths, isoToMs } from "./record.js";
-import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, jobSkipped, licenceTypes, mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "../reseller/upstream.js";
 
 export const REGISTER = jobKind({
@@ -38,7 +38,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
     if (job.payload.order && svc.order_event_id !== job.eventId) {
       if (svc.status !== "terminated") {
         const why = `ordered again while its termination was queued, but the service is ${svc.status} (the termination was not applied): nothing to start again`;
-        await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "order skipped", detail: why }], outcome: ["skipped", why] }));
+        await store.services.change(jobSkipped(job, svc.service_id, "order skipped", why));
         return;
       }
       const order = { ...(job.payload.order as ServicePatch), order_event_id: job.eventId };
@@ -48,7 +48,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
     // An older order's job (an operator's retry after the service was ordered again) buys and mails nothing.
     if (job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
       const why = `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`;
-      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "registration skipped", detail: why }], outcome: ["skipped", why] }));
+      await store.services.change(jobSkipped(job, svc.service_id, "registration skipped", why));
       return;
     }
     if (svc.status === "terminated") {
@@ -61,7 +61,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
     // may have bought it already (its intent is recorded): then the licence list must decide.
     if ((svc.status === "pending" || svc.status === "failed") && !job.intent && job.queueKey && (await terminationQueuedAfter(deps, job.id, job.queueKey))) {
       const why = "the service was terminated before its licence was bought; nothing bought, no mail sent";
-      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "registration skipped", detail: why }], outcome: ["skipped", why] }));
+      await store.services.change(jobSkipped(job, svc.service_id, "registration skipped", why));
       return;
     }
 

@@ -5,7 +5,7 @@ import { NotFoundError } from "../reseller/errors.js";
 import type { ServiceStatus } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
-import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, jobSkipped, licenceTypes, mustGet } from "./targets.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";
 
@@ -45,7 +45,7 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     const svc = await mustGet(deps, job);
     const step = transition(change, svc.status);
     if ("skip" in step) {
-      await deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: `${change} skipped`, detail: step.skip }], outcome: ["skipped", step.skip] }));
+      await deps.store.services.change(jobSkipped(job, svc.service_id, `${change} skipped`, step.skip));
       return;
     }
     const gone: string[] = [];

@@ -34,3 +34,8 @@ export function jobChange(
     ...(c.enqueue ? { enqueue: c.enqueue } : {}),
   };
 }
+
+/** A job that found nothing to do: one history entry saying why, and its event's outcome "skipped". */
+export function jobSkipped(job: Pick<Job, "id" | "eventId">, serviceId: string, action: string, why: string): ServiceChange {
+  return jobChange(job, serviceId, { history: [{ action, detail: why }], outcome: ["skipped", why] });
+}
