@@ -54,13 +54,13 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
         try {
           await deps.upstream[step.call](svc.ip, type);
         } catch (err) {
-          // Terminating a licence the reseller no longer has leaves nothing to suspend: the
-          // service ends terminated all the same (never renewed, its address free again).
-          if (err instanceof NotFoundError && change === "terminate") {
-            gone.push(type);
-            continue;
-          }
           if (err instanceof NotFoundError) {
+            // Terminating a licence the reseller no longer has leaves nothing to suspend: the
+            // service ends terminated all the same (never renewed, its address free again).
+            if (change === "terminate") {
+              gone.push(type);
+              continue;
+            }
             throw new JobFailedError(
               `the reseller has no ${type} licence for ${svc.ip}, so it cannot be ${step.call}ed; run reconcile to see the drift`,
               "upstream_not_found",
