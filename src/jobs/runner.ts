@@ -180,11 +180,21 @@ export class JobRunner {
 
   /** Looks for due jobs again in `delayMs`, when a job this runner put back falls due. */
   private wakeAfter(delayMs: number): void {
+    this.wakeAt(this.o.clock.now() + delayMs);
+  }
+
+  private wakeAt(dueAt: number): void {
     if (!this.running) return;
-    const timer = setTimeout(() => {
-      this.dueTimers.delete(timer);
-      this.wake();
-    }, delayMs);
+    const timer = setTimeout(
+      () => {
+        this.dueTimers.delete(timer);
+        // A timer may fire a millisecond before the clock the store dated the job by has reached
+        // its due time; a claim then would find nothing and the job would wait for the poll.
+        if (this.o.clock.now() < dueAt) this.wakeAt(dueAt);
+        else this.wake();
+      },
+      Math.max(1, dueAt - this.o.clock.now()),
+    );
     timer.unref();
     this.dueTimers.add(timer);
   }
