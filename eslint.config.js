@@ -15,7 +15,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bin/**/*.mjs", "bench/**/*.mjs", "test/**/*.mjs", "**/*.js"],
+    files: ["bin/**/*.mjs", "bench/**/*.mjs", "scripts/**/*.mjs", "test/**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", performance: "readonly" } },
   },
 );

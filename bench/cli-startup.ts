@@ -47,6 +47,8 @@ export async function runCliStartup(): Promise<Figure[]> {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const build = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" });
   if (build.status !== 0) throw new Error(`tsc -b tsconfig.build.json failed:\n${build.stdout}${build.stderr}`);
+  const bundle = spawnSync(process.execPath, ["scripts/bundle-cli.mjs", "--when-stale"], { cwd: ROOT, encoding: "utf8" });
+  if (bundle.status !== 0) throw new Error(`scripts/bundle-cli.mjs failed:\n${bundle.stdout}${bundle.stderr}`);
 
   const dir = mkdtempSync(join(tmpdir(), "lb-bench-cli-"));
   try {

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (dist/, built from src/ by `npm ci` through the prepare script, or by
-// `npm run build`) with plain node: no TypeScript loader in production.
+// Runs the compiled CLI with plain node, no TypeScript loader in production: dist/bundle/, which
+// `npm ci` (the prepare script) and `npm run build` make from src/ (tsc to dist/, then
+// scripts/bundle-cli.mjs).
 import { existsSync } from "node:fs";
 
-const entry = new URL("../dist/cli/main.js", import.meta.url);
+const entry = new URL("../dist/bundle/main.mjs", import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write("license-bridge: dist/ is not built: run `npm run build` (`npm ci` builds it)\n");
   process.exit(1);

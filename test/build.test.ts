@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "./helpers/e2e-child.js";
@@ -16,8 +16,13 @@ import { waitFor } from "./helpers/wait.js";
  * module load hook that writes down every ES module the process loads, and at exit adds every
  * CommonJS module (require.cache) and process.execArgv. A TypeScript loader has to be loaded to
  * work (tsx's hooks, esbuild; a `.ts` file cannot run without one), so it would be in that list.
- * The list is checked for being complete enough to mean something (it holds dist/cli/main.js and
- * commander), and a control run with `--import tsx` shows the same observer does see a loader.
+ * The list is checked for being complete enough to mean something (it holds the bundle's entry and,
+ * through the bundle's metafile, dist/cli/main.js and commander), and a control run with
+ * `--import tsx` shows the same observer does see a loader.
+ *
+ * The bin runs dist/bundle/ (scripts/bundle-cli.mjs: tsc's dist/ with zod and commander bundled by
+ * esbuild, a chunk per command). Which dist/ modules a run loaded is read from the chunks it loaded
+ * and the bundle's metafile (dist/bundle/meta.json).
  */
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -60,6 +65,18 @@ function readLoads(path: string): Loads {
 /** The project's own files among those loaded, relative to the root (node_modules left out). */
 const projectFiles = (loads: Loads) => loads.files.filter((f) => !f.includes("/node_modules/")).map((f) => relative(ROOT, f));
 
+interface BundleMeta {
+  outputs: Record<string, { inputs: Record<string, unknown> }>;
+}
+const bundleMeta = () => JSON.parse(readFileSync(resolve(ROOT, "dist/bundle/meta.json"), "utf8")) as BundleMeta;
+
+/** The files bundled into the chunks a run loaded (dist/cli/main.js, node_modules/zod/...), relative to the root. */
+function bundledModules(loads: Loads): string[] {
+  const { outputs } = bundleMeta();
+  const chunks = projectFiles(loads).filter((f) => f.startsWith("dist/bundle/"));
+  return chunks.flatMap((chunk) => Object.keys(outputs[chunk]?.inputs ?? {}));
+}
+
 interface Run {
   code: number | null;
   stdout: string;
@@ -75,11 +92,12 @@ async function runRecorded(
   args: string[],
   env: Record<string, string> = {},
   whileRunning?: (output: () => string) => Promise<void>,
+  cwd = ROOT,
 ): Promise<Run> {
   const dir = tempDir();
   const record = join(dir, "loads.txt");
   const proc = spawn(process.execPath, ["--import", pathToFileURL(RECORDER).href, ...args], {
-    cwd: ROOT,
+    cwd,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
@@ -112,8 +130,9 @@ function expectNoTypeScriptLoader(loads: Loads): void {
   // Nothing but the recorder on the command line (no --import tsx, no --loader).
   expect(loads.execArgv).toEqual(["--import", pathToFileURL(RECORDER).href]);
   // And the record means something: it saw the compiled CLI and a dependency of it.
-  expect(projectFiles(loads)).toContain("dist/cli/main.js");
-  expect(loads.packages).toContain("commander");
+  expect(projectFiles(loads)).toContain("dist/bundle/main.mjs");
+  expect(bundledModules(loads)).toContain("dist/cli/main.js");
+  expect(bundledModules(loads).filter((f) => f.startsWith("node_modules/commander/")).length).toBeGreaterThan(0);
   // The project's own code comes from dist/ only: bin/ and the recorder aside, nothing from src/.
   const own = projectFiles(loads).filter((f) => f !== "bin/license-bridge.mjs" && !f.startsWith("test/helpers/record-loads"));
   expect(own.filter((f) => !f.startsWith("dist/"))).toEqual([]);
@@ -136,8 +155,10 @@ describe("production runs compiled JavaScript", () => {
       expect(run.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
     expectNoTypeScriptLoader(run.loads);
-    // Each command imports what its action needs when it runs: help needs none of it.
-    expect(run.loads.packages).toEqual(["commander"]);
+    // Each command imports what its action needs when it runs: help needs none of it (commander
+    // is in the bundle: no package is loaded from node_modules, and no zod is in what is loaded).
+    expect(run.loads.packages).toEqual([]);
+    expect(bundledModules(run.loads).filter((f) => f.includes("node_modules/zod/"))).toEqual([]);
   });
 
   it("license-bridge jobs list opens the database without express, pino or the mailer", async () => {
@@ -152,7 +173,7 @@ describe("production runs compiled JavaScript", () => {
     expectNoTypeScriptLoader(list.loads);
     expect(list.loads.packages).toContain("better-sqlite3");
     // Only its own command module is loaded.
-    expect(projectFiles(list.loads).filter((f) => f.startsWith("dist/cli/commands/")).sort()).toEqual(["dist/cli/commands/jobs.js"]);
+    expect(bundledModules(list.loads).filter((f) => f.startsWith("dist/cli/commands/")).sort()).toEqual(["dist/cli/commands/jobs.js"]);
     for (const heavy of ["express", "pino", "pino-pretty", "nodemailer", "prom-client", "cli-progress"]) expect(list.loads.packages).not.toContain(heavy);
   });
 
@@ -172,7 +193,7 @@ describe("production runs compiled JavaScript", () => {
     // the OpenAPI version is read from ../../package.json of dist/http/ (0.0.0 if it were not found).
     expect(openapiVersion).toBe(pkg.version);
     expectNoTypeScriptLoader(run.loads);
-    expect(projectFiles(run.loads)).toContain("dist/service.js");
+    expect(bundledModules(run.loads)).toContain("dist/service.js");
     expect(run.loads.packages).toContain("express");
   });
 
@@ -197,6 +218,35 @@ describe("dist/ resolves files as src/ does", () => {
     const users = sources.filter((f) => /import\.meta|__dirname|__filename/.test(readFileSync(resolve(ROOT, "src", f), "utf8"))).sort();
     // migration-files.ts, mail/index.ts and catalog.ts are checked below; openapi.ts by the service test above.
     expect(users).toEqual(["catalog/catalog.ts", "http/openapi.ts", "mail/index.ts", "store/migration-files.ts"]);
+  });
+
+  it("the bundle's chunks sit in dist/bundle/, as deep as dist/<folder>/, so those modules' relative paths hold there too", () => {
+    const { outputs } = bundleMeta();
+    const chunks = Object.keys(outputs).filter((f) => f.endsWith(".mjs"));
+    expect(chunks.filter((f) => dirname(f) !== "dist/bundle")).toEqual([]);
+    for (const user of ["catalog/catalog.js", "http/openapi.js", "mail/index.js", "store/migration-files.js"]) {
+      expect(chunks.filter((chunk) => `dist/${user}` in outputs[chunk]!.inputs), user).toHaveLength(1);
+    }
+  });
+
+  it("the bundled service, started outside the repository, finds the shipped catalogue, mail templates, migrations and package.json", async () => {
+    const elsewhere = tempDir();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    let openapiVersion: unknown;
+    const run = await runRecorded([BIN, "serve"], { HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn" }, async (output) => {
+      await waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, 20_000, "the service to be ready").catch((err: Error) => {
+        throw new Error(`${err.message}\n--- service output ---\n${output()}`);
+      });
+      openapiVersion = ((await (await fetch(`${url}/openapi.json`)).json()) as { info: { version: string } }).info.version;
+    }, elsewhere);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(openapiVersion).toBe(pkg.version);
+    // No ./config/ where it runs: the catalogue (else no start) and templates (else this warning) are the shipped ones.
+    expect(existsSync(join(elsewhere, "config"))).toBe(false);
+    expect(run.stdout + run.stderr).not.toMatch(/template missing/);
+    expect(projectFiles(run.loads).filter((f) => !f.startsWith("dist/bundle/") && !f.startsWith("bin/") && !f.startsWith("test/helpers/"))).toEqual([]);
   });
 
   it("from dist/, the migrations, the shipped mail templates and the shipped catalogue are found in the repository", async () => {

@@ -12,7 +12,7 @@ function tsc(mode: "-b" | "-p") {
 
 /**
  * Tests that run the CLI or the service in a child process spawn `node bin/license-bridge.mjs`,
- * which runs the compiled dist/. So dist/ is brought up to date with src/ once, before any test:
+ * which runs the compiled dist/ (its bundle). So dist/ is brought up to date with src/ once, before any test:
  * `tsc -b` compares its inputs with the last build (dist/.tsbuildinfo) and does nothing, in about
  * half a second, when none changed; otherwise it recompiles what did. On a fresh clone `npm ci`
  * has just built; during development src/ was edited since, and the children run the edit.
@@ -22,6 +22,13 @@ export default function buildDist(): void {
   const state = globalThis as { licenseBridgeDistBuilt?: boolean };
   if (state.licenseBridgeDistBuilt) return;
   state.licenseBridgeDistBuilt = true;
+  compile();
+  // Then the bundle the bin runs (scripts/bundle-cli.mjs), when dist/ changed since it was made.
+  const bundle = spawnSync(process.execPath, ["scripts/bundle-cli.mjs", "--when-stale"], { cwd: ROOT, encoding: "utf8" });
+  if (bundle.status !== 0) throw new Error(`could not bundle dist/ (scripts/bundle-cli.mjs exited ${bundle.status ?? bundle.signal}):\n${bundle.stdout}${bundle.stderr}`);
+}
+
+function compile(): void {
   const build = tsc("-b");
   removeOrphans();
   if (build.status === 0) return;

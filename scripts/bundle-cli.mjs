@@ -1,0 +1,80 @@
+// The CLI as `npx license-bridge` and `npm start` run it: dist/cli/main.js (tsc's output) and
+// what it imports of our code, zod and commander, bundled by esbuild into dist/bundle/. Each
+// command's lazy import stays a chunk of its own (splitting), so a command still loads only what
+// it needs. Why: Node 20 has no compile cache, and zod alone is 95 ES modules (64 of them
+// locales) that every command loads through the config: resolving, reading and linking them one
+// by one took about 90 ms of a `jobs list`.
+// zod's `locales` namespace (every language's error messages, 40 % of zod's code) is bundled as
+// English only: zod's own default, set by zod itself from locales/en.js, and nothing here
+// switches language (no z.config, no z.locales). The tests run src/ with the whole of zod.
+// Every other package stays in node_modules (native better-sqlite3; pino's worker transports;
+// express and the rest load only under `serve`). Chunks sit in dist/bundle/, as deep as
+// dist/<folder>/, so the paths our code resolves from import.meta.url (../../migrations,
+// ../../config/...) find the same files.
+import { build } from "esbuild";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8"));
+const BUNDLED = new Set(["zod", "commander"]);
+const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));
+
+/** zod's `../locales/index.js` (every language) as a module with English alone. */
+const englishOnlyZodLocales = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: resolve(args.resolveDir, "../locales/en.js"), namespace: "zod-locales" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: root,
+      loader: "js",
+    }));
+  },
+};
+
+const outdir = resolve(root, "dist/bundle");
+const metaFile = resolve(outdir, "meta.json");
+
+/**
+ * `--when-stale` (the tests' global setup, the benchmarks): nothing to do when the bundle is newer
+ * than every file of dist/ it is made from, this script and package.json. `tsc -b` rewrites only
+ * the outputs of changed sources, so after a build with no change the bundle stays as it is, also
+ * under a test run that is using it.
+ */
+function upToDate() {
+  if (!existsSync(metaFile)) return false;
+  const built = statSync(metaFile).mtimeMs;
+  const dist = resolve(root, "dist");
+  const inputs = readdirSync(dist, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".js") && !f.startsWith("bundle"))
+    .map((f) => resolve(dist, f));
+  return [...inputs, import.meta.filename, resolve(root, "package.json")].every((f) => statSync(f).mtimeMs <= built);
+}
+
+if (process.argv.includes("--when-stale") && upToDate()) process.exit(0);
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  entryPoints: { main: resolve(root, "dist/cli/main.js") },
+  absWorkingDir: root, // the metafile's paths are relative to it
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  outExtension: { ".js": ".mjs" },
+  // commander is CommonJS: its require() of node: built-ins needs a require in an ES module.
+  banner: { js: 'import { createRequire as __lbCreateRequire } from "node:module"; const require = __lbCreateRequire(import.meta.url);' },
+  external,
+  plugins: [englishOnlyZodLocales],
+  sourcemap: true,
+  // Which dist/ files each chunk holds: test/build.test.ts maps the chunks a command loaded back
+  // to the modules, to show a command still loads only its own.
+  metafile: true,
+  logLevel: "warning",
+});
+// Written last: its time is the bundle's (see upToDate).
+writeFileSync(metaFile, JSON.stringify(result.metafile));
