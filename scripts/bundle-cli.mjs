@@ -13,9 +13,12 @@
 // ../../config/...) find the same files.
 import { build } from "esbuild";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const root = resolve(import.meta.dirname, "..");
+// Not import.meta.dirname/filename: this runs in `npm ci`, and package.json allows Node 20.10.
+const self = fileURLToPath(import.meta.url);
+const root = resolve(dirname(self), "..");
 const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8"));
 const BUNDLED = new Set(["zod", "commander"]);
 const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));
@@ -51,7 +54,7 @@ function upToDate() {
   const inputs = readdirSync(dist, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".js") && !f.startsWith("bundle"))
     .map((f) => resolve(dist, f));
-  return [...inputs, import.meta.filename, resolve(root, "package.json")].every((f) => statSync(f).mtimeMs <= built);
+  return [...inputs, self, resolve(root, "package.json")].every((f) => statSync(f).mtimeMs <= built);
 }
 
 if (process.argv.includes("--when-stale") && upToDate()) process.exit(0);
