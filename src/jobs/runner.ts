@@ -92,6 +92,9 @@ export function judgeFailure(err: unknown): Verdict {
   return { disposition: "retry", message, code: "job_failed" };
 }
 
+/** The longest delay setTimeout takes (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One write of a finished attempt's bookkeeping, retried as a whole when the store is busy. */
 type Step = () => Promise<void> | void;
 
@@ -193,7 +196,9 @@ export class JobRunner {
         if (this.o.clock.now() < dueAt) this.wakeAt(dueAt);
         else this.wake();
       },
-      Math.max(1, dueAt - this.o.clock.now()),
+      // setTimeout fires a longer delay than 2^31-1 ms after 1 ms (TimeoutOverflowWarning): the
+      // re-arm above would then spin until the due time. Past that range it looks again then.
+      Math.min(MAX_TIMER_MS, Math.max(1, dueAt - this.o.clock.now())),
     );
     timer.unref();
     this.dueTimers.add(timer);

@@ -240,6 +240,45 @@ describe("job runner", () => {
     }
   });
 
+  // setTimeout takes at most 2^31-1 ms (24.8 days); a longer delay fires after 1 ms, with a
+  // TimeoutOverflowWarning. A job deferred further out (a lost answer's lost_at written by an
+  // instance whose clock ran weeks ahead) must not make the due-time wake re-arm every millisecond.
+  it("a due time beyond setTimeout's range arms no timer that fires at once", async () => {
+    const opened = await sqliteFactory.open({ clock: systemClock });
+    let runs = 0;
+    let overflows = 0;
+    const onWarning = (w: Error) => {
+      if (w.name === "TimeoutOverflowWarning") overflows++;
+    };
+    process.on("warning", onWarning);
+    const runner = new JobRunner({
+      jobs: opened.store.jobs,
+      onJobReady: (l) => opened.store.onJobReady(l),
+      definitions: [
+        defineJob(KIND, async () => {
+          runs++;
+          throw new JobDeferredError(Date.now() + 30 * 86_400_000, "a month from now", false);
+        }),
+      ],
+      logger: silentLogger(),
+      clock: systemClock,
+      pollMs: 60_000,
+      isBusy: () => false,
+    });
+    try {
+      await runner.start();
+      const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
+      await expect.poll(async () => (await opened.store.jobs.get(id))?.lastError, { timeout: 5_000 }).toBe("a month from now");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(runs).toBe(1);
+      expect(overflows).toBe(0);
+    } finally {
+      process.off("warning", onWarning);
+      await runner.stop(1_000);
+      await opened.close();
+    }
+  });
+
   // The fence before a charge (contract §10: each job runs on one instance at a time): a worker
   // paused past its lease finds, when it announces its call, that it no longer holds the job.
   it("makes no call and records nothing when the intent finds the job's lease lost", async () => {
