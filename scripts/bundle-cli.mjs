@@ -13,7 +13,7 @@
 // ../../config/...) find the same files.
 import { build } from "esbuild";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // Not import.meta.dirname/filename: this runs in `npm ci`, and package.json allows Node 20.10.
@@ -41,23 +41,32 @@ const englishOnlyZodLocales = {
 const outdir = resolve(root, "dist/bundle");
 const metaFile = resolve(outdir, "meta.json");
 
-/**
- * `--when-stale` (the tests' global setup, the benchmarks): nothing to do when the bundle is newer
- * than every file of dist/ it is made from, this script and package.json. `tsc -b` rewrites only
- * the outputs of changed sources, so after a build with no change the bundle stays as it is, also
- * under a test run that is using it.
- */
-function upToDate() {
-  if (!existsSync(metaFile)) return false;
-  const built = statSync(metaFile).mtimeMs;
+const stampFile = resolve(outdir, "inputs.json");
+
+/** What the bundle is made from, as it is now: each file of dist/ (the bundle aside), this script and package.json, with its time and size. */
+function inputs() {
   const dist = resolve(root, "dist");
-  const inputs = readdirSync(dist, { recursive: true, encoding: "utf8" })
+  const files = readdirSync(dist, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".js") && !f.startsWith("bundle"))
     .map((f) => resolve(dist, f));
-  return [...inputs, self, resolve(root, "package.json")].every((f) => statSync(f).mtimeMs <= built);
+  return JSON.stringify(
+    [...files, self, resolve(root, "package.json")].sort().map((f) => {
+      const { mtimeMs, size } = statSync(f);
+      return [relative(root, f), mtimeMs, size];
+    }),
+  );
 }
 
-if (process.argv.includes("--when-stale") && upToDate()) process.exit(0);
+/**
+ * `--when-stale` (the tests' global setup, the benchmarks): nothing to do when the inputs are as
+ * they were when the bundle was made. They are recorded before esbuild reads them, so a file
+ * written during the build (tsc -b --watch, another test run) shows as a change; and compared for
+ * equality, not against the bundle's time, so a file replaced by an older one does too. `tsc -b`
+ * rewrites only the outputs of changed sources, so after a build with no change the bundle stays
+ * as it is, also under a test run that is using it.
+ */
+const before = inputs();
+if (process.argv.includes("--when-stale") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === before) process.exit(0);
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: { main: resolve(root, "dist/cli/main.js") },
@@ -79,5 +88,6 @@ const result = await build({
   metafile: true,
   logLevel: "warning",
 });
-// Written last: its time is the bundle's (see upToDate).
 writeFileSync(metaFile, JSON.stringify(result.metafile));
+// Written last: without it, --when-stale builds again.
+writeFileSync(stampFile, before);
