@@ -132,7 +132,7 @@ function expectNoTypeScriptLoader(loads: Loads): void {
   // And the record means something: it saw the compiled CLI and a dependency of it.
   expect(projectFiles(loads)).toContain("dist/bundle/main.mjs");
   expect(bundledModules(loads)).toContain("dist/cli/main.js");
-  expect(bundledModules(loads).filter((f) => f.startsWith("node_modules/commander/")).length).toBeGreaterThan(0);
+  expect(bundledModules(loads).filter((f) => f.includes("node_modules/commander/")).length).toBeGreaterThan(0);
   // The project's own code comes from dist/ only: bin/ and the recorder aside, nothing from src/.
   const own = projectFiles(loads).filter((f) => f !== "bin/license-bridge.mjs" && !f.startsWith("test/helpers/record-loads"));
   expect(own.filter((f) => !f.startsWith("dist/"))).toEqual([]);
