@@ -43,17 +43,24 @@ const metaFile = resolve(outdir, "meta.json");
 
 const stampFile = resolve(outdir, "inputs.json");
 
-/** What the bundle is made from, as it is now: each file of dist/ (the bundle aside), this script and package.json, with its time and size. */
+/**
+ * What the bundle is made from, as it is now: each file of dist/ (the bundle aside), this script,
+ * package.json and package-lock.json (zod and commander come from node_modules: an `npm update`
+ * that changes them changes the lock), with its time and size.
+ */
 function inputs() {
   const dist = resolve(root, "dist");
   const files = readdirSync(dist, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".js") && !f.startsWith("bundle"))
     .map((f) => resolve(dist, f));
   return JSON.stringify(
-    [...files, self, resolve(root, "package.json")].sort().map((f) => {
-      const { mtimeMs, size } = statSync(f);
-      return [relative(root, f), mtimeMs, size];
-    }),
+    [...files, self, resolve(root, "package.json"), resolve(root, "package-lock.json")]
+      .filter((f) => existsSync(f))
+      .sort()
+      .map((f) => {
+        const { mtimeMs, size } = statSync(f);
+        return [relative(root, f), mtimeMs, size];
+      }),
   );
 }
 
