@@ -8,7 +8,7 @@ import { JobRunner } from "../../src/jobs/runner.js";
 import type { Job } from "../../src/jobs/types.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
-import { sqliteFactory } from "../helpers/stores.js";
+import { sqliteFactory, type OpenedStore } from "../helpers/stores.js";
 import { once } from "../../src/lifecycle/once.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
@@ -85,6 +85,23 @@ async function runClaimed(store: ReturnType<typeof slowClaims>, handler: Paramet
   await expect.poll(() => store.claims.length).toBe(1);
   store.claims[0]!.resolve([job(id)]);
   return runner;
+}
+
+/** A runner of `handler` alone on a real store, polling once a minute: only its own wakes run a job. */
+function runnerOn(
+  opened: OpenedStore,
+  handler: Parameters<typeof defineJob<Record<string, never>>>[1],
+  options: { clock: Clock; baseDelayMs?: number },
+): JobRunner {
+  return new JobRunner({
+    jobs: opened.store.jobs,
+    onJobReady: (l) => opened.store.onJobReady(l),
+    definitions: [defineJob(KIND, handler)],
+    logger: silentLogger(),
+    pollMs: 60_000,
+    isBusy: () => false,
+    ...options,
+  });
 }
 
 describe("job runner", () => {
@@ -214,21 +231,14 @@ describe("job runner", () => {
   ] as const)("runs %s again when it falls due, not at the next poll (%s)", async (_name, _clockName, clock, failure) => {
     const opened = await sqliteFactory.open({ clock });
     let runs = 0;
-    const runner = new JobRunner({
-      jobs: opened.store.jobs,
-      onJobReady: (l) => opened.store.onJobReady(l),
-      definitions: [
-        defineJob(KIND, async () => {
-          const err = failure(++runs);
-          if (err) throw err;
-        }),
-      ],
-      logger: silentLogger(),
-      clock,
-      pollMs: 60_000,
-      baseDelayMs: 100,
-      isBusy: () => false,
-    });
+    const runner = runnerOn(
+      opened,
+      async () => {
+        const err = failure(++runs);
+        if (err) throw err;
+      },
+      { clock, baseDelayMs: 100 },
+    );
     try {
       await runner.start();
       const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
@@ -251,20 +261,14 @@ describe("job runner", () => {
       if (w.name === "TimeoutOverflowWarning") overflows++;
     };
     process.on("warning", onWarning);
-    const runner = new JobRunner({
-      jobs: opened.store.jobs,
-      onJobReady: (l) => opened.store.onJobReady(l),
-      definitions: [
-        defineJob(KIND, async () => {
-          runs++;
-          throw new JobDeferredError(Date.now() + 30 * 86_400_000, "a month from now", false);
-        }),
-      ],
-      logger: silentLogger(),
-      clock: systemClock,
-      pollMs: 60_000,
-      isBusy: () => false,
-    });
+    const runner = runnerOn(
+      opened,
+      async () => {
+        runs++;
+        throw new JobDeferredError(Date.now() + 30 * 86_400_000, "a month from now", false);
+      },
+      { clock: systemClock },
+    );
     try {
       await runner.start();
       const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
