@@ -20,7 +20,9 @@ export type UpstreamConfig =
       legacy: { url: string; token: string } | null;
     };
 
-export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN"> {
+export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN" | "PRODUCTS_FILE"> {
+  /** The catalogue file read, as an absolute path (see catalogFile). */
+  PRODUCTS_FILE: string;
   /** Unset outside sandbox mode when not configured: the provisioning API then answers 404. */
   PROVISIONING_TOKEN?: string;
   sandbox: boolean;

@@ -113,7 +113,8 @@ export const configSchema = z
       .optional(),
     MAIL_FROM: mailbox.default("licenses@localhost"),
     OPERATOR_EMAIL: email.optional(),
-    PRODUCTS_FILE: z.string().min(1).default("config/products.json"),
+    // Unset: config/products.json of the working directory, else the shipped one (load.ts, catalogFile).
+    PRODUCTS_FILE: z.string().min(1).optional(),
     RENEWAL_CRON: z
       .string()
       .refine((c) => isValidCron(c), { error: "is not a valid cron expression" })
