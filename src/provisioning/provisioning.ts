@@ -93,6 +93,9 @@ const RENEW_REPEAT_WINDOW_MS = 24 * 60 * 60_000;
 
 const hasDueDate = (job: Job) => typeof (job.payload as { next_due_date?: unknown } | null)?.next_due_date === "string";
 
+/** The latest of `jobs` that does what `call` does. */
+const lastOfCall = (jobs: readonly Job[], call: Exclude<ProvisioningCall, "info">) => jobs.findLast((j) => j.kind === KIND_OF[call]);
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const INSTALL_COMMAND_TTL_MS = 5 * 60_000;
 
@@ -213,9 +216,12 @@ export function createProvisioning(deps: ProvisioningDeps) {
   const jobOfEvent = async (serviceId: string, call: Exclude<ProvisioningCall, "info">, eventId: string): Promise<Job | undefined> =>
     (await deps.jobs.list({ serviceId, kind: KIND_OF[call], limit: 20 })).find((j) => j.eventId === eventId);
 
+  /** The service's unfinished jobs, in queue order. */
+  const unfinishedOf = (serviceId: string) => deps.jobs.unfinished(serviceQueueKey(serviceId));
+
   /** The latest unfinished job of the call's kind: what an earlier identical call queued and is still waiting for. */
   const underWay = async (serviceId: string, call: Exclude<ProvisioningCall, "info">): Promise<Job | undefined> =>
-    (await deps.jobs.unfinished(serviceQueueKey(serviceId))).findLast((j) => j.kind === KIND_OF[call]);
+    lastOfCall(await unfinishedOf(serviceId), call);
 
   /**
    * The answer for the call's own job (`ownId`), or the licence when the call has no work of its
@@ -226,7 +232,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
     const deadline = now() + deps.waitMs;
     if (ownId !== undefined) {
       // Called again after a refusal (the balance topped up, the token fixed): run the blocked job again.
-      const head = (await deps.jobs.unfinished(serviceQueueKey(serviceId)))[0];
+      const head = (await unfinishedOf(serviceId))[0];
       if (head?.state === "blocked" && head.kind === KIND_OF[call] && head.id <= ownId) await deps.jobs.retry(head.id);
     }
     // What the wait last saw blocking the call's job from earlier in its queue (until() returns the job it last judged).
@@ -316,10 +322,8 @@ export function createProvisioning(deps: ProvisioningDeps) {
       if (!p.ok) return p.answer;
       const { svc } = p;
       // Already there (nothing to change), or on its way there (answer for the change under way).
-      const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
-      if (p.value.new_ip === project(svc, unfinished).ip) {
-        return outcome("change-ip", svc.service_id, unfinished.findLast((j) => j.kind === JOB_KINDS.changeIp)?.id);
-      }
+      const unfinished = await unfinishedOf(svc.service_id);
+      if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, lastOfCall(unfinished, "change-ip")?.id);
       const event: BillingEvent = { type: "service.ip_changed", service: { id: svc.service_id, ip: svc.ip }, changes: { ip: p.value.new_ip } };
       return submit("change-ip", event, keyParamOf(p.value));
     },
@@ -328,8 +332,8 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const p = await located(changePackageParams, params);
       if (!p.ok) return p.answer;
       const { svc } = p;
-      const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
-      if (p.value.package_identifier === svc.product_id && !unfinished.some((j) => j.kind === JOB_KINDS.changeProduct)) {
+      const unfinished = await unfinishedOf(svc.service_id);
+      if (p.value.package_identifier === svc.product_id && !lastOfCall(unfinished, "change-package")) {
         return outcome("change-package", svc.service_id, undefined);
       }
       const event: BillingEvent = {
@@ -352,9 +356,9 @@ export function createProvisioning(deps: ProvisioningDeps) {
     const { svc } = p;
     // Already so, or on its way there: queue nothing (a job queued behind a blocked one would
     // make a repeat wait for that), and answer for the same call's job if it is still under way.
-    const unfinished = await deps.jobs.unfinished(serviceQueueKey(svc.service_id));
+    const unfinished = await unfinishedOf(svc.service_id);
     if (call !== "terminate" && statusAfter(svc, unfinished) === (call === "suspend" ? "suspended" : "active")) {
-      return outcome(call, svc.service_id, unfinished.findLast((j) => j.kind === KIND_OF[call])?.id);
+      return outcome(call, svc.service_id, lastOfCall(unfinished, call)?.id);
     }
     return submit(call, { type, service: { id: svc.service_id } }, keyParamOf(p.value));
   }
