@@ -56,10 +56,11 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       return;
     }
 
+    const toBuy = svc.status === "pending" || svc.status === "failed";
     // The panel terminated the service while this order waited (blocked on the balance, say): a
     // licence bought now would be suspended at once and never used. Unless an earlier attempt
     // may have bought it already (its intent is recorded): then the licence list must decide.
-    if ((svc.status === "pending" || svc.status === "failed") && !job.intent && job.queueKey && (await terminationQueuedAfter(deps, job.id, job.queueKey))) {
+    if (toBuy && !job.intent && job.queueKey && (await terminationQueuedAfter(deps, job.id, job.queueKey))) {
       const why = "the service was terminated before its licence was bought; nothing bought, no mail sent";
       await store.services.change(jobSkipped(job, svc.service_id, "registration skipped", why));
       return;
@@ -67,7 +68,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
 
     // The activation is written with the job's ending (one commit), unless a later step needs it first.
     let activation: ServiceChange | undefined;
-    if (svc.status === "pending" || svc.status === "failed") {
+    if (toBuy) {
       const reactivate = job.payload.reactivate === true;
       const bought = (reactivate ? await reactivateIfPresent(deps, svc) : undefined) ?? (await buy(deps, job, ctx, svc));
       activation = activate(deps, job, svc, bought);
