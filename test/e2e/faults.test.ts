@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, sleep, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { orderActive, settle, sleep, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+
+/** The blocked jobs, as GET /admin/jobs lists them, once there is one. */
+function blockedJobs(bridge: Pair["bridge"]) {
+  return waitFor(async () => {
+    const jobs = (await bridge.admin("/admin/jobs?state=blocked")).body.jobs as { id: number; service_id: string; kind: string }[];
+    return jobs.length > 0 && jobs;
+  });
+}
 
 describe("faults: lost answers and transient errors", () => {
   const pair = usePair();
@@ -34,10 +42,7 @@ describe("faults: lost answers and transient errors", () => {
     const event = createdEvent();
     const id = event.service.id;
     await bridge.send(event);
-    const blocked = await waitFor(async () => {
-      const jobs = (await bridge.admin("/admin/jobs?state=blocked")).body.jobs as { id: number; service_id: string; kind: string }[];
-      return jobs.length > 0 && jobs;
-    });
+    const blocked = await blockedJobs(bridge);
     expect(blocked).toEqual([expect.objectContaining({ kind: "register", service_id: id, state: "blocked" })]);
     const svc = (await bridge.admin(`/admin/services/${id}`)).body;
     expect(svc.status).toBe("pending");
@@ -62,10 +67,7 @@ describe("faults: a termination behind a blocked order", () => {
     const event = createdEvent();
     const id = event.service.id;
     await bridge.send(event);
-    const blocked = await waitFor(async () => {
-      const jobs = (await bridge.admin("/admin/jobs?state=blocked")).body.jobs as { id: number }[];
-      return jobs.length > 0 && jobs;
-    });
+    const blocked = await blockedJobs(bridge);
     expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
     sb.sandbox.setBalance(1000);
     expect((await bridge.admin(`/admin/jobs/${blocked[0]!.id}/retry`, { method: "POST" })).status).toBe(202);
