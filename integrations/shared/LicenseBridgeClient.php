@@ -138,6 +138,53 @@ if (!class_exists('LicenseBridgeClient', false)) {
             }
         }
 
+        /**
+         * A customer's name as the bridge takes it: printable (control characters and line
+         * separators become spaces), at most 200 UTF-16 units (what the bridge counts), null
+         * when nothing is left. A name must never block a purchase. Plain PCRE, so a PHP
+         * without mbstring (Debian's php-cli, many panel hosts) runs it.
+         */
+        public static function customerName(?string $name): ?string
+        {
+            $name = self::printable((string) $name);
+            $name = self::clip($name, 200);
+            return $name !== '' ? $name : null;
+        }
+
+        /** Text with control characters and line separators as single spaces, trimmed; valid UTF-8. */
+        public static function printable(string $text): string
+        {
+            if (preg_match('//u', $text) !== 1) {
+                // Not UTF-8 (a panel on a legacy charset): keep the ASCII that is certain.
+                $text = (string) preg_replace('/[^\x20-\x7E]+/', ' ', $text);
+            }
+            return trim((string) preg_replace('/[\x{0}-\x{1F}\x{7F}-\x{9F}\x{2028}\x{2029}]+/u', ' ', $text));
+        }
+
+        /**
+         * The longest prefix of a UTF-8 text within $units UTF-16 units (a character outside the
+         * BMP counts two, as in JavaScript), never cutting a character in half.
+         */
+        public static function clip(string $text, int $units): string
+        {
+            if (strlen($text) <= $units) {
+                return $text;
+            }
+            if (preg_match_all('/./su', $text, $chars) === false) {
+                return (string) preg_replace('/[^\x20-\x7E]+/', ' ', substr($text, 0, $units));
+            }
+            $out = '';
+            $used = 0;
+            foreach ($chars[0] as $char) {
+                $used += strlen($char) === 4 ? 2 : 1;
+                if ($used > $units) {
+                    break;
+                }
+                $out .= $char;
+            }
+            return rtrim($out);
+        }
+
         /** Removes each secret (and its URL-encoded form) from a text. */
         public static function scrub(string $text, array $secrets): string
         {

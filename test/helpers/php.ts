@@ -9,11 +9,17 @@ import { fileURLToPath } from "node:url";
 
 export const INTEGRATIONS = fileURLToPath(new URL("../../integrations", import.meta.url));
 
+/**
+ * A PHP with no php.ini and only the curl extension loaded (json is part of PHP 8): the least a
+ * stock panel host has, so a module that needs mbstring, intl or anything else fails here.
+ */
+export const BARE_PHP = ["-n", "-d", "extension=curl"] as const;
+
 /** Why the PHP tests cannot run here, or null when they can. */
 export function phpUnavailable(extensions: readonly string[] = ["curl"]): string | null {
   const why = (() => {
     if (process.env.LB_SKIP_PHP) return "LB_SKIP_PHP is set";
-    const probe = spawnSync("php", ["-r", `foreach (${JSON.stringify(extensions)} as $e) { if (!extension_loaded($e)) { echo $e; exit(3); } }`], {
+    const probe = spawnSync("php", [...BARE_PHP, "-r", `foreach (${JSON.stringify(extensions)} as $e) { if (!extension_loaded($e)) { echo $e; exit(3); } }`], {
       encoding: "utf8",
       timeout: 10_000,
     });
@@ -41,7 +47,7 @@ export function runPhp(script: string, args: string[] = [], env: Record<string, 
   return new Promise((resolve, reject) => {
     execFile(
       "php",
-      ["-d", "error_reporting=E_ALL", "-d", "display_errors=stderr", script, ...args],
+      [...BARE_PHP, "-d", "error_reporting=E_ALL", "-d", "display_errors=stderr", script, ...args],
       { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: "utf8" },
       (error, stdout, stderr) => {
         if (error && typeof (error as { code?: unknown }).code !== "number") return reject(error);

@@ -90,3 +90,40 @@ describe.skipIf(skip !== null)(`the shared PHP client against a running bridge${
     expect(info.result.data.status).toBe("active");
   });
 });
+
+describe.skipIf(skip !== null)(`the shared PHP client's text rules on a PHP without mbstring${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const TEXT_DRIVER = join(INTEGRATIONS, "shared/tests/client-text.php");
+  const run = async (texts: Buffer[]) => {
+    const r = await runPhp(TEXT_DRIVER, [], { LB_TEXTS: JSON.stringify(texts.map((t) => t.toString("base64"))) });
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.json<{ mbstring: boolean; names: (string | null)[]; clipped: string[] }>();
+    const text = (b: string | null) => (b === null ? null : Buffer.from(b, "base64").toString("utf8"));
+    return { mbstring: out.mbstring, names: out.names.map(text), clipped: out.clipped.map(text) };
+  };
+
+  it("runs on the bare PHP the modules are tested on: mbstring is not loaded", async () => {
+    expect((await run([])).mbstring).toBe(false);
+  });
+
+  it("a customer's name: control characters and line separators become one space, at most 200 UTF-16 units, blank is none", async () => {
+    const astral = "😀".repeat(150); // 300 UTF-16 units, 600 bytes
+    const out = await run([
+      Buffer.from("Ann\u0000\u001fExample\u2028Ltd"),
+      Buffer.from("é".repeat(250)),
+      Buffer.from(astral),
+      Buffer.from(" \t\n "),
+      Buffer.from([0x41, 0x6e, 0x6e, 0xff, 0xfe, 0x42]), // not UTF-8
+    ]);
+    expect(out.names[0]).toBe("Ann Example Ltd");
+    expect(out.names[1]).toBe("é".repeat(200));
+    expect(out.names[2]).toBe("😀".repeat(100));
+    expect(out.names[2]!.length).toBe(200); // what the bridge's schema counts
+    expect(out.names[3]).toBeNull();
+    expect(out.names[4]).toBe("Ann B");
+  });
+
+  it("clip never cuts a character in half", async () => {
+    const out = await run([Buffer.from("abcdé"), Buffer.from("abcd😀"), Buffer.from("ab€€€€")]);
+    expect(out.clipped).toEqual(["abcdé", "abcd", "ab€€€"]);
+  });
+});

@@ -242,7 +242,7 @@ class LicenseBridge extends Module
     {
         $port = trim((string) $port);
 
-        return $port === '' || (ctype_digit($port) && (int) $port >= 1 && (int) $port <= 65535);
+        return $port === '' || (preg_match('/^[0-9]+$/D', $port) === 1 && (int) $port >= 1 && (int) $port <= 65535);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1556,11 +1556,7 @@ class LicenseBridge extends Module
         if ($name === '' && isset($client->company)) {
             $name = trim((string) $client->company);
         }
-        // The bridge takes printable text only (no control characters, no line separators).
-        $clean = preg_replace('/[\x{0000}-\x{001F}\x{007F}-\x{009F}\x{2028}\x{2029}]+/u', ' ', $name);
-        $name = trim($clean ?? (string) preg_replace('/[^\x20-\x7E]+/', ' ', $name));
-
-        return $name !== '' ? (function_exists('mb_substr') ? mb_substr($name, 0, 200) : substr($name, 0, 200)) : null;
+        return \LicenseBridgeClient::customerName($name);
     }
 
     /**

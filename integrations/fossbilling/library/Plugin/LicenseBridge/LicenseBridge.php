@@ -594,7 +594,7 @@ final class LicenseBridge
             foreach ($s['products'] as $fb => $package) {
                 $package = self::id($package);
                 if (self::positiveInt($fb) === null || $package === null) {
-                    $problems[] = "'products' entry " . (is_int($fb) || ctype_digit((string) $fb) ? "#{$fb}" : '(bad key)') . ' must be a FOSSBilling product id => a bridge product id';
+                    $problems[] = "'products' entry " . (is_int($fb) || preg_match('/^[0-9]+$/D', (string) $fb) === 1 ? "#{$fb}" : '(bad key)') . ' must be a FOSSBilling product id => a bridge product id';
                     continue;
                 }
                 $products[(string) $fb] = $package;

@@ -631,12 +631,7 @@ class LicenseBridge extends Server
      */
     private static function printableName(string $name): string
     {
-        $name = trim((string) preg_replace('/[\x{0}-\x{1F}\x{7F}-\x{9F}\x{2028}\x{2029}]+/u', ' ', $name));
-        $name = mb_substr($name, 0, 200);
-        while ($name !== '' && strlen((string) mb_convert_encoding($name, 'UTF-16LE', 'UTF-8')) > 400) {
-            $name = mb_substr($name, 0, -1);
-        }
-        return trim($name);
+        return (string) \LicenseBridgeClient::customerName($name);
     }
 
     /** Stores a value on the service, as Paymenter's own server extensions do. */

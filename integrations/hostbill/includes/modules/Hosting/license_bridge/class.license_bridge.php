@@ -650,7 +650,7 @@ class license_bridge extends HostingModule
 
     private static function lbCut(string $text, int $length): string
     {
-        return function_exists('mb_substr') ? mb_substr($text, 0, $length, 'UTF-8') : substr($text, 0, $length);
+        return \LicenseBridgeClient::clip($text, $length);
     }
 
     private static function lbKeyNote(array $data): string

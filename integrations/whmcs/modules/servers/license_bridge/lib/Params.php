@@ -125,7 +125,7 @@ final class Params
     public function timeout(): int
     {
         $v = $this->option(self::OPTION_TIMEOUT);
-        $n = ctype_digit($v) ? (int) $v : 25;
+        $n = preg_match('/^[0-9]+$/D', $v) === 1 ? (int) $v : 25;
         return max(5, min(120, $n));
     }
 
@@ -220,7 +220,7 @@ final class Params
         if ($name === '') {
             $name = trim(trim((string) ($c['firstname'] ?? '')) . ' ' . trim((string) ($c['lastname'] ?? '')));
         }
-        return mb_substr($name, 0, 200);
+        return (string) \LicenseBridgeClient::customerName($name);
     }
 
     /**
