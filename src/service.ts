@@ -12,7 +12,7 @@ import { reconcileRouter } from "./http/reconcile-routes.js";
 import type { JobDefinition } from "./jobs/define.js";
 import { JobRunner, type RunnerObserver } from "./jobs/runner.js";
 import type { LifecycleDeps } from "./lifecycle/deps.js";
-import { lifecycleJobs, stopRecord } from "./lifecycle/handlers.js";
+import { lifecycleJobs, skipRecord, stopRecord } from "./lifecycle/handlers.js";
 import type { Logger } from "./log/logger.js";
 import { createMailer, mailJobs, type Mailer } from "./mail/index.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -158,6 +158,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     pollMs: options.pollMs,
     definitions,
     stopRecord,
+    skipRecord,
     observer: {
       attemptFinished: (job, outcome, ms, error) => {
         waiter.notify(job.id);

@@ -99,6 +99,7 @@ export const jobSchema = z.object({
   attempts: z.number().int(),
   max_attempts: z.number().int(),
   last_error: z.string().nullable(),
+  skipped: z.string().nullable().describe("A succeeded job that did not do its work, and why (e.g. a renewal of a service being terminated)"),
   run_at: nullableIso,
   created_at: nullableIso,
   updated_at: nullableIso,

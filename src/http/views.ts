@@ -40,6 +40,7 @@ export function jobView(j: Job) {
     attempts: j.attempts,
     max_attempts: j.maxAttempts,
     last_error: j.lastError,
+    skipped: j.skipped,
     run_at: iso(j.runAt),
     created_at: iso(j.createdAt),
     updated_at: iso(j.updatedAt),

@@ -53,6 +53,19 @@ export class JobRetryError extends Error implements DisposedError {
   }
 }
 
+/**
+ * The job must not do its work, and never will: what it was for no longer holds (a renewal of a
+ * service that is being terminated). Not a failure: the job ends succeeded, recorded as skipped
+ * with the reason, and gives up its unique key so the same work can be queued again if it
+ * becomes due again (the service unsuspended).
+ */
+export class JobSkippedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JobSkippedError";
+  }
+}
+
 /** The job was stopped before it did anything upstream (shutdown): back to the queue, no attempt spent. */
 export class JobInterruptedError extends Error {
   constructor(message = "the service is shutting down; the job goes back to the queue") {

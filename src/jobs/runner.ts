@@ -7,7 +7,16 @@ import type { Logger } from "../log/logger.js";
 import type { JobEnding, JobOps, ServiceChange, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import type { JobDefinition } from "./define.js";
-import { isDisposed, isProgrammingError, JobDeferredError, JobFailedError, JobInterruptedError, JobLeaseLostError, type Disposition } from "./errors.js";
+import {
+  isDisposed,
+  isProgrammingError,
+  JobDeferredError,
+  JobFailedError,
+  JobInterruptedError,
+  JobLeaseLostError,
+  JobSkippedError,
+  type Disposition,
+} from "./errors.js";
 import type { Job, JobState } from "./types.js";
 
 export interface JobContext {
@@ -23,7 +32,7 @@ export interface JobContext {
   clearIntent(): Promise<void>;
 }
 
-export type AttemptOutcome = "succeeded" | "retry" | "deferred" | "failed" | "blocked";
+export type AttemptOutcome = "succeeded" | "skipped" | "retry" | "deferred" | "failed" | "blocked";
 
 export interface RunnerObserver {
   attemptFinished?(job: Job, outcome: AttemptOutcome, durationMs: number, error?: unknown): void;
@@ -51,6 +60,8 @@ export interface JobRunnerOptions {
   observer?: RunnerObserver;
   /** What a job that stops (failed or blocked) records beside its ending, in the same transaction. (Default: nothing) */
   stopRecord?: (job: Job, message: string) => StopRecord | undefined;
+  /** What a job skipped by its handler (JobSkippedError) writes to its service with its ending. (Default: nothing) */
+  skipRecord?: (job: Job, why: string) => ServiceChange | undefined;
   workerId?: string;
   /** Claim new jobs only while this says so (false: the database file is gone). (Default: always) */
   canClaim?: () => boolean;
@@ -324,6 +335,17 @@ export class JobRunner {
     }
     if (err instanceof JobLeaseLostError) {
       return [() => void logger.warn({ outcome: "lease_lost", duration_ms: ms }, "job attempt stopped before its call: another worker holds the job now")];
+    }
+    if (err instanceof JobSkippedError) {
+      return [
+        async () => {
+          const change = this.o.skipRecord?.(job, err.message);
+          const state = await finish({ state: "succeeded", skipped: err.message, ...(change ? { change } : {}) });
+          logger.info({ outcome: "skipped", duration_ms: ms, reason: err.message }, "job attempt");
+          if (state === undefined) logger.warn("the job's lease ran out and another worker holds it now; this attempt's outcome is not recorded");
+        },
+        () => this.o.observer?.attemptFinished?.(job, "skipped", ms),
+      ];
     }
     if (err instanceof JobDeferredError) {
       const delayMs = Math.max(0, err.untilMs - this.o.clock.now());

@@ -20,6 +20,8 @@ export interface Job {
   lastError: string | null;
   /** Why it stopped (blocked or failed), as a stable code (src/http/error-codes.ts). */
   errorCode: string | null;
+  /** Set when the job succeeded without doing its work, and why (e.g. a renewal of a service being terminated). */
+  skipped: string | null;
   createdAt: number;
   updatedAt: number;
 }

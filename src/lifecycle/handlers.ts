@@ -1,6 +1,6 @@
 import type { JobDefinition } from "../jobs/define.js";
 import type { Job } from "../jobs/types.js";
-import type { StopRecord } from "../store/store.js";
+import type { ServiceChange, StopRecord } from "../store/store.js";
 import { changeIpJob } from "./change-ip.js";
 import { changeProductJob } from "./change-product.js";
 import type { LifecycleDeps } from "./deps.js";
@@ -10,7 +10,7 @@ import { recordPaymentJob } from "./record-payment.js";
 import { registerJob } from "./register.js";
 import { renewJob } from "./renew.js";
 import { statusJob } from "./status.js";
-import { jobChange } from "./targets.js";
+import { jobChange, jobSkipped } from "./targets.js";
 
 /** The licence lifecycle's job kinds, each with its handler. */
 export function lifecycleJobs(deps: LifecycleDeps, hooks: { afterPayment?: (serviceId: string) => Promise<unknown> } = {}): JobDefinition[] {
@@ -44,4 +44,19 @@ export function stopRecord(job: Job, message: string): StopRecord | undefined {
     });
     return change;
   };
+}
+
+/** How the history names a job kind's skip ("renewal skipped: the service is being terminated"). */
+const SKIPPED_ACTION: Readonly<Record<string, string>> = {
+  [JOB_KINDS.register]: "registration skipped",
+  [JOB_KINDS.renew]: "renewal skipped",
+};
+
+/**
+ * A job that found its work no longer wanted (JobSkippedError: the charging rule, a term already
+ * renewed) says so in its service's history and its event's outcome, committed with its ending.
+ */
+export function skipRecord(job: Job, why: string): ServiceChange | undefined {
+  if (!job.serviceId) return undefined;
+  return jobSkipped(job, job.serviceId, SKIPPED_ACTION[job.kind] ?? `${job.kind} skipped`, why);
 }

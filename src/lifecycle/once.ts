@@ -3,6 +3,8 @@ import { JobDeferredError, JobFailedError, JobLeaseLostError } from "../jobs/err
 import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { ResellerError } from "../reseller/errors.js";
+import { checkCharge, type ChargePurpose } from "./charge-rule.js";
+import type { LifecycleDeps } from "./deps.js";
 
 export interface Intent {
   op: string;
@@ -38,14 +40,27 @@ export interface OnceOptions {
    * (Default: none, for calls that a repeat cannot make cost twice)
    */
   settle?: { ms: number; clock: Clock };
+  /**
+   * For charging calls: the charging rule, checked right before the call is announced and sent
+   * (throws JobSkippedError when the decision to buy no longer holds). Checked before the first
+   * charge of a job only: a bundle's renewal is one decision, not one per component.
+   */
+  mayCharge?: () => Promise<void>;
 }
 
 /** For calls that charge nothing: a repeat after a lost intent is harmless. */
 export const NOT_CHARGING: OnceOptions = { durable: false };
 
-/** For calls that charge money: the intent is fsynced first, and a lost answer waits out the settle window. */
-export function charging(deps: { settleMs: number; clock: Clock }): OnceOptions {
-  return { durable: true, settle: { ms: deps.settleMs, clock: deps.clock } };
+/**
+ * For calls that charge money: the charging rule is checked right before the send (see
+ * charge-rule.ts), the intent is fsynced first, and a lost answer waits out the settle window.
+ */
+export function charging(
+  deps: Pick<LifecycleDeps, "store" | "settleMs" | "clock">,
+  job: Pick<Job, "id" | "eventId" | "serviceId">,
+  purpose: ChargePurpose,
+): OnceOptions {
+  return { durable: true, settle: { ms: deps.settleMs, clock: deps.clock }, mayCharge: () => checkCharge(deps, job, purpose) };
 }
 
 /**
@@ -109,6 +124,8 @@ export async function once<T>(
     }
     ctx.logger.info({ op: intent.op }, "earlier attempt did not take effect upstream; trying again");
   }
+  // The decision to buy is checked against the service as it is now, not as it was when the job began.
+  if (options.mayCharge && done.length === 0) await options.mayCharge();
   await remember({ ...intent, done }, options.durable ?? true);
   // Once the call holds its upstream slot, the intent is written again: the write finds whether
   // this worker still holds the job (it may have waited, or been paused, past its lease), and

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineJob, jobKind, jobOf } from "../jobs/define.js";
+import { JobSkippedError } from "../jobs/errors.js";
 import type { JobContext } from "../jobs/runner.js";
 import type { Job } from "../jobs/types.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
@@ -10,9 +11,10 @@ import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
 import { charging, once } from "./once.js";
+import { checkCharge } from "./charge-rule.js";
 import { INSTALL_MAIL } from "../mail/install-mail.js";
 import { addMonths, isoToMs } from "./record.js";
-import { jobChange, jobSkipped, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, licenceTypes, mustGet } from "./targets.js";
 import { bundleComponents, companionsOf } from "../reseller/upstream.js";
 
 export const REGISTER = jobKind({
@@ -37,9 +39,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
     let svc = await mustGet(deps, job);
     if (job.payload.order && svc.order_event_id !== job.eventId) {
       if (svc.status !== "terminated") {
-        const why = `ordered again while its termination was queued, but the service is ${svc.status} (the termination was not applied): nothing to start again`;
-        await store.services.change(jobSkipped(job, svc.service_id, "order skipped", why));
-        return;
+        throw new JobSkippedError(`ordered again while its termination was queued, but the service is ${svc.status} (the termination was not applied): nothing to start again`);
       }
       const order = { ...(job.payload.order as ServicePatch), order_event_id: job.eventId };
       await store.services.change(jobChange(job, svc.service_id, { patch: order, history: [{ action: "ordered again", detail: "the order that came while the termination was applied" }] }));
@@ -47,24 +47,16 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
     }
     // An older order's job (an operator's retry after the service was ordered again) buys and mails nothing.
     if (job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
-      const why = `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`;
-      await store.services.change(jobSkipped(job, svc.service_id, "registration skipped", why));
-      return;
+      throw new JobSkippedError(`superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys and mails nothing`);
     }
-    if (svc.status === "terminated") {
-      await store.services.change(jobChange(job, svc.service_id, { outcome: ["skipped", "service was terminated before its licence was registered"] }));
-      return;
-    }
+    if (svc.status === "terminated") throw new JobSkippedError("the service was terminated before its licence was registered; nothing bought, no mail sent");
 
     const toBuy = svc.status === "pending" || svc.status === "failed";
     // The panel terminated the service while this order waited (blocked on the balance, say): a
-    // licence bought now would be suspended at once and never used. Unless an earlier attempt
-    // may have bought it already (its intent is recorded): then the licence list must decide.
-    if (toBuy && !job.intent && job.queueKey && (await terminationQueuedAfter(deps, job.id, job.queueKey))) {
-      const why = "the service was terminated before its licence was bought; nothing bought, no mail sent";
-      await store.services.change(jobSkipped(job, svc.service_id, "registration skipped", why));
-      return;
-    }
+    // licence bought (or unsuspended) now would be suspended at once and never used. The charging
+    // rule says so here, before anything is done, and again right before the purchase. Unless an
+    // earlier attempt may have bought it already (its intent is recorded): the licence list decides.
+    if (toBuy && !job.intent) await checkCharge(deps, job, "order");
 
     // The activation is written with the job's ending (one commit), unless a later step needs it first.
     let activation: ServiceChange | undefined;
@@ -104,11 +96,6 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }),
     );
   });
-}
-
-/** A termination of the service is queued behind this job. */
-async function terminationQueuedAfter(deps: LifecycleDeps, jobId: number, queueKey: string): Promise<boolean> {
-  return (await deps.store.jobs.unfinished(queueKey)).some((j) => j.id > jobId && j.kind === JOB_KINDS.terminate);
 }
 
 /**
@@ -161,7 +148,7 @@ async function reactivateIfPresent(deps: LifecycleDeps, svc: ServiceRow): Promis
   };
 }
 
-async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "maxAttempts">, ctx: JobContext, svc: ServiceRow): Promise<Bought> {
+async function buy(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId" | "serviceId" | "intent" | "attempts" | "maxAttempts">, ctx: JobContext, svc: ServiceRow): Promise<Bought> {
   const { upstream } = deps;
   const months = svc.months as BillingCycleMonths;
 
@@ -187,7 +174,7 @@ async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "
         { op: "register_bundle", ip: svc.ip, bundle, months },
         async () => (earlier = await found()) !== null,
         (beforeSend) => upstream.registerBundle(svc.ip, bundle, months, { beforeSend }),
-        charging(deps),
+        charging(deps, job, "order"),
       );
       if (result.confirmedEarlier) return adopted("bundle found upstream after a lost answer; not bought again");
       return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, note: `bundle ${bundle} registered` };
@@ -211,7 +198,7 @@ async function buy(deps: LifecycleDeps, job: Pick<Job, "intent" | "attempts" | "
       (beforeSend) => upstream.register(svc.ip, type, months, { beforeSend }),
       // The upstream refuses a second register of the same ip and type ("already exists"), but
       // not while the first is still being carried out: the settle window guards that race.
-      charging(deps),
+      charging(deps, job, "order"),
     );
     if (result.confirmedEarlier) {
       return { expiresAt: isoToMs(earlier?.expires_at), note: "licence found upstream after a lost answer; not bought again" };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineJob, jobKind } from "../jobs/define.js";
-import { JobBlockedError } from "../jobs/errors.js";
+import { JobBlockedError, JobSkippedError } from "../jobs/errors.js";
 import type { BillingCycleMonths } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
@@ -30,10 +30,10 @@ export function renewJob(deps: LifecycleDeps) {
   return defineJob(RENEW, async (job, ctx) => {
     const { term_end: term } = job.payload;
     const svc = await mustGet(deps, job);
-    const skip = (why: string) => deps.store.services.change(jobChange(job, svc.service_id, { history: [{ action: "renewal skipped", detail: why }] }));
-    if (svc.status !== "active") return void (await skip(`the service is ${svc.status}`));
-    if (svc.expires_at !== term) return void (await skip("this term was already renewed"));
-    if (!(svc.paid_until !== null && svc.paid_until > term)) return void (await skip("not paid beyond the current term"));
+    // Whether the service may be charged at all (terminated, suspended, or on its way there) is
+    // the charging rule's, checked right before the call (once → charging): one place for every job.
+    if (svc.expires_at !== term) throw new JobSkippedError("this term was already renewed");
+    if (!(svc.paid_until !== null && svc.paid_until > term)) throw new JobSkippedError("not paid beyond the current term");
 
     const months = svc.months as BillingCycleMonths;
     let newEnd: number | undefined;
@@ -57,7 +57,7 @@ export function renewJob(deps: LifecycleDeps) {
           return listed > term;
         },
         (beforeSend) => upstream.renew(svc.ip, type, months, { beforeSend }),
-        charging(deps),
+        charging(deps, job, "renewal"),
       );
       if (r.confirmedEarlier) confirmedEarlier = true;
       else newEnd = isoToMs(r.value.expires_at) ?? newEnd;

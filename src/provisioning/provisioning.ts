@@ -10,7 +10,7 @@ import type { ProductType } from "../reseller/vocabulary.js";
 import type { JobOps, ServiceOps, ServiceRow } from "../store/store.js";
 import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/event-schema.js";
 import type { Intake as AcceptEvents } from "../webhooks/intake.js";
-import { project } from "../webhooks/rules.js";
+import { project } from "../lifecycle/projection.js";
 import { isSettled, type JobWaiter } from "../jobs/waiter.js";
 import { changeIpParams, changePackageParams, createParams, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
 

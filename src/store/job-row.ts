@@ -18,6 +18,7 @@ export interface JobRow {
   intent: string | null;
   last_error: string | null;
   error_code: string | null;
+  skipped: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -40,6 +41,7 @@ export function toJob(r: JobRow): Job {
     intent: r.intent === null ? null : (JSON.parse(r.intent) as unknown),
     lastError: r.last_error,
     errorCode: r.error_code,
+    skipped: r.skipped ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

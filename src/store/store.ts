@@ -274,8 +274,11 @@ export type StopRecord = (state: "failed" | "blocked", service: ServiceRow) => O
 
 /** How an attempt ended, as the runner records it. */
 export type JobEnding =
-  /** `change`: the handler's last write (the service's new state, its history, the event's outcome), committed with the ending. */
-  | { state: "succeeded"; change?: ServiceChange }
+  /**
+   * `change`: the handler's last write (the service's new state, its history, the event's outcome), committed with the ending.
+   * `skipped`: the job did nothing, and why; it gives up its unique key, so the same work may be queued again later.
+   */
+  | { state: "succeeded"; change?: ServiceChange; skipped?: string }
   /** Another attempt after `delayMs`, or `failed` when the attempts are used up (then `stop` applies). */
   | { state: "retry"; error: string; code: string | null; delayMs: number; stop?: StopRecord }
   | { state: "blocked" | "failed"; error: string; code: string | null; stop?: StopRecord }

@@ -9,7 +9,8 @@ import { REGISTER } from "../lifecycle/register.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../lifecycle/status.js";
 import type { IntakeDecision, IntakeView, NewJob, ServicePatch, Store } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
-import { businessErrors, project, type Projection } from "./rules.js";
+import { project, type Projection } from "../lifecycle/projection.js";
+import { businessErrors } from "./rules.js";
 
 export type IntakeResult =
   /** `jobId`: the job the event queued, when it needs work. */

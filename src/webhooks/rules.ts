@@ -1,36 +1,10 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
 import type { ErrorCode } from "../http/error-codes.js";
-import type { Job } from "../jobs/types.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import type { Projection } from "../lifecycle/projection.js";
 import { bundleComponents } from "../reseller/upstream.js";
 import { unusableIpReason } from "../reseller/ip-address.js";
 import type { ServiceRow } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
-
-/**
- * What a service will be once the events already accepted for it are applied: rules about
- * the licence's IP or status compare with this, not with the stored row, so an IP change and
- * its reversal sent in quick succession are both accepted and applied in order.
- */
-export interface Projection {
-  ip: string;
-  /** Terminated, or will be once a queued termination is applied. */
-  terminated: boolean;
-  /** A termination is accepted but not applied yet. */
-  terminating: boolean;
-}
-
-/** Folds the service's unfinished jobs (in queue order) over its stored row. */
-export function project(row: ServiceRow, unfinished: readonly Job[]): Projection {
-  const p: Projection = { ip: row.ip, terminated: row.status === "terminated", terminating: false };
-  for (const job of unfinished) {
-    const payload = (job.payload ?? {}) as { ip?: unknown; reactivate?: unknown };
-    if (job.kind === JOB_KINDS.changeIp && typeof payload.ip === "string") p.ip = payload.ip;
-    if (job.kind === JOB_KINDS.terminate) p.terminated = p.terminating = true;
-    if (job.kind === JOB_KINDS.register && payload.reactivate === true) p.terminated = p.terminating = false;
-  }
-  return p;
-}
 
 /** The licence types a catalogue product (or a stored service) buys upstream. */
 export function typesOf(p: Pick<CatalogProduct, "kind"> & { type?: string | null; bundle?: string | null }): string[] {

@@ -32,6 +32,7 @@ function job(id: number): Job {
     intent: null,
     lastError: null,
     errorCode: null,
+    skipped: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -455,7 +455,8 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
   });
 
   it("knows its migrations, takes a write, and counts its rows", async () => {
-    expect(await store.migrationStatus()).toEqual({ databaseVersion: 5, codeVersion: 5, pending: [] });
+    const latest = readMigrations().at(-1)!.id;
+    expect(await store.migrationStatus()).toEqual({ databaseVersion: latest, codeVersion: latest, pending: [] });
     expect(await store.migrate()).toEqual([]);
     expect(await store.health.writable()).toBeUndefined();
     expect(store.isBusy(new Error("boom"))).toBe(false);

@@ -132,6 +132,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
       case "succeeded":
         state = "succeeded";
         done = await end(x, finishSql, [job.id, worker, state, now, 0, null, null]);
+        if (done && ending.skipped !== undefined) await x.run("UPDATE jobs SET skipped = $2, unique_key = NULL WHERE id = $1", [job.id, ending.skipped]);
         break;
       case "retry":
         // The claim counted this attempt, and nothing else changes attempts while the lease is held.
@@ -239,7 +240,10 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
       const stop = "stop" in ending ? ending.stop : undefined;
       const last = "change" in ending ? ending.change : undefined;
       const serviceId = last?.serviceId ?? (stop ? job.serviceId : null);
-      if (!serviceId) return finishIn(db, job, worker, ending);
+      if (!serviceId) {
+        // A skip is two statements (the ending, then the reason with the key given up): one commit.
+        return "skipped" in ending && ending.skipped !== undefined ? db.tx((t) => finishIn(t, job, worker, ending)) : finishIn(db, job, worker, ending);
+      }
       // The job's ending and its service's record (a stop record, or the handler's last change)
       // commit together. The service row is locked first, as intake locks it before it writes
       // jobs, so neither waits on the other in a circle.

@@ -40,6 +40,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
          intent = CASE WHEN @state = 'succeeded' THEN NULL ELSE intent END, updated_at = @now
        WHERE id = @id AND state = 'running' AND leased_by = @worker`,
     ),
+    skip: db.prepare("UPDATE jobs SET skipped = @why, unique_key = NULL WHERE id = @id"),
     defer: db.prepare(
       `UPDATE jobs SET state = 'queued', run_at = @until, last_error = @error, attempts = attempts - @unspent,
          leased_by = NULL, lease_until = NULL, updated_at = @now
@@ -147,6 +148,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       case "succeeded":
         state = "succeeded";
         done = finishRow(job.id, worker, state, null, null, now);
+        if (done && ending.skipped !== undefined) s.skip.run({ id: job.id, why: ending.skipped });
         if (done && ending.change) services().changeSync(ending.change);
         break;
       case "retry":
@@ -204,7 +206,7 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
     },
     async finish(job, worker, ending) {
       // With a stop record or a handler's last change, the job's ending and its service's record commit together.
-      const together = ("stop" in ending && ending.stop) || ("change" in ending && ending.change);
+      const together = ("stop" in ending && ending.stop) || ("change" in ending && ending.change) || ("skipped" in ending && ending.skipped !== undefined);
       return together ? finishTogether.immediate(job, worker, ending) : finishSync(job, worker, ending);
     },
     async requeueBlocked(kind, olderThanMs) {

@@ -1,0 +1,54 @@
+import { JobSkippedError } from "../jobs/errors.js";
+import type { Job } from "../jobs/types.js";
+import type { ServiceRow } from "../store/store.js";
+import type { LifecycleDeps } from "./deps.js";
+import { serviceQueueKey } from "./job-kinds.js";
+import { project, queuedBehind } from "./projection.js";
+
+/**
+ * What a charge buys: a first licence (or bundle) for an order, or one more term of a licence.
+ * (Changes that charge, a core change's price difference, would be a third purpose.)
+ */
+export type ChargePurpose = "order" | "renewal";
+
+/**
+ * The charging rule: a charge is the last step of a decision that still holds. Right before a
+ * call that spends money, the job looks at what the service will be once everything already
+ * accepted for it is applied (its row and the jobs queued behind this one), and buys nothing
+ * for a service that is terminated or being terminated, for an order superseded by a newer one,
+ * and (renewals) for a service that is not active or is being suspended. Undefined: buy.
+ *
+ * Pure, so it is table-tested; `checkCharge` is the one place charging jobs call it from.
+ */
+export function chargeRefusal(
+  purpose: ChargePurpose,
+  svc: ServiceRow,
+  behind: readonly Job[],
+  job: Pick<Job, "eventId">,
+): string | undefined {
+  if (purpose === "order" && job.eventId && svc.order_event_id && svc.order_event_id !== job.eventId) {
+    return `superseded: the service was ordered again (event ${svc.order_event_id}); this older order buys nothing`;
+  }
+  if (svc.status === "terminated") return "the service is terminated";
+  const p = project(svc, behind);
+  const which = p.decidedBy ? ` (job ${p.decidedBy.id}, ${p.decidedBy.kind}, is queued behind this one)` : "";
+  if (p.terminating) return `the service is being terminated${which}`;
+  if (purpose === "renewal") {
+    if (svc.status !== "active") return `the service is ${svc.status}`;
+    if (p.status === "suspended") return `the service is being suspended${which}`;
+  }
+  return undefined;
+}
+
+/**
+ * Re-reads the service and its queue and applies the charging rule; throws JobSkippedError (the
+ * job ends skipped, saying why) when the charge must not be made. Every charging call passes
+ * through here: `once()` calls it, via `charging()`, right before it records the intent and sends.
+ */
+export async function checkCharge(deps: Pick<LifecycleDeps, "store">, job: Pick<Job, "id" | "eventId" | "serviceId">, purpose: ChargePurpose): Promise<void> {
+  const svc = job.serviceId ? await deps.store.services.get(job.serviceId) : undefined;
+  if (!svc) throw new JobSkippedError(`service ${job.serviceId ?? "(none)"} is not known to the bridge; nothing bought`);
+  const behind = queuedBehind(await deps.store.jobs.unfinished(serviceQueueKey(svc.service_id)), job);
+  const why = chargeRefusal(purpose, svc, behind, job);
+  if (why) throw new JobSkippedError(`${why}; nothing bought`);
+}
