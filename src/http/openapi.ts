@@ -437,7 +437,7 @@ function adapterPaths(): Record<string, unknown> {
     "202": answer("Accepted: every event it became stored durably and queued"),
     "400": answer("Body is not JSON"),
     "401": answer("Bad or missing signature or token, or a stale timestamp"),
-    "409": answer("unknown service"),
+    "409": answer('"unknown service"; or (HostBill, code conflict) a copy of an accepted delivery whose HB-Event, which the signature does not cover, names another event'),
     "413": answer(`Body over ${MAX_WEBHOOK_BYTES / 1024} KiB`),
     "415": answer("Content-Type is not application/json"),
     "422": answer("The translated event breaks the schema or a business rule", "ValidationError"),
@@ -465,7 +465,13 @@ function adapterPaths(): Record<string, unknown> {
         parameters: [
           { name: "HB-Signature", in: "header", required: true, schema: { type: "string" } },
           { name: "HB-Timestamp", in: "header", required: true, schema: { type: "string" } },
-          { name: "HB-Event", in: "header", required: true, schema: { type: "string" }, description: "e.g. after_accountcreate" },
+          {
+            name: "HB-Event",
+            in: "header",
+            required: true,
+            schema: { type: "string" },
+            description: "e.g. after_accountcreate. Not signed: the dedupe key comes from HB-Timestamp and the body alone, and an event the body names wins",
+          },
         ],
       },
       true,

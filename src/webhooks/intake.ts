@@ -15,7 +15,8 @@ import { businessErrors } from "./rules.js";
 export type IntakeResult =
   /** `jobId`: the job the event queued, when it needs work. */
   | { status: "accepted"; eventId: string; jobId?: number }
-  | { status: "duplicate"; eventId: string }
+  /** `type`: the stored event's, which a source whose type rests on an unsigned input compares with its own. */
+  | { status: "duplicate"; eventId: string; type: string }
   | { status: "unknown_service" }
   | { status: "invalid"; errors: FieldErrors; code: ErrorCode }
   /** Not stored, but the same event sent again later will be (e.g. a termination still being applied). */
@@ -121,12 +122,14 @@ export function createIntake(deps: IntakeDeps): Intake {
       // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
       (results) => items.length < 2 || !results.some((r) => "result" in r && (r.result.status === "invalid" || r.result.status === "retry_later")),
     );
-    return accepted.items.map((r): IntakeResult => {
-      if ("duplicate" in r) return { status: "duplicate", eventId: r.duplicate };
+    const storedType = async (eventId: string) => (await store.events.get(eventId))!.type;
+    const results = accepted.items.map(async (r): Promise<IntakeResult> => {
+      if ("duplicate" in r) return { status: "duplicate", eventId: r.duplicate, type: await storedType(r.duplicate) };
       if (!accepted.stored && r.result.status === "accepted") return { status: "retry_later", reason: "not stored: another event of the same delivery was refused" };
       if (r.result.status === "accepted") return { status: "accepted", eventId: r.eventId!, ...(r.jobId === undefined ? {} : { jobId: r.jobId }) };
       return r.result;
     });
+    return Promise.all(results);
   };
 }
 

@@ -31,6 +31,12 @@ export interface TranslatedEvent {
   ifUnknownService?: "conflict" | "ignore";
   /** Problems found while translating (e.g. a cycle spelling we cannot map), by our field path. */
   errors?: FieldErrors;
+  /**
+   * The input outside the signature that chose the event's type (HostBill's `HB-Event` header),
+   * when one did. `webhookId` must then come from signed content alone, so a copy with that input
+   * changed finds the event stored first: one of another type is refused (409), naming the input.
+   */
+  typeFrom?: string;
 }
 
 export type Translation =
@@ -87,6 +93,7 @@ export interface WebhookRouteDeps {
 
 type Outcome =
   | { status: "accepted" | "duplicate"; eventId: string }
+  | { status: "conflict"; eventId: string; errors: FieldErrors }
   | { status: "ignored"; reason: string }
   | { status: "unknown_service" }
   | { status: "invalid"; errors: FieldErrors; code: ErrorCode }
@@ -162,7 +169,7 @@ export function webhookRouter(source: WebhookSource, deps: WebhookRouteDeps): Ro
       }
 
       // Validate every event before accepting any, so a bad delivery stores nothing.
-      const valid: { webhookId: string; event: BillingEvent; ifUnknownService: "conflict" | "ignore" }[] = [];
+      const valid: { webhookId: string; event: BillingEvent; ifUnknownService: "conflict" | "ignore"; typeFrom?: string }[] = [];
       const errors: FieldErrors = Object.create(null) as FieldErrors;
       for (const te of t.events) {
         const parsed = source.schema.safeParse(te.event);
@@ -171,7 +178,7 @@ export function webhookRouter(source: WebhookSource, deps: WebhookRouteDeps): Ro
         // The translation's message says more than the schema's about the same field ("is required").
         if (!parsed.success) mergeErrors(errors, Object.fromEntries(Object.entries(fieldErrors(parsed.error)).filter(([k]) => !(k in own))));
         else if (Object.keys(own).length === 0) {
-          valid.push({ webhookId: te.webhookId, event: parsed.data, ifUnknownService: te.ifUnknownService ?? "conflict" });
+          valid.push({ webhookId: te.webhookId, event: parsed.data, ifUnknownService: te.ifUnknownService ?? "conflict", ...(te.typeFrom ? { typeFrom: te.typeFrom } : {}) });
         }
       }
       const typeOf = (te: TranslatedEvent) => {
@@ -185,11 +192,16 @@ export function webhookRouter(source: WebhookSource, deps: WebhookRouteDeps): Ro
       }
 
       const results = await deps.accept(source.source, valid);
-      const outcomes: Outcome[] = results.map((r, i) =>
-        r.status === "unknown_service" && valid[i]!.ifUnknownService === "ignore"
-          ? { status: "ignored", reason: `service ${valid[i]!.event.service.id} is not a licence the bridge manages` }
-          : r,
-      );
+      const outcomes: Outcome[] = results.map((r, i): Outcome => {
+        const v = valid[i]!;
+        if (r.status === "unknown_service" && v.ifUnknownService === "ignore") return { status: "ignored", reason: `service ${v.event.service.id} is not a licence the bridge manages` };
+        if (r.status === "duplicate" && v.typeFrom && r.type !== v.event.type) {
+          const why = `the same signed content was accepted as ${r.type} (event ${r.eventId}); ${v.typeFrom} is not signed, so a copy naming another event is refused`;
+          return { status: "conflict", eventId: r.eventId, errors: { [v.typeFrom]: [why] } };
+        }
+        if (r.status === "duplicate") return { status: "duplicate", eventId: r.eventId };
+        return r;
+      });
       outcomes.forEach((o, i) => note(valid[i]!.event.type, o.status));
       res.locals.webhookId = valid.map((v) => v.webhookId).join(",");
       const list = valid.map((v, i) => ({ type: v.event.type, webhook_id: v.webhookId, ...outcomeBody(outcomes[i]!) }));
@@ -201,6 +213,13 @@ export function webhookRouter(source: WebhookSource, deps: WebhookRouteDeps): Ro
         for (const o of invalid) mergeErrors(merged, o.errors);
         log.warn({ errors: merged }, "webhook refused by a business rule");
         return sendError(res, 422, invalid.length === 1 ? invalid[0]!.code : "validation", "Validation error", { errors: merged, ...extra });
+      }
+      const conflicts = outcomes.filter((o): o is Extract<Outcome, { status: "conflict" }> => o.status === "conflict");
+      if (conflicts.length) {
+        const merged: FieldErrors = {};
+        for (const o of conflicts) mergeErrors(merged, o.errors);
+        log.warn({ errors: merged }, "webhook refused: an unsigned header contradicts an accepted delivery");
+        return sendError(res, 409, "conflict", "Conflict with an accepted delivery", { errors: merged, ...extra });
       }
       const later = outcomes.find((o) => o.status === "retry_later");
       if (later) return sendError(res, 409, "retry_later", later.reason, extra);
@@ -229,6 +248,7 @@ function outcomeBody(o: Outcome): Record<string, unknown> {
     case "unknown_service":
       return { status: o.status };
     case "invalid":
+    case "conflict":
       return { status: o.status, errors: o.errors };
   }
 }

@@ -196,6 +196,21 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     expect(upstreamCalls(h.sb, "suspend", "unsuspend").filter((c) => c.params.ip === ipOf(svc)).map((c) => c.op)).toEqual(["suspend", "unsuspend"]);
   });
 
+  it("takes a resend with another X-Webhook-Id for the same delivery: the header names the webhook, not the delivery", async () => {
+    const h = harness();
+    const svc = await activated(h);
+    const raw = JSON.stringify({ service_id: svc.id, vars: { use_module: "true", status: "suspended" }, old_service: svc });
+    const path = `/webhooks/blesta/${BLESTA_TOKEN}`;
+    const first = await h.post(path, raw, blestaHeaders("Services.suspendAfter"));
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const again = await h.post(path, raw, { ...blestaHeaders("Services.suspendAfter"), "X-Webhook-Id": "4" });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
+    await waitStatus(h.bridge, String(svc.id), "suspended");
+    await settle(h.bridge);
+    expect(upstreamCalls(h.sb, "suspend").filter((c) => c.params.ip === ipOf(svc))).toHaveLength(1);
+  });
+
   it("terminates on Services.cancelAfter only when the cancellation is carried out, not when it is scheduled", async () => {
     const h = harness();
     const svc = await activated(h);

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { Server } from "node:http";
 import { afterAll, beforeAll } from "vitest";
 import { createApp } from "../../src/http/app.js";
-import { systemClock } from "../../src/clock.js";
+import { systemClock, type Clock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
 import { createIntake } from "../../src/webhooks/intake.js";
@@ -38,7 +38,12 @@ export interface AdapterHarness {
  * bridge's own store, intake and catalogue, exactly as src/service.ts would: the bridge's
  * job runner then does the upstream work of what the adapters accept.
  */
-export async function startAdapterHarness(env: Record<string, string>): Promise<AdapterHarness> {
+export interface AdapterHarnessOptions {
+  /** What the adapter routes judge time by (signature windows, Upmind's dedupe day); the bridge keeps its own. */
+  clock?: Clock;
+}
+
+export async function startAdapterHarness(env: Record<string, string>, options: AdapterHarnessOptions = {}): Promise<AdapterHarness> {
   const sb = await startTestSandbox();
   let bridge: TestBridge;
   try {
@@ -54,7 +59,7 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
     logger: silentLogger(),
     logRequests: false,
     isBusy: (err) => store.isBusy(err),
-    routers: adapterRouters(config, { accept, clock: systemClock, logger: silentLogger(), services }),
+    routers: adapterRouters(config, { accept, clock: options.clock ?? systemClock, logger: silentLogger(), services }),
   });
   const server = await new Promise<Server>((ok, fail) => {
     const s = app.listen(0, "127.0.0.1", () => ok(s));
@@ -89,10 +94,10 @@ export async function startAdapterHarness(env: Record<string, string>): Promise<
 }
 
 /** One harness for the calling `describe` (tests use their own service ids and IPs). */
-export function useAdapterHarness(env: Record<string, string> | (() => Record<string, string>)): () => AdapterHarness {
+export function useAdapterHarness(env: Record<string, string> | (() => Record<string, string>), options: AdapterHarnessOptions = {}): () => AdapterHarness {
   let h: AdapterHarness | undefined;
   beforeAll(async () => {
-    h = await startAdapterHarness(typeof env === "function" ? env() : env);
+    h = await startAdapterHarness(typeof env === "function" ? env() : env, options);
   });
   afterAll(async () => {
     await h?.close();

@@ -130,7 +130,8 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
   it("terminates on after_accountterminate ({service, account_id, server})", async () => {
     const h = harness();
     const acc = await created(h);
-    expect((await send(h, "after_accountterminate", createHook(acc))).status).toBe(202);
+    // The account as terminated: the creation's very bytes in the same second would be that delivery again (HB-Event is not signed).
+    expect((await send(h, "after_accountterminate", createHook({ ...acc, status: "Terminated" }))).status).toBe(202);
     await waitStatus(h.bridge, acc.id, "terminated");
   });
 
@@ -235,5 +236,117 @@ describe("HostBill adapter with a field-map override", () => {
     await waitStatus(h.bridge, acc.id, "active");
     expect(upstreamCalls(h.sb, "register").map((c) => c.params.ip)).toEqual([licenceIp]);
     expect((await h.bridge.service.services.get(acc.id))?.ip).toBe(licenceIp);
+  });
+});
+
+/**
+ * HB-Signature covers HB-Timestamp and the body only: within the five minutes a captured delivery
+ * can be posted again with any other header. What those headers say must change nothing.
+ */
+describe("HostBill replays: headers the signature does not cover decide nothing", () => {
+  const harness = useAdapterHarness({ HOSTBILL_WEBHOOK_SECRET: HOSTBILL_SECRET });
+
+  /** One signed delivery, as captured: its bytes and its signed headers, to post again with other unsigned ones. */
+  function signed(event: string, body: unknown) {
+    const raw = JSON.stringify(body);
+    const headers: Record<string, string> = { ...hostbillHeaders(raw), "HB-Event": event, "HB-Hook": "1" };
+    return { raw, headers, post: (h: AdapterHarness, extra: Record<string, string> = {}) => h.post("/webhooks/hostbill", raw, { ...headers, ...extra }) };
+  }
+
+  /** What the operator sees of a service: its row and history (admin API), its jobs and its events. */
+  async function observed(h: AdapterHarness, serviceId: string) {
+    const admin = await h.bridge.admin(`/admin/services/${serviceId}`);
+    expect(admin.status).toBe(200);
+    const { history, ...row } = admin.body as { history: { action: string }[] } & Record<string, unknown>;
+    const jobs = (await h.bridge.service.queue.list({ serviceId })).map((j) => j.kind);
+    return { row, history: history.map((e) => e.action), jobs, events: await h.events("hostbill", serviceId) };
+  }
+
+  it("a signed delivery re-sent with a new delivery-id header is a duplicate: no new event, job or history", async () => {
+    const h = harness();
+    const acc = account();
+    const delivery = signed("after_accountcreate", createHook(acc));
+    const first = await delivery.post(h, { "HB-Delivery-Id": "hb-1" });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    await waitStatus(h.bridge, acc.id, "active");
+    await settle(h.bridge);
+    const before = await observed(h, acc.id);
+    for (const header of ["HB-Delivery-Id", "HB-Delivery", "HB-Event-Id"]) {
+      const again = await delivery.post(h, { [header]: `hb-replay-${header}` });
+      expect(again.status, header).toBe(200);
+      expect(again.body).toMatchObject({ event_id: first.body.event_id, status: "duplicate" });
+    }
+    expect(await observed(h, acc.id)).toEqual(before);
+    expect(before.events).toHaveLength(1);
+  });
+
+  it("a signed delivery re-sent with another HB-Event is refused (409 naming HB-Event): the service is not terminated", async () => {
+    const h = harness();
+    const acc = account();
+    const delivery = signed("after_accountcreate", createHook(acc));
+    expect((await delivery.post(h)).status).toBe(202);
+    await waitStatus(h.bridge, acc.id, "active");
+    await settle(h.bridge);
+    const before = await observed(h, acc.id);
+    for (const event of ["after_accountterminate", "after_accountsuspend", "after_accountunsuspend"]) {
+      const swapped = await delivery.post(h, { "HB-Event": event, "HB-Delivery-Id": `swap-${event}` });
+      expect(swapped.status, event).toBe(409);
+      expect(swapped.body).toMatchObject({ code: "conflict", errors: { "HB-Event": [expect.stringContaining("service.created")] } });
+    }
+    expect(await observed(h, acc.id)).toEqual(before);
+    expect(before.row.status).toBe("active");
+    expect(upstreamCalls(h.sb, "suspend").filter((c) => c.params.ip === acc.ip)).toEqual([]);
+  });
+
+  it("a signed after_invoicefullpaid re-sent five times with new delivery ids moves paid_until once", async () => {
+    const h = harness();
+    const acc = await created(h);
+    // No next_due on the item: each recorded payment would add one cycle to paid_until.
+    const invoice = { id: numericId(), status: "Paid", client_id: "77", total: "10.00", items: [{ id: "1", type: "Hosting", item_id: acc.id }] };
+    const delivery = signed("after_invoicefullpaid", invoice);
+    const first = await delivery.post(h, { "HB-Delivery-Id": "inv-0" });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const once = new Date(Date.UTC(2026, 3, 1)).toISOString();
+    await waitFor(async () => (await observed(h, acc.id)).row.paid_until === once, 10_000, `paid_until ${once}`);
+    await settle(h.bridge);
+    const before = await observed(h, acc.id);
+    for (let i = 1; i <= 5; i++) {
+      const again = await delivery.post(h, { "HB-Delivery-Id": `inv-${i}` });
+      expect(again.status, `replay ${i}`).toBe(200);
+      expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
+    }
+    const after = await observed(h, acc.id);
+    expect(after).toEqual(before);
+    expect(after.row.paid_until).toBe(once);
+    expect(after.jobs.filter((k) => k === "record_payment")).toHaveLength(1);
+  });
+
+  it("takes the event from the signed body when it names one, and refuses an HB-Event header that contradicts it (422)", async () => {
+    const h = harness();
+    const acc = await created(h);
+    const body = { event: "after_accountsuspend", account_id: acc.id };
+    const contradicted = await signed("after_accountterminate", body).post(h);
+    expect(contradicted.status).toBe(422);
+    expect(contradicted.body.errors).toEqual({ "HB-Event": [expect.stringContaining("after_accountsuspend")] });
+    expect((await observed(h, acc.id)).events).toHaveLength(1);
+    // The body's event, with or without a header that agrees with it.
+    expect((await h.post("/webhooks/hostbill", JSON.stringify(body), hostbillHeaders(JSON.stringify(body)))).status).toBe(202);
+    await waitStatus(h.bridge, acc.id, "suspended");
+  });
+
+  it("refuses an invoice re-sent as an account hook (422): its id is not an account to terminate", async () => {
+    const h = harness();
+    const acc = await created(h);
+    // An invoice whose number happens to be the account's id: read as an account hook, it would name that account.
+    const invoice = { id: acc.id, status: "Paid", client_id: "77", total: "10.00", items: [{ id: "1", type: "Domain Register", item_id: "55" }] };
+    const delivery = signed("after_invoicefullpaid", invoice);
+    expect((await delivery.post(h)).body).toMatchObject({ status: "ignored" });
+    const swapped = await delivery.post(h, { "HB-Event": "after_accountterminate" });
+    expect(swapped.status).toBe(422);
+    expect(swapped.body.errors).toEqual({ "HB-Event": [expect.stringContaining("invoice")] });
+    await settle(h.bridge);
+    const after = await observed(h, acc.id);
+    expect(after.row.status).toBe("active");
+    expect(after.jobs).not.toContain("terminate");
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
 import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshIp, numericId, UPMIND_SECRET, upmindHeaders, useAdapterHarness, type AdapterHarness } from "./helpers.js";
@@ -174,5 +175,64 @@ describe("Upmind adapter", () => {
     const badCycle = await send(h, payload("contract_product_activated", contractProduct({ billing_cycle_months: 5 })));
     expect(badCycle.status).toBe(422);
     expect(badCycle.body.errors).toEqual({ "service.billing_cycle": [expect.stringContaining("5 months")] });
+  });
+});
+
+/**
+ * Upmind signs the body only and sends no timestamp. A body without webhook_event_id (or
+ * hook_log_id) and without its own event_datetime says nothing about when it happened, so the
+ * bridge takes identical copies received on the same UTC day for one delivery, and the same body
+ * on another day for a new event. The route's clock is moved here; the bridge's runs as usual.
+ */
+describe("Upmind deliveries without an event id", () => {
+  const clock = manualClock(Date.UTC(2026, 4, 10, 9, 0, 0));
+  const harness = useAdapterHarness({ UPMIND_WEBHOOK_SECRET: UPMIND_SECRET }, { clock });
+
+  /** A payload with no id and no time of its own: only its bytes, which the signature covers. */
+  function anonymous(hook: string, cp: ContractProduct, over: Record<string, unknown> = {}) {
+    const { webhook_event_id: _id, hook_log_id: _log, event_datetime: _at, ...rest } = payload(hook, cp);
+    return JSON.stringify({ ...rest, ...over });
+  }
+  const paidUntil = async (h: AdapterHarness, id: string) => ((await h.bridge.admin(`/admin/services/${id}`)).body as { paid_until: string | null }).paid_until;
+
+  it("is a duplicate when repeated on the same UTC day, and a new event on a later day", async () => {
+    const h = harness();
+    clock.set(Date.UTC(2026, 4, 10, 9, 0, 0));
+    const cp = await activated(h);
+    const { next_due_date: _due, ...undated } = cp;
+    // No next_due_date: each recorded payment adds one cycle, so a second one would show.
+    const raw = anonymous("contract_product_renewed", undated as ContractProduct);
+    const first = await h.post("/webhooks/upmind", raw, upmindHeaders(raw));
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    await waitFor(async () => (await paidUntil(h, cp.id)) === "2026-04-01T00:00:00.000Z", 10_000, "paid_until one cycle on");
+
+    for (const later of [Date.UTC(2026, 4, 10, 9, 0, 1), Date.UTC(2026, 4, 10, 23, 59, 59)]) {
+      clock.set(later);
+      const again = await h.post("/webhooks/upmind", raw, upmindHeaders(raw));
+      expect(again.status, new Date(later).toISOString()).toBe(200);
+      expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
+    }
+    await settle(h.bridge);
+    expect(await paidUntil(h, cp.id)).toBe("2026-04-01T00:00:00.000Z");
+
+    clock.set(Date.UTC(2026, 5, 10, 9, 0, 0));
+    const nextMonth = await h.post("/webhooks/upmind", raw, upmindHeaders(raw));
+    expect(nextMonth.status, JSON.stringify(nextMonth.body)).toBe(202);
+    expect(nextMonth.body.event_id).not.toBe(first.body.event_id);
+    await waitFor(async () => (await paidUntil(h, cp.id)) === "2026-05-01T00:00:00.000Z", 10_000, "paid_until two cycles on");
+    expect((await h.events("upmind", cp.id)).filter((e) => e.type === "service.renewed")).toHaveLength(2);
+  });
+
+  it("is one event whatever the day when the signed body carries its own event_datetime", async () => {
+    const h = harness();
+    clock.set(Date.UTC(2026, 4, 10, 9, 0, 0));
+    const cp = await activated(h);
+    const raw = anonymous("contract_product_renewed", { ...cp, next_due_date: "2026-04-01 00:00:00" }, { event_datetime: "2026-05-10 08:59:58" });
+    const first = await h.post("/webhooks/upmind", raw, upmindHeaders(raw));
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    clock.set(Date.UTC(2026, 6, 1));
+    const later = await h.post("/webhooks/upmind", raw, upmindHeaders(raw));
+    expect(later.status).toBe(200);
+    expect(later.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
   });
 });

@@ -91,6 +91,20 @@ describe("webhook intake: authentication", () => {
     await expectNothingStored(bridge);
   });
 
+  it("rejects a signed delivery re-sent under another webhook-id with 401: the id is signed, so it cannot make a copy new", async () => {
+    const { bridge } = pair();
+    const event = createdEvent();
+    const body = JSON.stringify(event);
+    const headers = signedHeaders(body);
+    expect((await rawPost(bridge.url, headers, body)).status).toBe(202);
+    await waitStatus(bridge, event.service.id, "active");
+    await settle(bridge);
+    const before = await rowCounts(bridge);
+    const renamed = await rawPost(bridge.url, { ...headers, "webhook-id": uniqueId() }, body);
+    expect(renamed.status).toBe(401);
+    expect(await rowCounts(bridge)).toEqual(before);
+  });
+
   it("rejects a body signed by an unknown secret with 401", async () => {
     const { bridge } = pair();
     const res = await bridge.send(createdEvent(), { secret: OTHER_SECRET });

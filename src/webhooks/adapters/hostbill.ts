@@ -60,9 +60,6 @@ export const HOSTBILL_FIELDS = {
 
 export type HostbillField = keyof typeof HOSTBILL_FIELDS;
 
-/** Headers a HostBill delivery id might come in (none is documented; the id is derived otherwise). */
-export const HOSTBILL_DELIVERY_HEADERS = ["hb-delivery-id", "hb-delivery", "hb-event-id"] as const;
-
 const ACCOUNT_EVENTS: Readonly<Record<string, EventType>> = {
   afteraccountcreate: "service.created",
   afteraccountsuspend: "service.suspended",
@@ -132,9 +129,30 @@ function firstScalar(v: unknown): unknown {
 }
 
 /**
+ * Which hook a delivery is. The plugin names it in `HB-Event` only, a header HB-Signature does not
+ * cover; a body that names it (`event`, as custom senders post) is signed and decides, and an
+ * HB-Event that says otherwise is refused. `typeFrom` says the name rests on the header.
+ */
+function hookOf(header: string | undefined, inBody: string | undefined): { eventName: string; typeFrom?: "HB-Event" } | { errors: FieldErrors } {
+  if (inBody !== undefined) {
+    if (header !== undefined && norm(header) !== norm(inBody)) {
+      return { errors: { "HB-Event": [`"${header.slice(0, 60)}" contradicts the signed body, which names "${inBody.slice(0, 60)}"`] } };
+    }
+    return { eventName: inBody };
+  }
+  if (header !== undefined) return { eventName: header, typeFrom: "HB-Event" };
+  return { errors: { event: ["is required: the HB-Event header, e.g. after_accountcreate"] } };
+}
+
+/**
  * `POST /webhooks/hostbill`: `HB-Signature` is the hex HMAC-SHA256 of `HB-Timestamp` + raw body
  * with HOSTBILL_WEBHOOK_SECRET; timestamps more than 5 minutes off are refused. The plugin posts
- * a form by default, or JSON: both are read.
+ * a form by default, or JSON: both are read. Whatever the signature leaves out (HB-Event,
+ * HB-Hook, Content-Type, any delivery-id header) can be changed on a copy within those 5 minutes,
+ * so none of it makes a delivery new: the key is the body's delivery_id or invoice, else the
+ * signed bytes, and a copy whose HB-Event names another event than the first is refused (409).
+ * The price: two hooks with byte-identical bodies in the same second (a bare account id
+ * suspended and unsuspended at once) are one delivery, and the second is refused.
  */
 export function hostbillSource(options: HostbillOptions): WebhookSource {
   const key = Buffer.from(options.secret, "utf8");
@@ -162,21 +180,29 @@ export function hostbillSource(options: HostbillOptions): WebhookSource {
         typeof raw === "number" || typeof raw === "string" ? { account_id: raw } : raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
       if (Object.keys(body).length === 1 && /^\d+$/.test(Object.keys(body)[0]!) && body[Object.keys(body)[0]!] === "") body.account_id = Object.keys(body)[0];
       const f = (k: HostbillField) => pick(body, fields[k]);
-      // The plugin names the hook in HB-Event only; a body field is the fallback for custom senders.
-      const eventName = str(ctx.req.header("hb-event")) ?? str(f("event"));
-      if (!eventName) return { kind: "invalid", errors: { event: ["is required: the HB-Event header, e.g. after_accountcreate"] } };
-      const delivery = HOSTBILL_DELIVERY_HEADERS.map((h) => deliveryId(ctx.req.header(h))).find(Boolean) ?? deliveryId(f("delivery_id"));
-      const timestamp = ctx.req.header("hb-timestamp")?.trim() ?? "";
+      const hook = hookOf(str(ctx.req.header("hb-event")), str(f("event")));
+      if ("errors" in hook) return { kind: "invalid", errors: hook.errors };
+      const { eventName, typeFrom } = hook;
       const name = norm(eventName);
+      // HB-Signature covers HB-Timestamp and the body, nothing else: the dedupe key comes from
+      // those alone (a delivery id only from the body), so a copy posted with other headers is
+      // the same delivery. No delivery-id header is documented, and one would not be signed.
+      const signedId = deliveryId(f("delivery_id"));
+      const signedBytes = `h:${sha256Hex(ctx.req.header("hb-timestamp")?.trim() ?? "", ctx.raw).slice(0, 40)}`;
 
-      if (name === INVOICE_PAID) return invoicePaid(body, fields, delivery, timestamp);
+      if (name === INVOICE_PAID) return invoicePaid(body, fields, signedId, signedBytes, typeFrom);
       const type = ACCOUNT_EVENTS[name];
       if (!type) return { kind: "ignored", reason: `HostBill event "${eventName.slice(0, 60)}" is not one the bridge acts on` };
+      // Read as an account hook, an invoice's own id would be taken for the account's.
+      if (typeFrom && pick(body, fields["invoice.items"]) !== undefined) {
+        return { kind: "invalid", errors: { "HB-Event": [`"${eventName.slice(0, 60)}" is an account hook, but the signed body is an invoice (it lists items); an invoice is read only as after_invoicefullpaid`] } };
+      }
 
       const idRaw = f("service.id");
       const serviceId = str(idRaw);
       if (!serviceId) return { kind: "invalid", errors: { "service.id": ["is required: the hook names no account (account_id, service.id or account.id)"] } };
-      const webhookId = delivery ?? `h:${sha256Hex(name, serviceId, timestamp, ctx.raw).slice(0, 40)}`;
+      const webhookId = signedId ?? signedBytes;
+      const from = typeFrom ? { typeFrom } : {};
 
       if (type === "service.created") {
         const account = api ? await api.account(serviceId) : undefined;
@@ -211,7 +237,7 @@ export function hostbillSource(options: HostbillOptions): WebhookSource {
           }),
         };
         const notes = email === undefined ? [`no customer e-mail (${api ? "HostBill's API has none" : "HostBill's hooks do not carry it: set HOSTBILL_API_URL, HOSTBILL_API_ID and HOSTBILL_API_KEY, or use the HostBill module"}); the install command is not mailed`] : undefined;
-        return { kind: "events", events: [{ webhookId, event, errors }], ...(notes ? { notes } : {}) };
+        return { kind: "events", events: [{ webhookId, event, errors, ...from }], ...(notes ? { notes } : {}) };
       }
 
       if (type === "service.product_changed") {
@@ -223,22 +249,30 @@ export function hostbillSource(options: HostbillOptions): WebhookSource {
         // Neither product is a licence: ignored unless the bridge knows the service (then the intake names the problem).
         const verdict = catalogueVerdict(ctx.catalog, [oldProduct, newProduct]);
         const event = { type, service: compact({ id: idRaw, product_id: oldProduct }), changes: compact({ product_id: newRaw }) };
-        return { kind: "events", events: [{ webhookId, event, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict" }] };
+        return { kind: "events", events: [{ webhookId, event, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict", ...from }] };
       }
 
       const verdict = catalogueVerdict(ctx.catalog, [str(f("service.product_id"))]);
-      return { kind: "events", events: [{ webhookId, event: { type, service: { id: idRaw } }, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict" }] };
+      return { kind: "events", events: [{ webhookId, event: { type, service: { id: idRaw } }, ifUnknownService: verdict === "not_licence" ? "ignore" : "conflict", ...from }] };
     },
   };
 }
 
 /**
  * `after_invoicefullpaid`: one `service.renewed` per account the invoice pays. Keyed by invoice
- * and account (an invoice is paid in full once), so a re-signed retry is still a duplicate. An
- * account the bridge does not know (hosting on the same invoice, or the first invoice of an order
- * whose licence is created after payment) is ignored, not 409: a retry must not add a cycle.
+ * and account (an invoice is paid in full once), so a re-signed retry is still a duplicate;
+ * `signed` is a delivery id the body carries, `fallback` the key of the signed bytes, for an
+ * invoice without an id. An account the bridge does not know (hosting on the same invoice, or the
+ * first invoice of an order whose licence is created after payment) is ignored, not 409: a retry
+ * must not add a cycle.
  */
-function invoicePaid(body: Record<string, unknown>, fields: FieldMap<HostbillField>, delivery: string | undefined, timestamp: string): Translation {
+function invoicePaid(
+  body: Record<string, unknown>,
+  fields: FieldMap<HostbillField>,
+  signed: string | undefined,
+  fallback: string,
+  typeFrom: string | undefined,
+): Translation {
   const invoiceId = str(pick(body, fields["invoice.id"]));
   let items = pick(body, fields["invoice.items"]);
   // PHP arrays keyed by id arrive as JSON objects.
@@ -255,11 +289,12 @@ function invoicePaid(body: Record<string, unknown>, fields: FieldMap<HostbillFie
   }
   if (accounts.size === 0) return { kind: "ignored", reason: "the invoice pays no account" };
 
-  const base = delivery ?? (invoiceId ? `invoice:${invoiceId}` : `h:${sha256Hex(INVOICE_PAID, [...accounts.keys()].join(","), timestamp).slice(0, 40)}`);
+  const base = signed ?? (invoiceId ? `invoice:${invoiceId}` : fallback);
   const events: TranslatedEvent[] = [...accounts].map(([accountId, nextDue]) => ({
     webhookId: `${base}:${accountId}`,
     event: { type: "service.renewed", service: compact({ id: accountId, next_due_date: nextDue }) },
     ifUnknownService: "ignore",
+    ...(typeFrom ? { typeFrom } : {}),
   }));
   return { kind: "events", events };
 }

@@ -26,6 +26,7 @@ import { pick, str, type FieldMap } from "./field-maps.js";
 export const UPMIND_FIELDS = {
   event: ["hook_code", "hook", "event"],
   delivery_id: ["webhook_event_id", "hook_log_id"],
+  event_time: ["event_datetime"],
   "service.id": ["object.id", "object_id"],
   "service.product_id": ["object.product_id", "object.product.id"],
   "service.billing_months": ["object.billing_cycle_months", "object.billing_period_months", "object.billing_cycle.months", "object.term_months"],
@@ -61,11 +62,28 @@ export function upmindHook(code: string): string {
 }
 
 /**
+ * The dedupe key of an Upmind delivery, from the body alone (the signature covers nothing else):
+ * its `webhook_event_id` (or `hook_log_id`), for ever. Without one, the trimmed body's hash: for
+ * ever too when the body carries its own `event_datetime` (the same bytes are the same event),
+ * else only for the UTC day it is received on (the bridge's clock: Upmind signs no time), so the
+ * same renewal a month later is a new one (and so is a copy received after midnight UTC). The
+ * signature covers the trimmed body, so the key does: whitespace added around a replayed body
+ * must not make it a new delivery.
+ */
+export function upmindDeliveryKey(id: unknown, eventTime: unknown, raw: Buffer, nowMs: number): string {
+  const signedId = deliveryId(id);
+  if (signedId) return signedId;
+  const key = `body:${sha256Hex(raw.toString("utf8").trim()).slice(0, 40)}`;
+  return str(eventTime) ? key : `${key}:${new Date(nowMs).toISOString().slice(0, 10)}`;
+}
+
+/**
  * `POST /webhooks/upmind`: `X-Webhook-Signature` is the HMAC-SHA256 of the body with
  * UPMIND_WEBHOOK_SECRET, hex (what Upmind's own endpoint library checks) or base64. Upmind's
  * library trims the body before hashing, so the trimmed body is accepted too. Upmind sends no
- * timestamp header: a replayed delivery is stopped by the dedupe on `webhook_event_id`, and a
- * changed one by the signature; old deliveries are not refused, since Upmind retries for a while.
+ * timestamp header: a replayed delivery is stopped by the dedupe on `webhook_event_id`
+ * (upmindDeliveryKey), and a changed one by the signature; old deliveries are not refused, since
+ * Upmind retries for a while. The hook, the id and the service all come from the signed body.
  */
 export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPMIND_FIELDS): WebhookSource {
   const key = Buffer.from(secret, "utf8");
@@ -93,9 +111,7 @@ export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPM
       const kind = HOOKS[hook];
       if (!kind) return { kind: "ignored", reason: `Upmind hook "${code.slice(0, 60)}" is not one the bridge acts on` };
 
-      // The signature covers the trimmed body, so the key must too: whitespace added around a
-      // replayed body must not make it a new delivery.
-      const delivery = deliveryId(f("delivery_id")) ?? `body:${sha256Hex(ctx.raw.toString("utf8").trim()).slice(0, 40)}`;
+      const delivery = upmindDeliveryKey(f("delivery_id"), f("event_time"), ctx.raw, ctx.nowMs);
       const idRaw = f("service.id");
       const serviceId = str(idRaw);
       const productRaw = f("service.product_id");
