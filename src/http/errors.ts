@@ -34,7 +34,7 @@ export const BUSY_RETRY_AFTER_SECONDS = 5;
  * Maps body-parser failures to their statuses; an unavailable service and a store error that
  * `isBusy` says is worth trying again soon (SQLite: a database locked by another process, a
  * backup or an operator's sqlite3 shell) to 503 with Retry-After; anything unexpected to a 500
- * without internals. The paths it logs are masked (`secrets`).
+ * without internals. No answer echoes the path, and the paths it logs are masked (`secrets`).
  */
 export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean = () => false, secrets: readonly string[] = []): ErrorRequestHandler {
   return (err, req, res, next) => {
@@ -55,6 +55,8 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
     if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
     if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");
+    // The router's "Failed to decode param '<value>'" would echo the value: Blesta's token, there.
+    if (err instanceof URIError) return sendError(res, 400, "bad_request", "The path holds a malformed percent-encoding");
     const status = e.status ?? e.statusCode;
     if (status && status >= 400 && status < 500) return sendError(res, status, "bad_request", e.message ?? "Bad request");
     logger.error({ err, path: loggablePath(req.originalUrl, secrets) }, "unhandled error");

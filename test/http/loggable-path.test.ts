@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import express from "express";
 import request from "supertest";
@@ -5,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { loggablePath } from "../../src/http/loggable-path.js";
 import { createLogger } from "../../src/log/logger.js";
+import { rawRequest } from "../helpers/raw-http.js";
 
 const TOKEN = "blesta-token-that-must-never-be-logged-0123456789";
 
@@ -135,6 +137,23 @@ describe("paths in log lines", () => {
     await request(app).post(`/webhooks/blesta/${TOKEN}`).expect(500);
     expect(log()).toContain("unhandled error");
     expect(log()).not.toContain(TOKEN);
+  });
+
+  it("a malformed percent-encoding in the token is refused without echoing the token, in the answer or the log", async () => {
+    const router = express.Router();
+    router.post("/webhooks/blesta/:token", (_req, res) => void res.status(202).json({ status: "accepted" }));
+    const { app, log } = capturingApp([router]);
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const answer = await rawRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, `/webhooks/blesta/${TOKEN}%`);
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain('"code":"bad_request"');
+      expect(answer.text).not.toContain(TOKEN);
+      expect(log()).not.toContain(TOKEN);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it("a configured secret in X-Request-Id or Webhook-Id is not logged", async () => {

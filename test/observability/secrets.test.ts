@@ -50,6 +50,7 @@ function blestaSpellings(token: string, host: string): { method: string; target:
     `/webhooks/blesta/${encoded(token)}`,
     `/webhooks/blesta/${token.toUpperCase()}`,
     `/webhooks/blesta%2f${token}`,
+    `/webhooks/blesta/${token}%`,
     `/webhooks/blesta/${token}/`,
     `/webhooks/blesta/${token}/extra`,
     `/webhooks/blesta/${token}#fragment`,
