@@ -2,6 +2,7 @@ import type { Express } from "express";
 import { alertMailJob, createAlerts, type Alerts } from "./alerts/alerts.js";
 import { alertForStoppedJob, resolveOnSuccess } from "./alerts/job-alerts.js";
 import { systemClock, type Clock } from "./clock.js";
+import { secretValues } from "./config/describe.js";
 import type { Config } from "./config/load.js";
 import { adminRouter } from "./http/admin-routes.js";
 import { createApp } from "./http/app.js";
@@ -179,6 +180,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const app = createApp({
     logger: logger.child({ component: "http" }),
     isBusy: (err) => store.isBusy(err),
+    secrets: secretValues(config),
     routers: [
       healthRouter({ store, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: lost }),
       openApiRouter(),

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { describeConfig } from "../src/config/describe.js";
+import { describeConfig, secretValues } from "../src/config/describe.js";
 import { ConfigError, EX_CONFIG, loadConfig } from "../src/config/load.js";
 
 const SECRET = "whsec_" + Buffer.from("0123456789abcdef0123").toString("base64");
@@ -124,6 +124,17 @@ describe("configuration", () => {
     const text = JSON.stringify(describeConfig(c));
     for (const secret of ["tok_live_123", SECRET, "admin-token-0123456789", "hunter2pass"]) expect(text).not.toContain(secret);
     expect(text).toContain("mail.example");
+  });
+
+  it("lists every secret value for the logs' second net: tokens, webhook secrets and their keys, URL passwords", () => {
+    const c = loadConfig({
+      env: { ...live, SMTP_URL: "smtp://mailer:hunter2%2Fpass@mail.example:587", BLESTA_WEBHOOK_TOKEN: "b".repeat(40), DATABASE_PATH: join(tempDir(), "x.db") },
+      cwd: process.cwd(),
+    });
+    expect(secretValues(c)).toEqual(
+      expect.arrayContaining(["tok_live_123", SECRET, SECRET.slice("whsec_".length), "admin-token-0123456789", "hunter2/pass", "b".repeat(40)]),
+    );
+    expect(secretValues(c)).not.toContain("mail.example");
   });
 
   it("describes DATABASE_URL by its host and database, never its password (in the userinfo or the query)", () => {

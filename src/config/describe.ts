@@ -33,3 +33,33 @@ export function describeConfig(config: Config): Record<string, string> {
   out.mode = config.sandbox ? "sandbox" : "live";
   return out;
 }
+
+/**
+ * The value of every secret setting, for the logs' second net (a path or id that holds one is
+ * masked, however a client came to send it): a URL gives its password too, a webhook secret
+ * the base64 key after `whsec_`.
+ */
+export function secretValues(config: Config): string[] {
+  const out: string[] = [];
+  for (const key of SECRET_KEYS) {
+    const value = (config as unknown as Record<string, unknown>)[key];
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v !== "string" || v === "") continue;
+      out.push(v);
+      if (v.startsWith("whsec_")) out.push(v.slice("whsec_".length));
+      if (key === "SMTP_URL" || key === "DATABASE_URL") {
+        try {
+          const password = decodeURIComponent(new URL(v).password);
+          if (password) out.push(password);
+        } catch {
+          // Not a URL, or a password that is not valid percent-encoding: the whole value is in already.
+        }
+      }
+    }
+  }
+  if (config.upstream.mode === "live") {
+    out.push(config.upstream.apiToken);
+    if (config.upstream.legacy) out.push(config.upstream.legacy.token);
+  }
+  return [...new Set(out)];
+}

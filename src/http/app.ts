@@ -11,6 +11,8 @@ export interface AppDeps {
   logRequests?: boolean;
   /** A store error worth trying again soon (Store.isBusy): answered 503 with Retry-After. (Default: none) */
   isBusy?: (err: unknown) => boolean;
+  /** The configured secrets: masked in any path or id a log line names, wherever they appear. (Default: none) */
+  secrets?: readonly string[];
 }
 
 /** The HTTP surface: one router per feature, mounted here and nowhere else. */
@@ -20,9 +22,10 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", false);
   // Every answer is dynamic and no client sends If-None-Match: an ETag would hash each body for nothing.
   app.set("etag", false);
-  if (deps.logRequests !== false) app.use(requestLog(deps.logger));
+  const secrets = deps.secrets ?? [];
+  if (deps.logRequests !== false) app.use(requestLog(deps.logger, secrets));
   for (const r of deps.routers) app.use(r);
   app.use((_req, res) => sendError(res, 404, "not_found", "Not found"));
-  app.use(errorHandler(deps.logger, deps.isBusy));
+  app.use(errorHandler(deps.logger, deps.isBusy, secrets));
   return app;
 }

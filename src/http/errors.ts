@@ -34,9 +34,9 @@ export const BUSY_RETRY_AFTER_SECONDS = 5;
  * Maps body-parser failures to their statuses; an unavailable service and a store error that
  * `isBusy` says is worth trying again soon (SQLite: a database locked by another process, a
  * backup or an operator's sqlite3 shell) to 503 with Retry-After; anything unexpected to a 500
- * without internals.
+ * without internals. No answer echoes the path, and the paths it logs are masked (`secrets`).
  */
-export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean = () => false): ErrorRequestHandler {
+export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean = () => false, secrets: readonly string[] = []): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const unavailable =
@@ -46,7 +46,7 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
           ? new ServiceUnavailableError("the database is busy; try again in a few seconds", BUSY_RETRY_AFTER_SECONDS)
           : undefined;
     if (unavailable) {
-      logger.warn({ path: loggablePath(req.originalUrl), reason: unavailable.message }, "refused: service unavailable");
+      logger.warn({ path: loggablePath(req.originalUrl, secrets), reason: unavailable.message }, "refused: service unavailable");
       res.setHeader("Retry-After", String(unavailable.retryAfterSeconds));
       return sendError(res, 503, "unavailable", unavailable.message);
     }
@@ -55,9 +55,11 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
     if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
     if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");
+    // The router's "Failed to decode param '<value>'" would echo the value: Blesta's token, there.
+    if (err instanceof URIError) return sendError(res, 400, "bad_request", "The path holds a malformed percent-encoding");
     const status = e.status ?? e.statusCode;
     if (status && status >= 400 && status < 500) return sendError(res, status, "bad_request", e.message ?? "Bad request");
-    logger.error({ err, path: loggablePath(req.originalUrl) }, "unhandled error");
+    logger.error({ err, path: loggablePath(req.originalUrl, secrets) }, "unhandled error");
     sendError(res, 500, "internal", "Internal error");
   };
 }

@@ -1,17 +1,102 @@
 /**
- * Paths whose last segment is a credential (Blesta's webhook has no signature of its own). Any
- * letter case: Express routes paths case-insensitively, so `/Webhooks/Blesta/<token>` reaches
- * the same route with the same token.
+ * The request's path as it may be logged. Blesta signs nothing, so its webhook URL ends in the
+ * credential (`/webhooks/blesta/<token>`), and every spelling of that URL reaches the log line
+ * of its request, the ones that miss the route (404) included: `//webhooks/...` from a base URL
+ * with a trailing slash, dot segments, `%2F`, backslashes, `;parameters`, an absolute-form
+ * target, an over-encoded token. Express routes the raw path, so it leaves all of these alone;
+ * a proxy in front may not. So the path is read here the way the most lenient of them would
+ * read it (percent-decoded again and again, `\` as `/`, `.` and `..`, `;` parameters, any
+ * letter case), and every segment that comes after a `blesta` segment is masked, wherever it
+ * is and whatever follows. The raw spelling stays otherwise: it is what an operator needs to
+ * see why a panel's request missed.
+ *
+ * The second net: a segment that holds a configured secret (in any encoding or letter case)
+ * is masked wherever it is, and the whole path when a secret spans segments.
  */
-const CREDENTIAL_IN_PATH = /^(\/webhooks\/blesta\/)[^/?#]+/i;
 
-/** `http://host:port` in front of the path of an absolute-form request target, which Express also routes. */
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+const TOKEN_MASK = "[token]";
+const SECRET_MASK = "[redacted]";
+
+/** Shorter configured values would mask ordinary words of a path; every secret setting is longer. */
+const MIN_SECRET_LENGTH = 8;
+
+/** A proxy may decode once more than the one before it; four rounds undo `%252525xx`. */
+const DECODE_ROUNDS = 4;
+
+/** `scheme://authority` (userinfo included) in front of an absolute-form request target, which Express routes too. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]*/i;
+
+const SEPARATORS = /[/\\]/;
+
+/** Percent-decoded until nothing changes; a malformed escape stays as it is, invalid UTF-8 reads as Latin-1. */
+export function decodedFully(s: string): string {
+  let out = s;
+  for (let round = 0; round < DECODE_ROUNDS && out.includes("%"); round++) {
+    const next = out.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+      }
+    });
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
+
+/** A decoded piece of a segment as a lenient router reads it: compatibility forms folded, any letter case. */
+const folded = (piece: string) => piece.normalize("NFKC").trim().toLowerCase();
+const isBlesta = (piece: string) => folded(piece) === "blesta";
+/** `blesta;v=1` is `blesta` to a router that drops path parameters. */
+const namesBlesta = (piece: string) => isBlesta(piece.split(";", 1)[0]!);
+const isDotSegment = (piece: string) => piece === "." || piece === "..";
+
+function holdsSecret(text: string, secrets: readonly string[]): boolean {
+  if (secrets.length === 0) return false;
+  const lower = text.toLowerCase();
+  const flat = decodedFully(text).toLowerCase();
+  return secrets.some((s) => lower.includes(s) || flat.includes(s));
+}
 
 /**
- * The request's path as it may be logged: no query string, and no credential that a panel
- * had to put into the URL. Every log line that names a path goes through here.
+ * The path of `target` (a request's originalUrl) for a log line: no query string or fragment,
+ * no scheme and authority, nothing after a `blesta` segment, nothing that holds one of `secrets`.
  */
-export function loggablePath(originalUrl: string): string {
-  return originalUrl.split("?", 1)[0]!.replace(ABSOLUTE_FORM, "").replace(CREDENTIAL_IN_PATH, "$1[token]");
+export function loggablePath(target: string, secrets: readonly string[] = []): string {
+  const known = secrets.filter((s) => s.length >= MIN_SECRET_LENGTH).map((s) => s.toLowerCase());
+  const path = target.replace(ABSOLUTE_FORM, "").split(/[?#]/, 1)[0]!;
+  // Segments at even indexes, the separators between them at odd ones.
+  const parts = path.split(/([/\\])/);
+  let afterBlesta = false;
+  for (let i = 0; i < parts.length; i += 2) {
+    const raw = parts[i]!;
+    if (raw === "") continue;
+    const pieces = decodedFully(raw).split(SEPARATORS);
+    if (afterBlesta) {
+      // `..` and `blesta` say nothing of the token, and show how the request missed the route.
+      if (!pieces.every((p) => isDotSegment(p) || isBlesta(p))) parts[i] = TOKEN_MASK;
+      continue;
+    }
+    const at = pieces.findIndex(namesBlesta);
+    if (at >= 0) {
+      afterBlesta = true;
+      // `blesta;<x>` or `blesta%2F<token>`: the segment itself carries more than the name.
+      const carriesMore = !isBlesta(pieces[at]!) || pieces.slice(at + 1).some((p) => p !== "" && !isDotSegment(p) && !isBlesta(p));
+      if (carriesMore) {
+        parts[i] = TOKEN_MASK;
+        continue;
+      }
+    }
+    if (holdsSecret(raw, known)) parts[i] = SECRET_MASK;
+  }
+  const logged = parts.join("");
+  // A secret with a slash in it spans segments: then no part of the path is worth the risk.
+  return holdsSecret(logged, known) ? SECRET_MASK : logged;
+}
+
+/** `value` unless it holds one of `secrets` (a client put a secret where an id belongs). */
+export function withoutSecrets(value: string, secrets: readonly string[]): string {
+  const known = secrets.filter((s) => s.length >= MIN_SECRET_LENGTH).map((s) => s.toLowerCase());
+  return holdsSecret(value, known) ? SECRET_MASK : value;
 }

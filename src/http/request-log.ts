@@ -1,14 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { RequestHandler } from "express";
 import type { Logger } from "../log/logger.js";
-import { loggablePath } from "./loggable-path.js";
+import { loggablePath, withoutSecrets } from "./loggable-path.js";
 
-/** One log line per request, with a request id the client can quote (X-Request-Id). */
-export function requestLog(logger: Logger): RequestHandler {
+/**
+ * One log line per request, with a request id the client can quote (X-Request-Id). The path,
+ * the request id and the webhook id are the client's text: none of them is logged with one of
+ * `secrets` in it.
+ */
+export function requestLog(logger: Logger, secrets: readonly string[] = []): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const incoming = req.header("x-request-id");
-    const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) && withoutSecrets(incoming, secrets) === incoming ? incoming : randomUUID();
     res.setHeader("X-Request-Id", requestId);
     // At LOG_LEVEL warn or above there is no line to write: no listener, no line built.
     if (!logger.isLevelEnabled("info")) return next();
@@ -19,11 +23,11 @@ export function requestLog(logger: Logger): RequestHandler {
         {
           method: req.method,
           // originalUrl: a router mounted under a prefix (e.g. the admin auth) rewrites req.url.
-          path: loggablePath(req.originalUrl),
+          path: loggablePath(req.originalUrl, secrets),
           status: res.statusCode,
           duration_ms: Math.round(durationMs * 100) / 100,
           request_id: requestId,
-          ...(webhookId ? { webhook_id: webhookId.slice(0, 256) } : {}),
+          ...(webhookId ? { webhook_id: withoutSecrets(webhookId.slice(0, 256), secrets) } : {}),
         },
         "request",
       );

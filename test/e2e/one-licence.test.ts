@@ -108,6 +108,11 @@ describe("unusable addresses", () => {
     "fe80::1",
     "ff02::1",
     "100::1",
+    // IETF protocol assignments and 6to4, in both families alike (issue 21 item 5).
+    "192.0.0.1",
+    "2001:5::1",
+    "192.88.99.1",
+    "2002:c058:6301::1",
   ];
   const PRIVATE = ["10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "fc00::1", "fd12:3456::1"];
 
@@ -135,7 +140,7 @@ describe("unusable addresses", () => {
 
   it("accepts the documentation and benchmarking ranges", async () => {
     const { bridge } = pair();
-    for (const ip of ["192.0.2.7", "198.51.100.7", "203.0.113.7", "198.19.255.7", "2001:db8::7", "2a00:1450::7"]) {
+    for (const ip of ["192.0.2.7", "198.51.100.7", "203.0.113.7", "198.19.255.7", "2001:db8::7", "3fff::7", "2001:2::7", "2a00:1450::7"]) {
       expect((await bridge.send(createdEvent({ ip }))).status, ip).toBe(202);
     }
   });

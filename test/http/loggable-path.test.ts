@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import express from "express";
 import request from "supertest";
@@ -5,10 +6,11 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { loggablePath } from "../../src/http/loggable-path.js";
 import { createLogger } from "../../src/log/logger.js";
+import { rawRequest } from "../helpers/raw-http.js";
 
 const TOKEN = "blesta-token-that-must-never-be-logged-0123456789";
 
-function capturingApp(routers: express.Router[] = []) {
+function capturingApp(routers: express.Router[] = [], secrets: readonly string[] = []) {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -16,7 +18,7 @@ function capturingApp(routers: express.Router[] = []) {
       done();
     },
   });
-  const app = createApp({ logger: createLogger({ level: "info", destination, pretty: false }), routers });
+  const app = createApp({ logger: createLogger({ level: "trace", destination, pretty: false }), routers, secrets });
   return { app, log: () => lines.join("") };
 }
 
@@ -35,6 +37,78 @@ describe("paths in log lines", () => {
 
   it("mask the Blesta token in an absolute-form request target, which Express routes too", () => {
     expect(loggablePath(`http://bridge.example:8080/Webhooks/Blesta/${TOKEN}?x=1`)).toBe("/Webhooks/Blesta/[token]");
+  });
+
+  /** Every character as %XX: what a client that over-encodes sends. */
+  const encoded = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`).join("");
+
+  // Spellings that miss the route (404) or reach it, each as it must be logged: the spelling
+  // kept, so an operator sees what the panel sent, and every segment after "blesta" masked.
+  it.each([
+    [`//webhooks/blesta/${TOKEN}`, "//webhooks/blesta/[token]"],
+    [`/webhooks/./blesta/${TOKEN}`, "/webhooks/./blesta/[token]"],
+    [`/webhooks%2fblesta/${TOKEN}`, "/webhooks%2fblesta/[token]"],
+    [`/webhooks%2Fblesta/${TOKEN}`, "/webhooks%2Fblesta/[token]"],
+    [`/webhooks/blesta/../blesta/${TOKEN}`, "/webhooks/blesta/../blesta/[token]"],
+    [`/webhooks/blesta/%2e%2E/blesta/${TOKEN}`, "/webhooks/blesta/%2e%2E/blesta/[token]"],
+    [`/webhooks/blesta/${TOKEN}/..`, "/webhooks/blesta/[token]/.."],
+    [`/webhooks/blesta/../${TOKEN}`, "/webhooks/blesta/../[token]"],
+    [`/webhooks/blesta//${TOKEN}`, "/webhooks/blesta//[token]"],
+    [`/webhooks\\blesta\\${TOKEN}`, "/webhooks\\blesta\\[token]"],
+    [`/webhooks/blesta\\${TOKEN}`, "/webhooks/blesta\\[token]"],
+    [`/webhooks/blesta/${TOKEN};jsessionid=1`, "/webhooks/blesta/[token]"],
+    [`/webhooks/blesta;v=1/${TOKEN}`, "/webhooks/[token]/[token]"],
+    [`/webhooks/blesta;${TOKEN}`, "/webhooks/[token]"],
+    [`/webhooks/%62lesta/${TOKEN}`, "/webhooks/%62lesta/[token]"],
+    [`/webhooks/%2562LESTA/${TOKEN}`, "/webhooks/%2562LESTA/[token]"],
+    [`/webhooks/blesta/${encoded(TOKEN)}`, "/webhooks/blesta/[token]"],
+    [`/webhooks/blesta/${TOKEN}%`, "/webhooks/blesta/[token]"],
+    [`/webhooks/blesta%2f${TOKEN}`, "/webhooks/[token]"],
+    [`/webhooks%2Fblesta%2F${TOKEN}`, "/[token]"],
+    [`/webhooks/blesta/${TOKEN}/extra`, "/webhooks/blesta/[token]/[token]"],
+    [`/webhooks/blesta/${TOKEN}#fragment`, "/webhooks/blesta/[token]"],
+    [`/bridge/webhooks/blesta/${TOKEN}`, "/bridge/webhooks/blesta/[token]"],
+    [`HTTP://bridge.example//webhooks/blesta/${TOKEN}`, "//webhooks/blesta/[token]"],
+    [`http://bridge.example\\webhooks\\blesta\\${TOKEN}`, "\\webhooks\\blesta\\[token]"],
+    [`http://user:${TOKEN}@bridge.example/webhooks/billing`, "/webhooks/billing"],
+  ])("mask the Blesta token in %s", (target, logged) => {
+    expect(loggablePath(target)).toBe(logged);
+  });
+
+  it("leave paths without a Blesta segment as they are, less the query", () => {
+    for (const path of ["/", "/webhooks/billing", "/admin/services/svc-1", "/provision/v1/create", "/webhooks/blesta", "/webhooks/blesta/", "//admin//jobs"]) {
+      expect(loggablePath(path)).toBe(path);
+      expect(loggablePath(`${path}?token=${TOKEN}`)).toBe(path);
+    }
+  });
+
+  it("mask any segment that holds a configured secret, in any encoding, wherever it is", () => {
+    const secrets = [TOKEN, "admin-token-0123456789"];
+    expect(loggablePath(`/${TOKEN}`, secrets)).toBe("/[redacted]");
+    expect(loggablePath(`/x${TOKEN}y/admin`, secrets)).toBe("/[redacted]/admin");
+    expect(loggablePath(`/admin/${encoded("admin-token-0123456789")}/licenses`, secrets)).toBe("/admin/[redacted]/licenses");
+    expect(loggablePath(`/${TOKEN}/../webhooks/blesta/x`, secrets)).toBe("/[redacted]/../webhooks/blesta/[token]");
+  });
+
+  it("mask the whole path when a configured secret spans segments", () => {
+    expect(loggablePath("/a/secret/with/slashes/b", ["secret/with/slashes"])).toBe("[redacted]");
+    expect(loggablePath("/a/secret%2Fwith%2fslashes/b", ["secret/with/slashes"])).toBe("/a/[redacted]/b");
+  });
+
+  it("ignore configured secrets too short to tell from ordinary words", () => {
+    expect(loggablePath("/admin/licenses", ["admin", ""])).toBe("/admin/licenses");
+  });
+
+  it("never let any 12 characters of the token through, whatever the spelling", () => {
+    const windows = Array.from({ length: TOKEN.length - 11 }, (_, i) => TOKEN.slice(i, i + 12).toLowerCase());
+    const tails = [TOKEN, encoded(TOKEN), TOKEN.toUpperCase(), `${TOKEN};x`, `${TOKEN}%`, `x/../${TOKEN}`, `%2e/${TOKEN}`];
+    const heads = ["/webhooks/blesta/", "//webhooks/blesta/", "/webhooks/./blesta/", "/webhooks%2fblesta/", "/webhooks/blesta/../blesta/", "/webhooks\\blesta\\", "/Webhooks/BLESTA//", "http://h/webhooks/blesta/", "/webhooks/blesta%2F", "/blesta;x/"];
+    for (const head of heads) {
+      for (const tail of tails) {
+        const logged = loggablePath(head + tail).toLowerCase();
+        for (const w of windows) expect(logged.includes(w), `${head}${tail} -> ${logged}`).toBe(false);
+      }
+    }
   });
 
   it("a request to a mixed-case Blesta path, which the route answers, logs no token", async () => {
@@ -62,6 +136,33 @@ describe("paths in log lines", () => {
     const { app, log } = capturingApp([router]);
     await request(app).post(`/webhooks/blesta/${TOKEN}`).expect(500);
     expect(log()).toContain("unhandled error");
+    expect(log()).not.toContain(TOKEN);
+  });
+
+  it("a malformed percent-encoding in the token is refused without echoing the token, in the answer or the log", async () => {
+    const router = express.Router();
+    router.post("/webhooks/blesta/:token", (_req, res) => void res.status(202).json({ status: "accepted" }));
+    const { app, log } = capturingApp([router]);
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const answer = await rawRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, `/webhooks/blesta/${TOKEN}%`);
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain('"code":"bad_request"');
+      expect(answer.text).not.toContain(TOKEN);
+      expect(log()).not.toContain(TOKEN);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("a configured secret in X-Request-Id or Webhook-Id is not logged", async () => {
+    const router = express.Router();
+    router.post("/webhooks/billing", (_req, res) => void res.status(202).json({ status: "accepted" }));
+    const { app, log } = capturingApp([router], [TOKEN]);
+    const res = await request(app).post("/webhooks/billing").set("x-request-id", TOKEN).set("webhook-id", `msg_${TOKEN}`).expect(202);
+    expect(res.headers["x-request-id"]).not.toContain(TOKEN);
+    expect(log()).toContain('"webhook_id":"[redacted]"');
     expect(log()).not.toContain(TOKEN);
   });
 });

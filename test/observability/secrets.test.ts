@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
 import { createdEvent, idle, serviceEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { rawRequest } from "../helpers/raw-http.js";
 import { startMailBridge, startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -18,7 +19,54 @@ const SECRETS = {
   webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
   // Characters that URL-encoding changes, so the encoded form is checked too.
   smtpPassword: `pw/${hex(12)}+${hex(4)}`,
+  // Blesta signs nothing: the token is the last segment of the webhook's path.
+  blestaToken: `blesta-${hex(24)}`,
 };
+
+/** Every character as %XX (upper-case hex): what a client that over-encodes sends. */
+const encoded = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`).join("");
+
+/**
+ * Request-targets that carry the Blesta token, as a panel, a base URL with a trailing slash,
+ * a proxy or a careless client may spell them. The first two reach the route; the others
+ * answer 404 (or 400) but were logged with the token once.
+ */
+function blestaSpellings(token: string, host: string): { method: string; target: string }[] {
+  const targets = [
+    `/webhooks/blesta/${token}`,
+    `/WebHooks/BLESTA/${token}`,
+    `//webhooks/blesta/${token}`,
+    `/webhooks/./blesta/${token}`,
+    `/webhooks%2fblesta/${token}`,
+    `/webhooks%2Fblesta/${token}`,
+    `/webhooks/blesta/../blesta/${token}`,
+    `/webhooks/blesta/%2e%2e/blesta/${token}`,
+    `/webhooks/blesta/${token}/..`,
+    `/webhooks/blesta//${token}`,
+    `/webhooks\\blesta\\${token}`,
+    `/webhooks/blesta/${token};jsessionid=1`,
+    `/webhooks/blesta;v=1/${token}`,
+    `/webhooks/%62lesta/${token}`,
+    `/webhooks/blesta/${encoded(token)}`,
+    `/webhooks/blesta/${token.toUpperCase()}`,
+    `/webhooks/blesta%2f${token}`,
+    `/webhooks/blesta/${token}%`,
+    `/webhooks/blesta/${token}/`,
+    `/webhooks/blesta/${token}/extra`,
+    `/webhooks/blesta/${token}#fragment`,
+    `/webhooks/blesta/${token}?event=services.addAfter`,
+    `/bridge/webhooks/blesta/${token}`,
+    `/${token}`,
+    `/admin/services/${token}`,
+    `http://${host}/webhooks/blesta/${token}`,
+    `HTTP://${host}//webhooks/blesta/${token}`,
+    `http://user:${token}@${host}/webhooks/billing`,
+  ];
+  return [...targets.map((target) => ({ method: "POST", target })), { method: "GET", target: `//webhooks/blesta/${token}` }];
+}
+
+/** Every 12 characters of `secret`, lower-cased: a log line must hold none of them, in any letter case. */
+const pieces = (secret: string) => Array.from({ length: secret.length - 11 }, (_, i) => secret.slice(i, i + 12).toLowerCase());
 
 /** Sum of every sample of a counter in the Prometheus text. */
 function total(text: string, name: string): number {
@@ -38,6 +86,8 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
   let log = "";
   let lines: Record<string, unknown>[] = [];
   let metricsText = "";
+  /** The bridge's answers to the Blesta spellings, status line to body. */
+  const blestaAnswers: { target: string; status: number; text: string }[] = [];
 
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
     requests++;
@@ -82,10 +132,11 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
         ADMIN_TOKEN: SECRETS.adminToken,
         WEBHOOK_SECRETS: SECRETS.webhookSecret,
         SMTP_URL: smtp.url,
-        LOG_LEVEL: "debug",
+        BLESTA_WEBHOOK_TOKEN: SECRETS.blestaToken,
+        LOG_LEVEL: "trace",
       },
       tls: { rejectUnauthorized: false },
-      logger: createLogger({ level: "debug", destination, pretty: false }),
+      logger: createLogger({ level: "trace", destination, pretty: false }),
     });
 
     // Created: registered upstream, install command fetched and mailed over SMTP with AUTH.
@@ -108,6 +159,12 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
     expect((await request("/readyz")).status).toBe(200);
     expect((await request("/metrics")).status).toBe(200);
     // The legacy client, whose token travels in the query string: one success, one upstream error.
+    // The Blesta token in every spelling of its path, over a plain socket so each arrives as written.
+    for (const { method, target } of blestaSpellings(SECRETS.blestaToken, new URL(bridge.url).host)) {
+      requests++;
+      const answer = await rawRequest(bridge.url, target, { method, headers: { "content-type": "application/json" }, body: "{}" });
+      blestaAnswers.push({ target, ...answer });
+    }
     await bridge.service.reseller.v2!.register({ ip: "198.51.100.7", type: "cpanel", billingcycle: 1 });
     await expect(bridge.service.reseller.v2!.changeIp({ ip: "198.51.100.99", type: "cpanel", newip: "198.51.100.98" })).rejects.toThrow();
 
@@ -145,7 +202,7 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
     return out;
   }
 
-  it("the flow was logged at debug level, reseller calls included", () => {
+  it("the flow was logged at trace level, reseller calls included", () => {
     expect(lines.some((l) => l.msg === "reseller call" && l.level === 20)).toBe(true);
     expect(lines.some((l) => l.msg === "reseller call" && Number(l.status) >= 500)).toBe(true);
     expect(lines.some((l) => l.msg === "upstream call" && l.operation === "v2.register")).toBe(true);
@@ -154,6 +211,18 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
 
   it("no secret and no webhook signature is in the log", () => {
     for (const [name, value] of forms()) expect(log.includes(value), `${name} is in the log`).toBe(false);
+  });
+
+  it("no 12 characters of the Blesta token are in the log or an answer, whatever the spelling of its path", () => {
+    // The route answered the spellings that reach it: the token was the right one.
+    expect(blestaAnswers.find((a) => a.target === `/WebHooks/BLESTA/${SECRETS.blestaToken}`)?.status).toBe(422);
+    expect(blestaAnswers.find((a) => a.target.startsWith("//"))?.status).toBe(404);
+    expect(lines.some((l) => l.msg === "request" && l.path === "//webhooks/blesta/[token]" && l.status === 404)).toBe(true);
+    const logged = log.toLowerCase();
+    for (const piece of pieces(SECRETS.blestaToken)) {
+      expect(logged.includes(piece), `"${piece}" of the Blesta token is in the log`).toBe(false);
+      for (const a of blestaAnswers) expect(a.text.toLowerCase().includes(piece), `the answer to ${a.target} holds "${piece}"`).toBe(false);
+    }
   });
 
   it("no secret and no webhook signature is in the SQLite file", () => {
