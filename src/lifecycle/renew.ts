@@ -2,6 +2,7 @@ import { z } from "zod";
 import { defineJob, jobKind } from "../jobs/define.js";
 import { JobBlockedError, JobSkippedError } from "../jobs/errors.js";
 import type { BillingCycleMonths } from "../reseller/vocabulary.js";
+import { RENEWAL_MIN_GAP_MS } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { charging, once } from "./once.js";
@@ -33,7 +34,7 @@ export function renewJob(deps: LifecycleDeps) {
     // Whether the service may be charged at all (terminated, suspended, or on its way there) is
     // the charging rule's, checked right before the call (once → charging): one place for every job.
     if (svc.expires_at !== term) throw new JobSkippedError("this term was already renewed");
-    if (!(svc.paid_until !== null && svc.paid_until > term)) throw new JobSkippedError("not paid beyond the current term");
+    if (!(svc.paid_until !== null && svc.paid_until >= term + RENEWAL_MIN_GAP_MS)) throw new JobSkippedError("not paid a day or more beyond the current term");
 
     const months = svc.months as BillingCycleMonths;
     let newEnd: number | undefined;

@@ -346,6 +346,14 @@ export interface AlertOps {
   open(): Promise<{ key: string; subject: string; opened_at: number; count: number }[]>;
 }
 
+/**
+ * How far paid-until must lie beyond the upstream term end for the term to be renewed: a day.
+ * Paid-until and the term end come from different clocks (the panel's due date, the reseller's
+ * expiry, a licence adopted minutes before its new paid cycle began), so a gap of minutes or
+ * hours is the same date seen twice, and renewing for it would buy a whole cycle for nothing.
+ */
+export const RENEWAL_MIN_GAP_MS = 86_400_000;
+
 export interface DueRenewal {
   service_id: string;
   expires_at: number;

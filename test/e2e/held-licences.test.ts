@@ -86,3 +86,28 @@ describe("orders for an IP where the reseller already holds licences", () => {
     expect(registered?.detail).toMatch(/already held the cpanel licence .* adopted it, nothing bought/);
   });
 });
+
+describe("a terminated service ordered again, with its licence still held", () => {
+  // The lead covers the whole term, so a renewal would be queued at once if the sweep saw a gap.
+  const pair = usePair({ env: { RENEWAL_LEAD_DAYS: "40" } });
+
+  it("gets its licence back without a renewal: a paid-until minutes past the kept term is no gap to buy a cycle for", async () => {
+    const { sb, bridge } = pair();
+    const order = createdEvent({ product_id: "12", ip: IP });
+    await bridge.send(order);
+    await waitStatus(bridge, order.service.id, "active");
+    expect((await bridge.send(serviceEvent("service.terminated", order.service.id))).status).toBe(202);
+    await waitStatus(bridge, order.service.id, "terminated");
+
+    expect((await bridge.send({ ...order })).status).toBe(202);
+    await waitStatus(bridge, order.service.id, "active");
+    await settle(bridge);
+    expect((await bridge.service.sweep.sweep()).queued).toEqual([]);
+    await settle(bridge);
+
+    expect(sb.sandbox.ledger().map((c) => c.op)).toEqual(["register"]);
+    expect(held(sb)).toEqual([{ type: "cpanel", status: "active", variant: null }]);
+    const svc = (await bridge.service.services.get(order.service.id))!;
+    expect(svc.paid_until! - svc.expires_at!).toBeLessThan(86_400_000);
+  });
+});

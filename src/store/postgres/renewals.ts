@@ -1,11 +1,11 @@
-import type { DueRenewal, RenewalOps } from "../store.js";
+import { RENEWAL_MIN_GAP_MS, type DueRenewal, type RenewalOps } from "../store.js";
 import { nowSql, type PgDb } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 
 /** The renewal sweep's queries on PostgreSQL; `services_due (status, expires_at)` serves them as a range scan. */
 export function pgRenewals(db: PgDb, jobs: PgJobs): RenewalOps {
   const due = `SELECT service_id, expires_at FROM services
-     WHERE status = 'active' AND expires_at <= $1 AND paid_until > expires_at`;
+     WHERE status = 'active' AND expires_at <= $1 AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}`;
   return {
     async sweep(leadMs, job, serviceId) {
       return db.tx(async (t) => {
@@ -23,7 +23,7 @@ export function pgRenewals(db: PgDb, jobs: PgJobs): RenewalOps {
     async atRisk(withinMs, keyOf) {
       const soon = await db.q<DueRenewal & { ip: string }>(
         `SELECT service_id, ip, expires_at FROM services
-         WHERE status = 'active' AND expires_at <= ${nowSql(1)} + $2::bigint AND paid_until > expires_at
+         WHERE status = 'active' AND expires_at <= ${nowSql(1)} + $2::bigint AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}
          ORDER BY expires_at, service_id`,
         [db.clockParam(), withinMs],
       );

@@ -1,18 +1,18 @@
 import type { Clock } from "../../clock.js";
-import type { DueRenewal, RenewalOps } from "../store.js";
+import { RENEWAL_MIN_GAP_MS, type DueRenewal, type RenewalOps } from "../store.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 
 /** The renewal sweep's queries on SQLite; `services_due (status, expires_at)` serves them as a range scan. */
 export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs): RenewalOps & { dueSql: string } {
   const dueSql = `SELECT service_id, expires_at FROM services
-     WHERE status = 'active' AND expires_at <= @horizon AND paid_until > expires_at`;
+     WHERE status = 'active' AND expires_at <= @horizon AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}`;
   const s = {
     due: db.prepare(dueSql),
     dueOne: db.prepare(`${dueSql} AND service_id = @service_id`),
     soon: db.prepare(
       `SELECT service_id, ip, expires_at FROM services
-       WHERE status = 'active' AND expires_at <= @soon AND paid_until > expires_at`,
+       WHERE status = 'active' AND expires_at <= @soon AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}`,
     ),
     jobByKey: db.prepare("SELECT id, state, attempts, last_error FROM jobs WHERE unique_key = ?"),
   };
