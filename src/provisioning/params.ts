@@ -63,6 +63,14 @@ export const createParams = z
     billing_cycle_months: optional(billingCycle),
     next_due_date: optional(panelDate),
   })
+  .superRefine((p, ctx) => {
+    // Two names for one thing: when both are given they must agree, or neither is taken.
+    if (p.billing_cycle !== undefined && p.billing_cycle_months !== undefined && p.billing_cycle !== p.billing_cycle_months) {
+      const message = `billing_cycle (${p.billing_cycle}) and billing_cycle_months (${p.billing_cycle_months}) disagree; give one, or both alike`;
+      ctx.addIssue({ code: "custom", path: ["billing_cycle"], message });
+      ctx.addIssue({ code: "custom", path: ["billing_cycle_months"], message });
+    }
+  })
   .transform(({ billing_cycle_months, ...p }) => ({ ...p, billing_cycle: p.billing_cycle ?? billing_cycle_months ?? ("monthly" as const) }));
 
 export const targetParams = z.object(target).superRefine(requireTarget);

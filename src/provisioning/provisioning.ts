@@ -300,9 +300,11 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const p = await located(renewParams, params);
       if (!p.ok) return p.answer;
       const { svc } = p;
-      // A date makes the renewal idempotent by itself: the same date set twice is one payment.
-      if (p.value.next_due_date) {
-        return submit("renew", { type: "service.renewed", service: { id: svc.service_id, next_due_date: p.value.next_due_date } }, keyParamOf(p.value));
+      // A date makes the renewal idempotent by itself: the same date set twice is one payment. A
+      // terminated service's renewal goes to the rules too, which refuse it, dated or not.
+      if (p.value.next_due_date || project(svc, await unfinishedOf(svc.service_id)).terminated) {
+        const service = { id: svc.service_id, ...(p.value.next_due_date ? { next_due_date: p.value.next_due_date } : {}) };
+        return submit("renew", { type: "service.renewed", service }, keyParamOf(p.value));
       }
       // Without one, each renewal adds a cycle, so a retry must not be taken for a new payment.
       // The last renewal recorded, if dateless and still under way or ended within the window, is
@@ -321,9 +323,11 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const p = await located(changeIpParams, params);
       if (!p.ok) return p.answer;
       const { svc } = p;
-      // Already there (nothing to change), or on its way there (answer for the change under way).
+      // Already there (nothing to change), or on its way there (answer for the change under way);
+      // a terminated service's change goes to the rules, which refuse it whatever the IP.
       const unfinished = await unfinishedOf(svc.service_id);
-      if (p.value.new_ip === project(svc, unfinished).ip) return outcome("change-ip", svc.service_id, lastOfCall(unfinished, "change-ip")?.id);
+      const projection = project(svc, unfinished);
+      if (!projection.terminated && p.value.new_ip === projection.ip) return outcome("change-ip", svc.service_id, lastOfCall(unfinished, "change-ip")?.id);
       const event: BillingEvent = { type: "service.ip_changed", service: { id: svc.service_id, ip: svc.ip }, changes: { ip: p.value.new_ip } };
       return submit("change-ip", event, keyParamOf(p.value));
     },
@@ -333,7 +337,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
       if (!p.ok) return p.answer;
       const { svc } = p;
       const unfinished = await unfinishedOf(svc.service_id);
-      if (p.value.package_identifier === svc.product_id && !lastOfCall(unfinished, "change-package")) {
+      if (p.value.package_identifier === svc.product_id && !lastOfCall(unfinished, "change-package") && !project(svc, unfinished).terminated) {
         return outcome("change-package", svc.service_id, undefined);
       }
       const event: BillingEvent = {

@@ -289,6 +289,37 @@ describe("provisioning API: refusals", () => {
     expect(again.body).toMatchObject({ status: "active" });
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
+
+  it("a terminated service's renew, change-ip and change-package are 422 service_terminated whatever their parameters", async () => {
+    const { bridge } = pair();
+    const p = order();
+    const created = await bridge.provision("create", p);
+    expect(created.status).toBe(200);
+    // A dateless renew before the termination: a repeat of it within the day is answered for it, unless the service is terminated.
+    expect((await bridge.provision("renew", { service_identifier: p.service_identifier })).status).toBe(200);
+    expect((await bridge.provision("terminate", { service_identifier: p.service_identifier })).status).toBe(200);
+    const target = { service_identifier: p.service_identifier };
+    for (const [call, params] of [
+      ["renew", {}],
+      ["renew", { next_due_date: "2031-01-01" }],
+      ["change-ip", { new_ip: p.ip }],
+      ["change-ip", { new_ip: uniqueIp() }],
+      ["change-package", { package_identifier: p.package_identifier }],
+    ] as const) {
+      const r = await bridge.provision(call, { ...target, ...params });
+      expect({ call, params, status: r.status, code: r.body.code }).toEqual({ call, params, status: 422, code: "service_terminated" });
+    }
+  });
+
+  it("billing_cycle and billing_cycle_months that disagree are a 422 naming both; alike, they are one cycle", async () => {
+    const { bridge } = pair();
+    const refused = await bridge.provision("create", order({ billing_cycle: "monthly", billing_cycle_months: "12" }));
+    expect(refused.status).toBe(422);
+    expect(Object.keys(refused.body.errors as object).sort()).toEqual(["billing_cycle", "billing_cycle_months"]);
+    const alike = await bridge.provision("create", order({ billing_cycle: "annually", billing_cycle_months: "12" }));
+    expect(alike.status).toBe(200);
+    expect((await bridge.service.services.get(alike.body.service_identifier as string))?.months).toBe(12);
+  });
 });
 
 describe("provisioning API: without PROVISIONING_TOKEN outside sandbox mode", () => {
