@@ -191,6 +191,9 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         ? [
             provisioningRouter({
               token: config.PROVISIONING_TOKEN,
+              services: store.services,
+              logger: logger.child({ component: "provisioning" }),
+              observer: metrics.provisioning,
               provisioning: createProvisioning({
                 accept,
                 services: store.services,

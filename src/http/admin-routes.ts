@@ -5,7 +5,7 @@ import { SERVICE_STATUSES, type Store } from "../store/store.js";
 import { fieldErrors } from "../webhooks/event-schema.js";
 import { requireBearer } from "./auth.js";
 import { sendError } from "./errors.js";
-import { historyView, jobView, licenceView } from "./views.js";
+import { historyView, jobView, licenceView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {
   adminToken: string;
@@ -60,6 +60,10 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const q = jobsQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
     res.json({ jobs: (await jobs.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
+  });
+
+  router.get("/admin/modules", async (_req, res) => {
+    res.json(modulesView(await services.modules()));
   });
 
   router.post("/admin/jobs/:id/retry", async (req, res) => {

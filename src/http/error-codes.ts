@@ -37,3 +37,29 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 export const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+/**
+ * What a panel's staff should do about a code, for the panel modules' error messages: the PHP
+ * modules' copy (integrations/shared/LicenseBridgeMessages.php) is generated from this map by
+ * `npm run integrations:sync`, so a module's advice cannot drift from the bridge. `{action}` is
+ * the panel's name for the call (Create, Renew, Change IP...). Codes without a hint need none
+ * beyond the error itself.
+ */
+export const ERROR_HINTS: Partial<Record<ErrorCode, string>> = {
+  unauthorized: "The bridge refused the token: enter its PROVISIONING_TOKEN in the module's server settings.",
+  forbidden: "The bridge refused this panel's address: check its allow-list.",
+  validation: "Correct the value named above, then run {action} again.",
+  unknown_service: "The bridge has no licence for this service: run Create first.",
+  ip_in_use: "Another service already holds this licence at that IP: one licence belongs to one service.",
+  ip_unusable: "Use a public IP address for the licence.",
+  ip_change_limit: "The product allows no more IP changes for this licence.",
+  service_terminated: "The service is terminated at the bridge: only Create (ordering it again) applies to it.",
+  retry_later: "Run {action} again in a minute.",
+  insufficient_balance: "The reseller account needs balance: top it up, then run {action} again; nothing is bought twice.",
+  upstream_unauthorized: "The reseller refused the bridge's API token: fix RESELLER_API_TOKEN on the bridge, then run {action} again.",
+  upstream_refused: "The reseller refused the request: see the error, correct it, then run {action} again.",
+  upstream_not_found: "The reseller has no such licence: run the bridge's reconcile to see the difference.",
+  upstream_unavailable: "The reseller could not be reached: run {action} again later; nothing is bought twice.",
+  needs_operator: "The bridge cannot tell the outcome by itself: check the licence in the reseller's panel, then retry the job in the bridge.",
+  unavailable: "The bridge is busy or restarting: run {action} again in a minute.",
+};

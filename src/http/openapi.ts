@@ -12,7 +12,7 @@ import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "./error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import { PROVISIONING_CALLS, type ProvisionedLicence } from "../provisioning/provisioning.js";
-import type { historyView, jobView, licenceView } from "./views.js";
+import type { historyView, jobView, licenceView, modulesView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -74,6 +74,7 @@ export const licenceSchema = z.object({
   ip_changes: z.number().int(),
   customer: z.object({ email: z.string().nullable(), name: z.string().nullable() }),
   last_error: z.string().nullable(),
+  module: z.string().nullable().describe('The panel module that last called the provisioning API about it, "panel/version" from its User-Agent'),
   created_at: nullableIso,
   updated_at: nullableIso,
 });
@@ -103,6 +104,20 @@ export const jobSchema = z.object({
   run_at: nullableIso,
   created_at: nullableIso,
   updated_at: nullableIso,
+});
+
+export const modulesSchema = z.object({
+  current_version: z.string().describe("The version of the panel modules shipped with this release"),
+  min_version: z.string().describe("The oldest module version this bridge supports"),
+  modules: z.array(
+    z.object({
+      module: z.string().describe('"panel/version", from the User-Agent the module sends'),
+      panel: z.string(),
+      version: z.string(),
+      services: z.number().int().describe("Services this module called about last"),
+      outdated: z.boolean().describe("Older than min_version: install the module shipped with this release"),
+    }),
+  ),
 });
 
 export const driftItemSchema = z.object({
@@ -169,7 +184,8 @@ const responseShapesMatch: [
   Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
   Same<z.output<typeof provisionedLicenceSchema>, ProvisionedLicence>,
-] = [true, true, true, true, true];
+  Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
+] = [true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -327,6 +343,18 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/modules": {
+        get: {
+          tags: ["admin"],
+          operationId: "listModules",
+          summary: "The panel modules that call the provisioning API, by version, and whether each is outdated",
+          security: ADMIN_SECURITY,
+          responses: {
+            "200": { description: "The modules", ...json(ref("Modules")) },
+            "401": UNAUTHORIZED,
+          },
+        },
+      },
       "/admin/jobs/{id}/retry": {
         post: {
           tags: ["admin"],
@@ -417,6 +445,7 @@ export function openApiDocument(): Record<string, unknown> {
         Licence: jsonSchema(licenceSchema, "output"),
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
+        Modules: jsonSchema(modulesSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
         ProvisionedLicence: jsonSchema(provisionedLicenceSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),

@@ -1,4 +1,5 @@
 import type { Job } from "../jobs/types.js";
+import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
 import type { HistoryRow, ServiceRow } from "../store/store.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -21,6 +22,7 @@ export function licenceView(s: ServiceRow) {
     ip_changes: s.ip_changes,
     customer: { email: s.customer_email, name: s.customer_name },
     last_error: s.last_error,
+    module: s.module,
     created_at: iso(s.created_at),
     updated_at: iso(s.updated_at),
   };
@@ -44,5 +46,17 @@ export function jobView(j: Job) {
     run_at: iso(j.runAt),
     created_at: iso(j.createdAt),
     updated_at: iso(j.updatedAt),
+  };
+}
+
+/** The panel modules recorded on services, and whether each is older than this bridge supports. */
+export function modulesView(rows: { module: string; services: number }[]) {
+  return {
+    current_version: MODULE_VERSION,
+    min_version: MIN_MODULE_VERSION,
+    modules: rows.map((r) => {
+      const [panel = r.module, version = ""] = r.module.split("/");
+      return { module: r.module, panel, version, services: r.services, outdated: version !== "" && isOutdated(version) };
+    }),
   };
 }

@@ -13,7 +13,7 @@ export const METRIC_PREFIX = "license_bridge_";
 export const MAIL_JOB_KINDS: readonly string[] = [JOB_KINDS.installMail, ALERT_JOB_KIND];
 
 /** Outcomes that end a renewal job; a retry is counted with the job's attempts only. */
-const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "failed", "blocked"];
+const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "skipped", "failed", "blocked"];
 
 /** What the scrape-time gauges read: wired once the queue and the alerts exist. */
 export interface MetricsSources {
@@ -30,6 +30,8 @@ export interface Metrics {
   readonly contentType: string;
   /** For `billingWebhookRouter({ observer })`. */
   readonly webhooks: Required<WebhookObserver>;
+  /** For `provisioningRouter({ observer })`: calls by the module that made them. */
+  readonly provisioning: { called(call: string, module: string, status: number): void };
   /** For the job runner's observer (chain it with the others). */
   readonly jobs: Required<Pick<RunnerObserver, "attemptFinished">>;
   /** For `createV1Client` / `createV2Client({ observer })`. */
@@ -71,6 +73,13 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   let sources: MetricsSources = {};
   const registers = [registry];
+
+  const provisioningCalls = new Counter({
+    name: `${METRIC_PREFIX}provisioning_calls_total`,
+    help: 'Provisioning API calls by call, calling module ("panel/version" from its User-Agent, or "other") and HTTP status.',
+    labelNames: ["call", "module", "status"] as const,
+    registers,
+  });
 
   const webhooksTotal = new Counter({
     name: `${METRIC_PREFIX}webhooks_total`,
@@ -144,6 +153,9 @@ export function createMetrics(): Metrics {
     contentType: registry.contentType,
     webhooks: {
       received: (source, type, outcome) => safely(() => webhooksTotal.inc({ source, type, outcome })),
+    },
+    provisioning: {
+      called: (call, module, status) => safely(() => provisioningCalls.inc({ call, module, status: String(status) })),
     },
     jobs: {
       attemptFinished: (job, outcome, durationMs) =>

@@ -3,6 +3,9 @@ import { requireBearer } from "../http/auth.js";
 import type { ErrorCode } from "../http/error-codes.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
+import type { Logger } from "../log/logger.js";
+import type { ServiceOps } from "../store/store.js";
+import { isOutdated, MIN_MODULE_VERSION, moduleClientOf, moduleLabel } from "./module-clients.js";
 import { PROVISIONING_CALLS, type Provisioning } from "./provisioning.js";
 
 export const MAX_PARAMETERS_BYTES = 64 * 1024;
@@ -10,6 +13,11 @@ export const MAX_PARAMETERS_BYTES = 64 * 1024;
 export interface ProvisioningRouteDeps {
   token: string;
   provisioning: Provisioning;
+  /** Where the calling module (its User-Agent) is recorded per service. */
+  services: Pick<ServiceOps, "noteModule" | "byLicenseKey">;
+  logger: Logger;
+  /** Counts calls by module for /metrics. */
+  observer?: { called?(call: string, module: string, status: number): void };
 }
 
 /** No prototype: a parameter may be called "constructor". */
@@ -46,10 +54,36 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
     express.urlencoded({ extended: false, limit: MAX_PARAMETERS_BYTES, parameterLimit: 100 }),
     express.json({ limit: MAX_PARAMETERS_BYTES, type: ["application/json", "application/*+json"] }),
   ];
+  // Once per process and module version: an outdated module says so without flooding the log.
+  const warned = new Set<string>();
+  const noteCaller = async (call: string, userAgent: string | undefined, params: Record<string, unknown>, body: Record<string, unknown>, status: number) => {
+    const client = moduleClientOf(userAgent);
+    const label = client ? moduleLabel(client) : "other";
+    deps.observer?.called?.(call, label, status);
+    if (!client) return;
+    if (isOutdated(client.version) && !warned.has(label)) {
+      warned.add(label);
+      deps.logger.warn(
+        { module: label, min_version: MIN_MODULE_VERSION },
+        `panel module ${label} is older than this bridge supports (${MIN_MODULE_VERSION}): install the module shipped with this release`,
+      );
+    }
+    // The service the call was about, as its answer names it.
+    const named = typeof body.service_identifier === "string" ? body.service_identifier : typeof params.service_identifier === "string" ? params.service_identifier : undefined;
+    const key = typeof body.license_key === "string" ? body.license_key : undefined;
+    const serviceId = named ?? (key ? (await deps.services.byLicenseKey(key))?.service_id : undefined);
+    if (serviceId && status < 400) await deps.services.noteModule(serviceId, label);
+  };
+
   for (const call of PROVISIONING_CALLS) {
     const run: express.RequestHandler = async (req, res) => {
-      const answer = await deps.provisioning.call(call, parameters(req));
+      const params = parameters(req);
+      const answer = await deps.provisioning.call(call, params);
       res.status(answer.status).json(answer.body);
+      // After the answer: recording who called must never delay or fail the call.
+      await noteCaller(call, req.header("user-agent"), params, answer.body, answer.status).catch((err: unknown) =>
+        deps.logger.warn({ err }, "could not record the calling module"),
+      );
     };
     // GET with the query string, POST with a form or JSON body: whichever the panel's module or settings use.
     router.get(`/provision/v1/${call}`, ...handle, run);

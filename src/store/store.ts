@@ -121,16 +121,18 @@ export interface ServiceRow {
   order_event_id: string | null;
   /** The provisioning API's stable name of the licence (`lb_...`). */
   license_key: string;
+  /** The panel module that last called about it, `panel/version` from its User-Agent; null if none has. */
+  module: string | null;
   created_at: number;
   updated_at: number;
 }
 
 /** Columns a change may set (never the id or the timestamps). */
-export type ServicePatch = Partial<Omit<ServiceRow, "service_id" | "license_key" | "created_at" | "updated_at">>;
+export type ServicePatch = Partial<Omit<ServiceRow, "service_id" | "license_key" | "created_at" | "updated_at" | "module">>;
 
 export type NewService = Omit<
   ServiceRow,
-  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "license_key"
+  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "license_key" | "module"
 > & { expires_at?: number | null };
 
 export interface HistoryRow {
@@ -172,6 +174,10 @@ export interface ServiceOps {
   /** Services with a lifecycle job queued or running (reconcile leaves them alone). */
   busy(kinds: readonly string[]): Promise<Set<string>>;
   change(change: ServiceChange): Promise<{ applied: boolean; jobIds: number[] }>;
+  /** Records the panel module that called about the service (`panel/version`); no write when it is the one recorded. Not a change of the licence: updated_at stays. */
+  noteModule(serviceId: string, module: string): Promise<void>;
+  /** The modules recorded on services, with how many services each last called about. */
+  modules(): Promise<{ module: string; services: number }[]>;
 }
 
 // ---- intake -------------------------------------------------------------------------------

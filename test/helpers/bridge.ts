@@ -74,6 +74,7 @@ export interface ProvisionOptions {
   as?: "form" | "json" | "query";
   method?: string;
   token?: string;
+  headers?: Record<string, string>;
 }
 
 /** A provisioning API call against `url`, as a panel module makes it. */
@@ -85,7 +86,7 @@ export async function provisionAt(
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const defined = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
   const as = o.as ?? (call === "info" ? "query" : "form");
-  const headers: Record<string, string> = { authorization: `Bearer ${o.token ?? TEST_PROVISIONING_TOKEN}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${o.token ?? TEST_PROVISIONING_TOKEN}`, ...o.headers };
   let target = `${url}/provision/v1/${call}`;
   let body: string | undefined;
   if (as === "query") target += `?${new URLSearchParams(defined)}`;

@@ -1,8 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { COPIES, SOURCE } from "../../integrations/sync-client.js";
-import { createdEvent, TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
+import { CORE_FILES, copies, GENERATED, messagesSource, SHARED_DIR } from "../../integrations/sync.js";
+import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { MIN_MODULE_VERSION, MODULE_VERSION } from "../../src/provisioning/module-clients.js";
+import { createdEvent, TEST_PROVISIONING_TOKEN, uniqueIp } from "../helpers/bridge.js";
 import { usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
@@ -11,20 +14,40 @@ import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
  * (integrations/shared/LicenseBridgeClient.php), run for real by php-cli against a bridge.
  */
 
-describe("the shared PHP client's copies", () => {
-  it("every module carries a byte-identical copy of integrations/shared/LicenseBridgeClient.php (npm run integrations:sync)", () => {
-    const source = readFileSync(SOURCE);
-    for (const copy of COPIES) {
+describe("the modules' PHP core and its copies", () => {
+  it("LicenseBridgeMessages.php is what the bridge's error codes and module version generate", () => {
+    expect(readFileSync(GENERATED, "utf8")).toBe(messagesSource());
+  });
+
+  it("every module carries a byte-identical copy of each file of integrations/shared/ (npm run integrations:sync)", () => {
+    for (const [source, copy] of copies()) {
       expect(existsSync(copy), copy).toBe(true);
-      expect(readFileSync(copy).equals(source), `${copy} differs from the source: run npm run integrations:sync`).toBe(true);
+      expect(readFileSync(copy).equals(readFileSync(source)), `${copy} differs from the source: run npm run integrations:sync`).toBe(true);
     }
   });
 
-  it("no copy of the client stands anywhere else under integrations/ (it would drift unchecked)", () => {
-    const found = (readdirSync(INTEGRATIONS, { recursive: true }) as string[])
-      .filter((f) => basename(f) === basename(SOURCE))
-      .map((f) => resolve(INTEGRATIONS, f));
-    expect(found.sort()).toEqual([SOURCE, ...COPIES].map((f) => resolve(f)).sort());
+  it("no copy of a core file stands anywhere else under integrations/ (it would drift unchecked)", () => {
+    const all = readdirSync(INTEGRATIONS, { recursive: true }) as string[];
+    for (const file of CORE_FILES) {
+      const found = all.filter((f) => basename(f) === file).map((f) => resolve(INTEGRATIONS, f));
+      const expected = [join(SHARED_DIR, file), ...copies().filter(([s]) => basename(s) === file).map(([, c]) => c)];
+      expect(found.sort()).toEqual(expected.map((f) => resolve(f)).sort());
+    }
+  });
+
+  it("the sync check fails, naming the file, when a module's copy differs, and passes once synced", async () => {
+    const [, copy] = copies()[0]!;
+    const original = readFileSync(copy);
+    const check = () => spawnSync(process.execPath, ["--import", "tsx", "integrations/sync.ts", "--check"], { cwd: resolve(INTEGRATIONS, ".."), encoding: "utf8" });
+    try {
+      writeFileSync(copy, Buffer.concat([original, Buffer.from("\n// edited by hand\n")]));
+      const stale = check();
+      expect(stale.status).toBe(1);
+      expect(stale.stderr).toContain(`stale: ${relative(INTEGRATIONS, copy)}`);
+    } finally {
+      writeFileSync(copy, original);
+    }
+    expect(check().status).toBe(0);
   });
 });
 
@@ -32,8 +55,9 @@ const skip = phpUnavailable();
 const DRIVER = join(INTEGRATIONS, "shared/tests/client-call.php");
 
 interface Call {
-  result: { ok: boolean; pending: boolean; status: number; data: Record<string, unknown>; code: string | null; error: string | null };
+  result: { ok: boolean; pending: boolean; status: number; data: Record<string, unknown>; code: string | null; error: string | null; hint: string };
   logged: { action: string; request: Record<string, unknown>; response: { status: number; body: string } }[];
+  user_agent: string;
 }
 
 describe.skipIf(skip !== null)(`the shared PHP client against a running bridge${skip ? ` [skipped: ${skip}]` : ""}`, () => {
@@ -77,9 +101,24 @@ describe.skipIf(skip !== null)(`the shared PHP client against a running bridge${
     expect(JSON.stringify(run)).not.toContain("secret-token-that-must-not-leak");
   });
 
-  it("a wrong token is a 401 with code unauthorized", async () => {
+  it("a wrong token is a 401 with code unauthorized, and the hint says where the token goes", async () => {
     const run = await call("info", { service_identifier: "x" }, { LB_TOKEN: "not-the-token-0123456789" }, "GET");
-    expect(run.result).toMatchObject({ ok: false, status: 401, code: "unauthorized" });
+    expect(run.result).toMatchObject({ ok: false, status: 401, code: "unauthorized", hint: ERROR_HINTS.unauthorized });
+  });
+
+  it("sends User-Agent license-bridge-<panel>/<version>: the bridge records the module on the service, lists it and counts it", async () => {
+    const { bridge } = pair();
+    const created = await call("create", { service_identifier: "ua-1", package_identifier: "12", ip: uniqueIp() }, { LB_PANEL: "whmcs" });
+    expect(created.user_agent).toBe(`license-bridge-whmcs/${MODULE_VERSION}`);
+    expect(created.result.ok).toBe(true);
+    expect((await bridge.admin("/admin/services/ua-1")).body.module).toBe(`whmcs/${MODULE_VERSION}`);
+    expect((await bridge.admin("/admin/modules")).body).toEqual({
+      current_version: MODULE_VERSION,
+      min_version: MIN_MODULE_VERSION,
+      modules: [{ module: `whmcs/${MODULE_VERSION}`, panel: "whmcs", version: MODULE_VERSION, services: 1, outdated: false }],
+    });
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    expect(metrics).toContain(`license_bridge_provisioning_calls_total{call="create",module="whmcs/${MODULE_VERSION}",status="200"} 1`);
   });
 
   it("waits for an order made over a webhook as for its own", async () => {

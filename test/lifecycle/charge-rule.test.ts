@@ -29,6 +29,7 @@ function row(status: ServiceStatus, over: Partial<ServiceRow> = {}): ServiceRow 
     last_error: null,
     order_event_id: "ev-order",
     license_key: "lb_x",
+    module: null,
     created_at: 0,
     updated_at: 0,
     ...over,

@@ -11,8 +11,9 @@ $client = new LicenseBridgeClient(
     (int) (getenv('LB_TIMEOUT') ?: 30),
     function (string $action, array $request, array $response) use (&$logged) {
         $logged[] = ['action' => $action, 'request' => $request, 'response' => $response];
-    }
+    },
+    getenv('LB_PANEL') ?: 'module'
 );
 $params = json_decode(getenv('LB_PARAMS') ?: '{}', true) ?: [];
 $result = $client->call($argv[1], $params, $argv[2] ?? 'POST');
-echo json_encode(['result' => $result, 'logged' => $logged], JSON_UNESCAPED_SLASHES);
+echo json_encode(['result' => $result, 'logged' => $logged, 'user_agent' => $client->userAgent()], JSON_UNESCAPED_SLASHES);

@@ -6,8 +6,8 @@ require __DIR__ . '/../LicenseBridgeClient.php';
 $out = ['mbstring' => extension_loaded('mbstring'), 'names' => [], 'clipped' => []];
 foreach (json_decode(getenv('LB_TEXTS') ?: '[]', true) as $encoded) {
     $text = base64_decode($encoded);
-    $name = LicenseBridgeClient::customerName($text);
+    $name = LicenseBridgeRules::customerName($text);
     $out['names'][] = $name === null ? null : base64_encode($name);
-    $out['clipped'][] = base64_encode(LicenseBridgeClient::clip($text, 5));
+    $out['clipped'][] = base64_encode(LicenseBridgeRules::clip($text, 5));
 }
 echo json_encode($out);

@@ -93,6 +93,15 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
     async byLicenseKey(key) {
       return (await db.q<ServiceRow>("SELECT * FROM services WHERE license_key = $1", [key]))[0];
     },
+    async noteModule(id, module) {
+      await db.run("UPDATE services SET module = $2 WHERE service_id = $1 AND module IS DISTINCT FROM $2", [id, module]);
+    },
+    async modules() {
+      const rows = await db.q<{ module: string; services: string | number }>(
+        "SELECT module, count(*) AS services FROM services WHERE module IS NOT NULL GROUP BY module ORDER BY module",
+      );
+      return rows.map((r) => ({ module: r.module, services: Number(r.services) }));
+    },
     async list(status, limit = 10_000) {
       // service_id is COLLATE "C": the byte order SQLite lists them in.
       return status

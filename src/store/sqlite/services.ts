@@ -41,6 +41,8 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
     eventOutcome: db.prepare("UPDATE events SET outcome = ?, detail = ? WHERE id = ?"),
     mailSent: db.prepare("UPDATE mails SET state = 'sent', sent_at = ?, last_error = NULL WHERE mail_key = ?"),
+    noteModule: db.prepare("UPDATE services SET module = @module WHERE service_id = @id AND module IS NOT @module"),
+    modules: db.prepare("SELECT module, count(*) AS services FROM services WHERE module IS NOT NULL GROUP BY module ORDER BY module"),
   };
 
   const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
@@ -101,6 +103,12 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     },
     async change(c) {
       return change.immediate(c);
+    },
+    async noteModule(id, module) {
+      s.noteModule.run({ id, module });
+    },
+    async modules() {
+      return s.modules.all() as { module: string; services: number }[];
     },
   };
   return Object.assign(ops, {

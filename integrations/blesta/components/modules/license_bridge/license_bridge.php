@@ -1556,7 +1556,7 @@ class LicenseBridge extends Module
         if ($name === '' && isset($client->company)) {
             $name = trim((string) $client->company);
         }
-        return \LicenseBridgeClient::customerName($name);
+        return \LicenseBridgeRules::customerName($name);
     }
 
     /**

@@ -631,7 +631,7 @@ class LicenseBridge extends Server
      */
     private static function printableName(string $name): string
     {
-        return (string) \LicenseBridgeClient::customerName($name);
+        return (string) \LicenseBridgeRules::customerName($name);
     }
 
     /** Stores a value on the service, as Paymenter's own server extensions do. */

@@ -650,7 +650,7 @@ class license_bridge extends HostingModule
 
     private static function lbCut(string $text, int $length): string
     {
-        return \LicenseBridgeClient::clip($text, $length);
+        return \LicenseBridgeRules::clip($text, $length);
     }
 
     private static function lbKeyNote(array $data): string

@@ -220,7 +220,7 @@ final class Params
         if ($name === '') {
             $name = trim(trim((string) ($c['firstname'] ?? '')) . ' ' . trim((string) ($c['lastname'] ?? '')));
         }
-        return (string) \LicenseBridgeClient::customerName($name);
+        return (string) \LicenseBridgeRules::customerName($name);
     }
 
     /**

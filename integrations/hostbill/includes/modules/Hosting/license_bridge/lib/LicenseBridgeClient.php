@@ -2,16 +2,20 @@
 /**
  * license-bridge provisioning API client, shared by every panel module.
  *
- * THE ONE SOURCE: integrations/shared/LicenseBridgeClient.php. Each module carries a byte-identical
- * copy (a panel installs one folder); `npm run integrations:sync` writes the copies and a test
- * fails when one differs. Edit this file, never a copy.
+ * THE ONE SOURCE: integrations/shared/ (this file, LicenseBridgeRules.php, and
+ * LicenseBridgeMessages.php, which is generated from the bridge's TypeScript). Each module carries
+ * byte-identical copies (a panel installs one folder); `npm run integrations:sync` writes them, and
+ * `npm run integrations:sync -- --check` (CI) fails when one differs. Edit the sources, never a copy.
  *
- * Plain PHP 8.1+ with the curl extension; no Composer. The API is described in the bridge's
+ * Plain PHP 8.1+ with the curl extension and PHP's own json; no mbstring, no Composer. The API is described in the bridge's
  * service contract, section 8: POST form parameters in, JSON out, Bearer token.
  *
  * The token is sent in the Authorization header only. It is never returned, logged or put in an
  * error message by this class: what it hands to a logger has it removed.
  */
+
+require_once __DIR__ . '/LicenseBridgeRules.php';
+require_once __DIR__ . '/LicenseBridgeMessages.php';
 
 if (!class_exists('LicenseBridgeClient', false)) {
     final class LicenseBridgeClient
@@ -24,15 +28,25 @@ if (!class_exists('LicenseBridgeClient', false)) {
          * @param string $token the bridge's PROVISIONING_TOKEN
          * @param int $timeoutSeconds whole-call timeout; keep it above the bridge's PROVISION_WAIT_SECONDS (20)
          * @param callable|null $logger receives each call, the token removed (e.g. WHMCS logModuleCall)
+         * @param string $panel names the panel in the User-Agent (whmcs, blesta, ...), which the bridge
+         *                      records per call and per service and checks against the versions it supports
          */
         public function __construct(
             private readonly string $baseUrl,
             // PHP 8.2+ keeps it out of stack traces; 8.1 ignores the attribute.
             #[\SensitiveParameter] private readonly string $token,
             private readonly int $timeoutSeconds = 30,
-            ?callable $logger = null
+            ?callable $logger = null,
+            private readonly string $panel = 'module'
         ) {
             $this->logger = $logger;
+        }
+
+        /** `license-bridge-<panel>/<module version>`: sent on every call. */
+        public function userAgent(): string
+        {
+            $panel = strtolower((string) preg_replace('/[^A-Za-z0-9]+/', '', $this->panel));
+            return 'license-bridge-' . ($panel !== '' ? $panel : 'module') . '/' . LicenseBridgeMessages::MODULE_VERSION;
         }
 
         /** The bridge's base URL from a panel's server fields: scheme, host and optional port. */
@@ -65,10 +79,11 @@ if (!class_exists('LicenseBridgeClient', false)) {
          *  - data:    the decoded JSON answer (the licence on success), or []
          *  - code:    the bridge's stable error code (e.g. insufficient_balance), null on success
          *  - error:   a message for a person (no token in it), null on success
+         *  - hint:    what the panel's staff should do about `code` (LicenseBridgeMessages), '' when nothing
          */
         public function call(string $name, array $params, string $method = 'POST'): array
         {
-            $params = array_filter($params, static fn ($v) => $v !== null && $v !== '');
+            $params = LicenseBridgeRules::params($params);
             $url = rtrim($this->baseUrl, '/') . '/provision/v1/' . $name;
             $query = http_build_query(array_map('strval', $params));
             $curl = curl_init();
@@ -76,7 +91,7 @@ if (!class_exists('LicenseBridgeClient', false)) {
                 CURLOPT_RETURNTRANSFER => true,
                 CURLOPT_CONNECTTIMEOUT => min(5, $this->timeoutSeconds),
                 CURLOPT_TIMEOUT => $this->timeoutSeconds,
-                CURLOPT_HTTPHEADER => ['Authorization: Bearer ' . $this->token, 'Accept: application/json'],
+                CURLOPT_HTTPHEADER => ['Authorization: Bearer ' . $this->token, 'Accept: application/json', 'User-Agent: ' . $this->userAgent()],
                 CURLOPT_FOLLOWLOCATION => false,
             ];
             if ($method === 'GET') {
@@ -97,6 +112,7 @@ if (!class_exists('LicenseBridgeClient', false)) {
             $data = is_string($raw) ? json_decode($raw, true) : null;
             $data = is_array($data) ? $data : [];
             $result = self::result($status, $data, $networkError, $url);
+            $result['hint'] = LicenseBridgeMessages::hint($result['code'], $name);
             $this->log($name, ['method' => $method, 'url' => $url, 'params' => $params], $result, is_string($raw) ? $raw : '');
             return $result;
         }
@@ -136,53 +152,6 @@ if (!class_exists('LicenseBridgeClient', false)) {
             } catch (\Throwable $e) {
                 // A broken logger must never break the panel's action.
             }
-        }
-
-        /**
-         * A customer's name as the bridge takes it: printable (control characters and line
-         * separators become spaces), at most 200 UTF-16 units (what the bridge counts), null
-         * when nothing is left. A name must never block a purchase. Plain PCRE, so a PHP
-         * without mbstring (Debian's php-cli, many panel hosts) runs it.
-         */
-        public static function customerName(?string $name): ?string
-        {
-            $name = self::printable((string) $name);
-            $name = self::clip($name, 200);
-            return $name !== '' ? $name : null;
-        }
-
-        /** Text with control characters and line separators as single spaces, trimmed; valid UTF-8. */
-        public static function printable(string $text): string
-        {
-            if (preg_match('//u', $text) !== 1) {
-                // Not UTF-8 (a panel on a legacy charset): keep the ASCII that is certain.
-                $text = (string) preg_replace('/[^\x20-\x7E]+/', ' ', $text);
-            }
-            return trim((string) preg_replace('/[\x{0}-\x{1F}\x{7F}-\x{9F}\x{2028}\x{2029}]+/u', ' ', $text));
-        }
-
-        /**
-         * The longest prefix of a UTF-8 text within $units UTF-16 units (a character outside the
-         * BMP counts two, as in JavaScript), never cutting a character in half.
-         */
-        public static function clip(string $text, int $units): string
-        {
-            if (strlen($text) <= $units) {
-                return $text;
-            }
-            if (preg_match_all('/./su', $text, $chars) === false) {
-                return (string) preg_replace('/[^\x20-\x7E]+/', ' ', substr($text, 0, $units));
-            }
-            $out = '';
-            $used = 0;
-            foreach ($chars[0] as $char) {
-                $used += strlen($char) === 4 ? 2 : 1;
-                if ($used > $units) {
-                    break;
-                }
-                $out .= $char;
-            }
-            return rtrim($out);
         }
 
         /** Removes each secret (and its URL-encoded form) from a text. */
