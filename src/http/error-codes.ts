@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   upstream_unavailable: "The reseller could not be reached, or answered with an error, until the retries ran out.",
   needs_operator: "The outcome cannot be known automatically; an operator must check (see the error).",
   job_failed: "The work failed for good; the error says why.",
+  pending: "The work is accepted and still running (a call made with on_pending=error, 503 with Retry-After); the same call made again later answers with its outcome.",
   // The bridge.
   unavailable: "The bridge cannot take the request now (its database is busy or gone); retry later (503).",
   internal: "An unexpected error in the bridge (500).",
@@ -55,6 +56,7 @@ export const ERROR_HINTS: Partial<Record<ErrorCode, string>> = {
   ip_change_limit: "The product allows no more IP changes for this licence.",
   service_terminated: "The service is terminated at the bridge: only Create (ordering it again) applies to it.",
   retry_later: "Run {action} again in a minute.",
+  pending: "The bridge is still working on it: run {action} again in a minute; running it again is safe and never buys anything twice.",
   insufficient_balance: "The reseller account needs balance: top it up, then run {action} again; nothing is bought twice.",
   upstream_unauthorized: "The reseller refused the bridge's API token: fix RESELLER_API_TOKEN on the bridge, then run {action} again.",
   upstream_refused: "The reseller refused the request: see the error, correct it, then run {action} again.",

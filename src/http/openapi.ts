@@ -171,7 +171,9 @@ export const provisionPendingSchema = z.object({
 export const provisionErrorSchema = errorSchema
   .extend({
     success: z.literal(false),
-    status: z.enum(["blocked", "failed"]).optional().describe("502 only: the job's state"),
+    status: z.enum(["blocked", "failed", "pending"]).optional().describe("502: the job's state; 503 with code pending (on_pending=error): still at work"),
+    license_key: z.string().optional().describe("502, and 503 with code pending: the licence the call is about"),
+    service_identifier: z.string().optional().describe("503 with code pending: the service the call is about"),
     errors: z.record(z.string(), z.array(z.string())).optional().describe("422 only: parameter → messages"),
   })
   .describe("Every error answer of the provisioning API");
@@ -557,7 +559,17 @@ function provisioningPaths(): Record<string, unknown> {
     "415": pr("A body that is neither a form nor JSON"),
     "422": pr("A wrong parameter, named in `errors` (codes validation, ip_in_use, ip_unusable, ip_change_limit, service_terminated)"),
     "502": pr("The call's own work was refused upstream or needs the operator: its job is blocked or failed (codes insufficient_balance, upstream_unauthorized, upstream_refused, ...)"),
-    "503": pr(UNAVAILABLE),
+    "503": pr(
+      `${UNAVAILABLE}; or, for a call made with on_pending=error, not done within PROVISION_WAIT_SECONDS (code pending, Retry-After): the work goes on, and the same call made again later answers with its outcome`,
+    ),
+  };
+  const onPending = {
+    name: "on_pending",
+    in: "query",
+    required: false,
+    description:
+      '"202" (default): a call still at work after PROVISION_WAIT_SECONDS answers 202 pending. "error": it answers 503 (code pending, Retry-After) instead, for callers that take any 2xx carrying a license_key as done (Upmind\'s Generic provider)',
+    schema: { type: "string", enum: ["202", "error"] },
   };
   const paths: Record<string, unknown> = {};
   for (const call of PROVISIONING_CALLS) {
@@ -568,9 +580,10 @@ function provisioningPaths(): Record<string, unknown> {
       post: {
         ...base,
         operationId: `provision_${call.replace("-", "_")}`,
+        parameters: [onPending],
         requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: body }, "application/json": { schema: body } } },
       },
-      get: { ...base, operationId: `provision_${call.replace("-", "_")}_get`, parameters: queryParameters(schema) },
+      get: { ...base, operationId: `provision_${call.replace("-", "_")}_get`, parameters: [...queryParameters(schema), onPending] },
     };
   }
   return paths;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
 import { ipSchema } from "../reseller/vocabulary.js";
@@ -53,7 +54,8 @@ function requireTarget(v: { license_key?: string; service_identifier?: string },
 
 export const createParams = z
   .object({
-    service_identifier: single(idSchema),
+    // Upmind's Generic provider sends it only "if known up-front": derived when absent (derivedServiceIdentifier).
+    service_identifier: optional(idSchema),
     package_identifier: single(idSchema),
     ip: single(ipSchema),
     customer_email: optional(customerEmailSchema),
@@ -74,6 +76,14 @@ export const createParams = z
   .transform(({ billing_cycle_months, ...p }) => ({ ...p, billing_cycle: p.billing_cycle ?? billing_cycle_months ?? ("monthly" as const) }));
 
 export const targetParams = z.object(target).superRefine(requireTarget);
+
+/**
+ * How a call still at work after PROVISION_WAIT_SECONDS is answered: `202` (the default, the
+ * contract's `202 pending`), or `error`: `503` with Retry-After, for a caller that takes any 2xx
+ * carrying a license_key as done (Upmind's Generic provider), so it records a failure to retry
+ * instead of a licence that may still be refused.
+ */
+export const onPendingParam = z.object({ on_pending: optional(z.enum(["202", "error"], { error: 'must be "202" or "error"' })) });
 
 export const renewParams = z.object({ ...target, next_due_date: optional(panelDate) }).superRefine(requireTarget);
 
@@ -110,4 +120,16 @@ export function paramOf(eventPath: string, keyParam: "license_key" | "service_id
     default:
       return eventPath;
   }
+}
+
+/**
+ * A service identifier for a create that carries none (Upmind's Generic provider sends one only
+ * "if known up-front"): the same for every retry of the same order, so a retried create buys
+ * nothing. An order is one licence of one package for one customer at one IP (one IP holds one
+ * licence of a type), so those three name it; the customer's e-mail in lower case, the IP in the
+ * canonical form the schema gave it.
+ */
+export function derivedServiceIdentifier(p: { customer_email?: string; package_identifier: string; ip: string }): string {
+  const basis = `${(p.customer_email ?? "").trim().toLowerCase()}|${p.package_identifier}|${p.ip}`;
+  return `auto-${createHash("sha256").update(basis).digest("hex").slice(0, 32)}`;
 }

@@ -12,7 +12,17 @@ import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/ev
 import type { Intake as AcceptEvents } from "../webhooks/intake.js";
 import { project } from "../lifecycle/projection.js";
 import { isSettled, type JobWaiter } from "../jobs/waiter.js";
-import { changeIpParams, changePackageParams, createParams, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
+import {
+  changeIpParams,
+  changePackageParams,
+  createParams,
+  derivedServiceIdentifier,
+  onPendingParam,
+  paramOf,
+  renewParams,
+  targetParams,
+  type TargetParams,
+} from "./params.js";
 
 export const PROVISIONING_CALLS = ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"] as const;
 export type ProvisioningCall = (typeof PROVISIONING_CALLS)[number];
@@ -40,6 +50,8 @@ export interface ProvisionedLicence {
 export interface Answer {
   status: number;
   body: Record<string, unknown>;
+  /** Sent as Retry-After (a pending call answered as an error). */
+  retryAfterSeconds?: number;
 }
 
 export interface ProvisioningDeps {
@@ -95,6 +107,9 @@ const hasDueDate = (job: Job) => typeof (job.payload as { next_due_date?: unknow
 
 /** The latest of `jobs` that does what `call` does. */
 const lastOfCall = (jobs: readonly Job[], call: Exclude<ProvisioningCall, "info">) => jobs.findLast((j) => j.kind === KIND_OF[call]);
+
+/** What a pending call answered as an error suggests: the wait of one more PROVISION_WAIT_SECONDS, about. */
+const PENDING_RETRY_AFTER_SECONDS = 30;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const INSTALL_COMMAND_TTL_MS = 5 * 60_000;
@@ -281,7 +296,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
       const event: BillingEvent = {
         type: "service.created",
         service: {
-          id: v.service_identifier,
+          id: v.service_identifier ?? derivedServiceIdentifier(v),
           product_id: v.package_identifier,
           billing_cycle: v.billing_cycle,
           ip: v.ip,
@@ -368,8 +383,19 @@ export function createProvisioning(deps: ProvisioningDeps) {
   }
 
   return {
-    call(name: ProvisioningCall, params: Record<string, unknown>): Promise<Answer> {
-      return calls[name](params);
+    async call(name: ProvisioningCall, params: Record<string, unknown>): Promise<Answer> {
+      const how = parse(onPendingParam, params);
+      if (!how.ok) return how.answer;
+      const answer = await calls[name](params);
+      if (answer.status !== 202 || how.value.on_pending !== "error") return answer;
+      // Not a 2xx: a caller that reads any 2xx with a license_key as done records a failure and runs the call again.
+      const { message, ...pending } = answer.body;
+      const serviceId = (await deps.services.byLicenseKey(String(answer.body.license_key)))?.service_id;
+      return {
+        status: 503,
+        retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS,
+        body: { ...pending, ...(serviceId ? { service_identifier: serviceId } : {}), code: "pending", error: message },
+      };
     },
   };
 }

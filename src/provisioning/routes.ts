@@ -79,6 +79,7 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
     const run: express.RequestHandler = async (req, res) => {
       const params = parameters(req);
       const answer = await deps.provisioning.call(call, params);
+      if (answer.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(answer.retryAfterSeconds));
       res.status(answer.status).json(answer.body);
       // After the answer: recording who called must never delay or fail the call.
       await noteCaller(call, req.header("user-agent"), params, answer.body, answer.status).catch((err: unknown) =>

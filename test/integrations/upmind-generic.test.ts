@@ -35,7 +35,8 @@ interface Configuration {
 }
 
 function readmeConfiguration(bridgeUrl: string, over: Partial<Configuration> = {}): Configuration {
-  const at = (call: string) => `${bridgeUrl}/provision/v1/${call}`;
+  // on_pending=error: a call still at work answers 503, which Upmind records as a failure to run again (README).
+  const at = (call: string) => `${bridgeUrl}/provision/v1/${call}?on_pending=error`;
   return {
     access_token: TEST_PROVISIONING_TOKEN,
     create_endpoint_url: at("create"),
@@ -245,7 +246,6 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     expect(await upmind({ ...config(), access_token: null }, "create", createParams(), wire)).toEqual({ ok: false, error: "Service error: 401 Unauthorized" });
     expect(await upmind({ ...config(), access_token: "not-the-token" }, "create", createParams(), wire)).toEqual({ ok: false, error: "Service error: 401 Unauthorized" });
     expect(await upmind(config(), "create", createParams({ ip: null }), wire)).toEqual({ ok: false, error: "Service error: 422 Unprocessable Entity" });
-    expect(await upmind(config(), "create", createParams({ service_identifier: null }), wire)).toEqual({ ok: false, error: "Service error: 422 Unprocessable Entity" });
     expect(await upmind(config(), "create", createParams({ billing_cycle_months: 2 }), wire)).toEqual({ ok: false, error: "Service error: 422 Unprocessable Entity" });
     expect(await upmind(config(), "create", createParams({ package_identifier: "999" }), wire)).toEqual({ ok: false, error: "Service error: 422 Unprocessable Entity" });
     expect(await upmind(config(), "suspend", { license_key: "lb_unknown" }, wire)).toEqual({ ok: false, error: "Service error: 404 Not Found" });
@@ -262,6 +262,20 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
+  it("create with exactly the Generic provider's parameters and no service_identifier: the bridge derives one, returns it, and a repeat buys nothing", async () => {
+    const { sb } = pair();
+    // CreateParams when the contract has no service id up-front: nulls are left out of the form (http_build_query).
+    const params = { customer_name: "Bo Example", customer_email: "Bo@Example.com", service_identifier: null, package_identifier: "12", ip: "203.0.113.91", billing_cycle_months: 1, extra: {} };
+    const first = await upmind(config(), "create", params);
+    expect(first).toEqual({ ok: true, result: { license_key: expect.stringMatching(/^lb_/), service_identifier: expect.stringMatching(/^auto-[0-9a-f]{32}$/), package_identifier: "12" } });
+    if (!first.ok) return;
+    const again = await upmind(config(), "create", { ...params, customer_email: "bo@example.com" });
+    expect(again).toEqual(first);
+    await settle(pair().bridge);
+    expect(sb.sandbox.ledger()).toHaveLength(1);
+    expect(await row(pair(), String(first.result.service_identifier))).toMatchObject({ status: "active", ip: "203.0.113.91", customer_email: "Bo@Example.com" });
+  });
+
   it("a function left off in the settings fails in Upmind without calling the bridge", async () => {
     const off = readmeConfiguration(pair().bridge.url, { has_suspension: false });
     expect(await upmind(off, "suspend", { license_key: "lb_x" })).toEqual({ ok: false, error: "No suspend endpoint set in this configuration" });
@@ -273,25 +287,36 @@ describe("Upmind's Generic provider when the bridge answers 202 pending (PROVISI
   const pair = usePair({ env: { PROVISION_WAIT_SECONDS: "1" } });
   const config = () => readmeConfiguration(pair().bridge.url);
 
-  it("a pending create passes Upmind's check, because the 202 carries a license_key: Upmind counts the licence created while it is still being bought", async () => {
+  it("a pending create is a failure in Upmind (503 with Retry-After), never a licence recorded before it is bought; run again, it succeeds, bought once", async () => {
     const { sb, bridge } = pair();
     sb.sandbox.setFaults({ holdMs: 3_000, holdNext: 1 });
     const wire: Wire[] = [];
     const created = await upmind(config(), "create", createParams(), wire);
-    expect(wire).toMatchObject([{ status: 202 }]);
-    expect(created).toMatchObject({ ok: true, result: { license_key: expect.stringMatching(/^lb_/) } });
+    expect(wire).toMatchObject([{ status: 503 }]);
+    expect(created).toEqual({ ok: false, error: "Service error: 503 Service Unavailable" });
     expect((await row(pair(), "upmind-cp-1001"))?.status).not.toBe("active");
     await waitStatus(bridge, "upmind-cp-1001", "active");
+    expect(await upmind(config(), "create", createParams())).toMatchObject({ ok: true, result: { license_key: expect.stringMatching(/^lb_/) } });
+    expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
-  it("a pending suspend fails in Upmind with \"Operation failed\" (success is false), and running it again later succeeds", async () => {
+  it("without on_pending=error the bridge answers the contract's 202 pending, with the license_key", async () => {
+    const { sb, bridge } = pair();
+    sb.sandbox.setFaults({ holdMs: 3_000, holdNext: 1 });
+    const r = await bridge.provision("create", { service_identifier: "plain-202", package_identifier: "12", ip: "203.0.113.92" });
+    expect(r).toEqual({ status: 202, body: { success: false, status: "pending", license_key: expect.stringMatching(/^lb_/), message: expect.any(String) } });
+    await waitStatus(bridge, "plain-202", "active");
+    expect(sb.sandbox.ledger()).toHaveLength(1);
+  });
+
+  it("a pending suspend fails in Upmind (503), and running it again later succeeds", async () => {
     const { sb, bridge } = pair();
     const created = await upmind(config(), "create", createParams());
     const license_key = keyOf(created);
     sb.sandbox.setFaults({ holdMs: 3_000, holdNext: 1 });
     const wire: Wire[] = [];
-    expect(await upmind(config(), "suspend", { license_key }, wire)).toEqual({ ok: false, error: "Operation failed" });
-    expect(wire).toMatchObject([{ status: 202 }]);
+    expect(await upmind(config(), "suspend", { license_key }, wire)).toEqual({ ok: false, error: "Service error: 503 Service Unavailable" });
+    expect(wire).toMatchObject([{ status: 503 }]);
     await waitStatus(bridge, "upmind-cp-1001", "suspended");
     expect(await upmind(config(), "suspend", { license_key })).toEqual({ ok: true, result: {} });
   });

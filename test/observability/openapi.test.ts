@@ -172,6 +172,7 @@ describe("/openapi.json", () => {
     expect(info.map((p) => [p.name, p.in])).toEqual([
       ["license_key", "query"],
       ["service_identifier", "query"],
+      ["on_pending", "query"],
     ]);
   });
 

@@ -24,6 +24,7 @@ if (!class_exists('LicenseBridgeMessages', false)) {
             'ip_change_limit' => 'The product allows no more IP changes for this licence.',
             'service_terminated' => 'The service is terminated at the bridge: only Create (ordering it again) applies to it.',
             'retry_later' => 'Run {action} again in a minute.',
+            'pending' => 'The bridge is still working on it: run {action} again in a minute; running it again is safe and never buys anything twice.',
             'insufficient_balance' => 'The reseller account needs balance: top it up, then run {action} again; nothing is bought twice.',
             'upstream_unauthorized' => 'The reseller refused the bridge\'s API token: fix RESELLER_API_TOKEN on the bridge, then run {action} again.',
             'upstream_refused' => 'The reseller refused the request: see the error, correct it, then run {action} again.',
