@@ -157,6 +157,33 @@ describe("configuration", () => {
   });
 });
 
+describe("sandbox mode fails closed", () => {
+  it("a mistyped RESELLER_API_URL beside real secrets stops start-up (78), naming the typo and what is missing, and prints no secret", () => {
+    const secrets = { WEBHOOK_SECRETS: SECRET, ADMIN_TOKEN: "admin-token-0123456789", PROVISIONING_TOKEN: "prov-token-0123456789" };
+    const res = cli(["serve"], { RESELER_API_URL: "https://reseller.example/api/v1", ...secrets, DATABASE_PATH: join(tempDir(), "x.db") });
+    expect(res.status, res.stderr).toBe(EX_CONFIG);
+    expect(linesNaming(res.stderr, "RESELER_API_URL")).toEqual([expect.stringMatching(/RESELER_API_URL: is not a known setting; did you mean RESELLER_API_URL\?/)]);
+    expect(res.stderr).toMatch(/RESELLER_API_URL: is required: WEBHOOK_SECRETS, ADMIN_TOKEN, PROVISIONING_TOKEN are set, which only a live configuration uses/);
+    expect(res.stderr).toMatch(/RESELLER_API_TOKEN: is required/);
+    expect(res.stderr).not.toMatch(/SANDBOX MODE|sandbox-credentials/);
+    for (const s of Object.values(secrets)) {
+      expect(res.stderr).not.toContain(s);
+      expect(res.stdout).not.toContain(s);
+    }
+  });
+
+  it("any one live setting without the rest is a configuration error naming each missing one", () => {
+    const lines = problems({ ADMIN_TOKEN: "admin-token-0123456789" });
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["RESELLER_API_TOKEN", "RESELLER_API_URL", "WEBHOOK_SECRETS"]);
+    expect(problems({ SMTP_URL: "smtp://mail.example:587" }).map((l) => l.split(":")[0]).sort()).toEqual(["ADMIN_TOKEN", "RESELLER_API_TOKEN", "RESELLER_API_URL", "WEBHOOK_SECRETS"]);
+  });
+
+  it("a name near one of ours is named with its likely spelling; the rest of the environment is not judged", () => {
+    expect(problems({ WORKER_CONCURENCY: "4" })).toEqual([expect.stringMatching(/^WORKER_CONCURENCY: is not a known setting; did you mean WORKER_CONCURRENCY\?/)]);
+    expect(problems({ HOME: "/root", HOSTNAME: "x", NODE_OPTIONS: "", LB_TEST_STORE: "sqlite", SANDBOX_PORT: "8090", PATH: "/bin" })).toEqual([]);
+  });
+});
+
 /** Runs the real CLI with `env` over this process's environment (no RESELLER_* from outside). */
 function cli(args: string[], env: Record<string, string>) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RESELLER_"))) as Record<string, string>;
@@ -268,11 +295,23 @@ describe("the product catalogue when PRODUCTS_FILE is not set", () => {
     expect(c.catalog.productIds()).toEqual(["99"]);
   });
 
-  it("is the shipped catalogue when the working directory has none", () => {
+  it("in sandbox mode, is the shipped example catalogue when the working directory has none", () => {
     const dir = tempDir();
-    const c = loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    const c = loadConfig({ env: { DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    expect(c.sandbox).toBe(true);
     expect(c.PRODUCTS_FILE).toBe(SHIPPED_CATALOG);
     expect(c.catalog.product("13")).toMatchObject({ type: "litespeed", variant: "litespeed4" });
+  });
+
+  it("in live mode, missing, is a configuration error naming PRODUCTS_FILE: never the shipped example", () => {
+    const dir = tempDir();
+    let lines: string[] = [];
+    try {
+      loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    } catch (err) {
+      lines = (err as ConfigError).lines;
+    }
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^PRODUCTS_FILE: is not set, and ${join(dir, "config/products.json")} does not exist`))]);
   });
 
   it("set but unreadable, is an error naming PRODUCTS_FILE, with no fallback", () => {
@@ -310,5 +349,10 @@ describe("the product catalogue when PRODUCTS_FILE is not set", () => {
     expect(await exited, out).toBe(0);
     const configLine = out.split("\n").find((l) => l.includes('"configuration"'));
     expect(JSON.parse(configLine!).config.PRODUCTS_FILE).toBe(SHIPPED_CATALOG);
+    // Every path it uses is logged once, absolute, with the base that relative settings resolve against.
+    const paths = JSON.parse(out.split("\n").find((l) => l.includes('"paths')) ?? "{}") as { base_dir?: string; paths?: Record<string, string> };
+    expect(paths.base_dir).toBe(dir);
+    expect(paths.paths).toMatchObject({ database: join(dir, "bridge.db"), catalogue: SHIPPED_CATALOG, mail_outbox: join(dir, "outbox") });
+    for (const p of Object.values(paths.paths ?? {})) expect(p.startsWith("/"), p).toBe(true);
   });
 });

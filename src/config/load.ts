@@ -4,9 +4,29 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
 import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
-import { CONFIG_KEYS, EXPECTED, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
+import { nearMisses } from "./near-miss.js";
+import { CONFIG_KEYS, EXPECTED, LIVE_KEYS, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
 
 export const EX_CONFIG = 78;
+
+/**
+ * Variables read outside the config schema (by the sandbox, the CLI, the settings file itself):
+ * known names, so they are never taken for a misspelling of another.
+ */
+export const OTHER_KNOWN_VARIABLES = [
+  "CONFIG_FILE",
+  "SANDBOX_PORT",
+  "SANDBOX_TOKEN",
+  "SANDBOX_ADMIN_TOKEN",
+  "SANDBOX_LEGACY_TOKEN",
+  "SANDBOX_BALANCE",
+  "SANDBOX_LATENCY_MS",
+  "SANDBOX_ERROR_RATE",
+  "SANDBOX_DROP_RATE",
+  "SANDBOX_HOLD_MS",
+  "SANDBOX_HOLD_RATE",
+  "SANDBOX_STATE_PATH",
+] as const;
 export const DEFAULT_SETTINGS_FILE = "config/license-bridge.json";
 const DEFAULT_PRODUCTS_FILE = "config/products.json";
 
@@ -29,6 +49,12 @@ export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN
   upstream: UpstreamConfig;
   /** Directory of the database; sandbox credentials and the mail outbox live here. */
   dataDir: string;
+  /**
+   * What every relative path of the configuration (DATABASE_PATH, PRODUCTS_FILE, CONFIG_FILE,
+   * ADAPTER_FIELD_MAPS_FILE, config/mail/) is resolved against: the working directory the
+   * service was started in. Logged at start, with each path made absolute.
+   */
+  baseDir: string;
   WEBHOOK_SECRETS: string[];
   ADMIN_TOKEN: string;
   catalog: Catalog;
@@ -67,13 +93,26 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
 
   // Every check runs whatever the others found, so the operator sees every problem in one go.
+  for (const [name, likely] of nearMisses(env, [...CONFIG_KEYS, ...OTHER_KNOWN_VARIABLES])) {
+    problems.push(line(name, `is not a known setting; did you mean ${likely}?`, `${likely}, spelt so (or unset ${name})`));
+  }
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) problems.push(...issuesToLines(parsed.error));
   for (const p of crossFieldProblems(merged)) problems.push(line(p.key, p.message, EXPECTED[p.key]));
   // Env and settings-file values are strings here; an empty one is already its field's problem.
   const productsFile = merged.PRODUCTS_FILE as string | undefined;
-  const catalogPath = productsFile === "" ? undefined : catalogFile(cwd, productsFile);
-  const catalogResult = catalogPath === undefined ? undefined : loadCatalog(catalogPath);
+  const wantsLive = LIVE_KEYS.some((k) => merged[k] !== undefined);
+  const catalogPath = productsFile === "" ? undefined : catalogFile(cwd, productsFile, wantsLive);
+  if (catalogPath === null) {
+    problems.push(
+      line(
+        "PRODUCTS_FILE",
+        `is not set, and ${resolve(cwd, DEFAULT_PRODUCTS_FILE)} does not exist; a live service never runs on the example catalogue shipped with the code (its product ids would buy licences nobody chose)`,
+        "the path of your product catalogue (README: Product catalogue), or config/products.json in the working directory",
+      ),
+    );
+  }
+  const catalogResult = catalogPath === undefined || catalogPath === null ? undefined : loadCatalog(catalogPath);
   if (catalogResult && !catalogResult.ok) {
     for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
   }
@@ -111,20 +150,23 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     sandbox,
     upstream,
     dataDir,
+    baseDir: cwd,
     catalog: catalogResult.catalog,
   };
 }
 
 /**
  * PRODUCTS_FILE when it is set (env or settings file), against the working directory; unset,
- * `config/products.json` of the working directory when there is one, else the shipped catalogue,
- * as with the mail templates: `serve` started from another folder must not lose its catalogue.
- * A set PRODUCTS_FILE never falls back: the operator asked for that file.
+ * `config/products.json` of the working directory when there is one. Else, in sandbox mode, the
+ * shipped example (`serve` started from another folder still runs), and in live mode nothing
+ * (null: a configuration error), since the example's product ids would map real orders to
+ * licences nobody chose. A set PRODUCTS_FILE never falls back: the operator asked for that file.
  */
-function catalogFile(cwd: string, configured: string | undefined): string {
+function catalogFile(cwd: string, configured: string | undefined, live: boolean): string | null {
   if (configured !== undefined) return resolve(cwd, configured);
   const local = resolve(cwd, DEFAULT_PRODUCTS_FILE);
-  return existsSync(local) ? local : SHIPPED_CATALOG_FILE;
+  if (existsSync(local)) return local;
+  return live ? null : SHIPPED_CATALOG_FILE;
 }
 
 function readSettingsFile(path: string, explicit: boolean, problems: string[]): Record<string, unknown> {

@@ -177,10 +177,45 @@ export function crossFieldProblems(input: Readonly<Record<string, unknown>>): Cr
       for (const k of keys.filter((x) => !set(x))) add(k, `is required with ${given.join(" and ")}: the ${panel} API needs all of ${keys.join(", ")}`);
     }
   }
-  if (set("RESELLER_API_URL") && !set("WEBHOOK_SECRETS")) add("WEBHOOK_SECRETS", "is required outside sandbox mode");
-  if (set("RESELLER_API_URL") && !set("ADMIN_TOKEN")) add("ADMIN_TOKEN", "is required outside sandbox mode");
+  // Fail closed: sandbox mode only when nothing of a live configuration is set. A live setting
+  // without the reseller (a mistyped RESELLER_API_URL beside real secrets) must not start a
+  // sandbox that prints, ignores or pretends to keep what the operator gave it.
+  const live = LIVE_KEYS.filter(set);
+  if (!set("RESELLER_API_URL") && !set("RESELLER_API_TOKEN") && live.length > 0) {
+    const why = `${live.join(", ")} ${live.length === 1 ? "is" : "are"} set, which only a live configuration uses (sandbox mode starts only when none is)`;
+    add("RESELLER_API_URL", `is required: ${why}`);
+    add("RESELLER_API_TOKEN", `is required: ${why}`);
+  }
+  if (live.length > 0 && !set("WEBHOOK_SECRETS")) add("WEBHOOK_SECRETS", "is required outside sandbox mode");
+  if (live.length > 0 && !set("ADMIN_TOKEN")) add("ADMIN_TOKEN", "is required outside sandbox mode");
   return problems;
 }
+
+/**
+ * Settings that only a live configuration uses: any one of them set means the operator meant a
+ * live service, so the rest of it is required and sandbox mode is out of the question.
+ */
+export const LIVE_KEYS: readonly (keyof RawConfig)[] = [
+  "RESELLER_API_URL",
+  "RESELLER_API_TOKEN",
+  "RESELLER_LEGACY_URL",
+  "RESELLER_LEGACY_TOKEN",
+  "RESELLER_ADMIN_TOKEN",
+  "WEBHOOK_SECRETS",
+  "ADMIN_TOKEN",
+  "PROVISIONING_TOKEN",
+  "SMTP_URL",
+  "DATABASE_URL",
+  "HOSTBILL_WEBHOOK_SECRET",
+  "UPMIND_WEBHOOK_SECRET",
+  "BLESTA_WEBHOOK_TOKEN",
+  "BLESTA_API_URL",
+  "BLESTA_API_USER",
+  "BLESTA_API_KEY",
+  "HOSTBILL_API_URL",
+  "HOSTBILL_API_ID",
+  "HOSTBILL_API_KEY",
+];
 
 export type RawConfig = z.output<typeof configSchema>;
 

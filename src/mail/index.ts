@@ -25,6 +25,8 @@ export function defaultTemplatesDir(cwd = process.cwd()): string {
 
 export interface MailConfig extends MailTransportConfig {
   MAIL_FROM: string;
+  /** Where `config/mail/` is looked for (the configuration's base directory). (Default: the working directory) */
+  baseDir?: string;
 }
 
 export interface MailHandlersOptions extends Pick<CreateMailerOptions, "tls" | "outboxDir"> {
@@ -43,7 +45,7 @@ export function mailJobs(
 ): JobDefinition[] {
   const log = logger.child({ component: "mail" });
   const mailer = options.mailer ?? createMailer(config, { logger: log, tls: options.tls, outboxDir: options.outboxDir });
-  const templatesDir = options.templatesDir ?? defaultTemplatesDir();
+  const templatesDir = options.templatesDir ?? defaultTemplatesDir(config.baseDir);
   for (const file of ["install.txt", "install.html"]) {
     if (!existsSync(join(templatesDir, file))) {
       log.warn({ file: join(templatesDir, file) }, "default mail template missing; install mails will be blocked until it exists");

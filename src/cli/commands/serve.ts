@@ -8,7 +8,7 @@ export function serveCommand(program: Command): void {
     .description("run the service: webhook intake, admin API, job runner and renewal sweep")
     .action(async () => {
       // Imported when the command runs (see buildProgram).
-      const [{ describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }] = await Promise.all([
+      const [{ configPaths, describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }] = await Promise.all([
         import("../../config/describe.js"),
         import("../../store/store.js"),
         import("../../service.js"),
@@ -24,15 +24,18 @@ export function serveCommand(program: Command): void {
       const logger = cliLogger(config);
       if (config.sandbox) {
         logger.warn(
-          "SANDBOX MODE: RESELLER_API_URL is not set, so licences are bought from an in-process reseller sandbox " +
+          "SANDBOX MODE: no live setting is configured, so licences are bought from an in-process reseller sandbox " +
             `and customer mail is written to ${config.dataDir}/outbox/. Nothing here reaches a real reseller.`,
         );
-        // Sandbox credentials are generated for this data directory only; printing them is the point.
+        // Sandbox mode starts only when the operator set no secret (config: LIVE_KEYS), so these
+        // are the ones generated for this data directory: printing them is the point.
         process.stderr.write(
-          `\n  sandbox webhook secret: ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:    ${config.ADMIN_TOKEN}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
+          `\n  sandbox webhook secret:     ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:        ${config.ADMIN_TOKEN}\n` +
+            `  sandbox provisioning token: ${config.PROVISIONING_TOKEN}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
         );
       }
       logger.info({ config: describeConfig(config) }, "configuration");
+      logger.info({ base_dir: config.baseDir, paths: configPaths(config) }, "paths (relative settings resolve against base_dir, the working directory)");
       let service;
       try {
         service = await startService({ config, logger });
