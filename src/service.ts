@@ -19,7 +19,7 @@ import { createMailer, mailJobs, type Mailer } from "./mail/index.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { JobWaiter } from "./jobs/waiter.js";
 import { createProvisioning } from "./provisioning/provisioning.js";
-import { provisioningRouter } from "./provisioning/routes.js";
+import { provisioningOffRouter, provisioningRouter } from "./provisioning/routes.js";
 import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js";
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
@@ -36,6 +36,42 @@ import { secretKey } from "./webhooks/signature.js";
 
 // For tests that build their own reseller clients with the service's metrics.
 export { observeUpstream };
+
+/**
+ * Settings a SIGHUP does not change: the listener, the database, the runner's and the cron's
+ * set-up. A reload that changes one says so and keeps the running value until a restart.
+ */
+export const RESTART_ONLY = [
+  "HOST",
+  "PORT",
+  "DATABASE_PATH",
+  "DATABASE_URL",
+  "RESELLER_API_URL",
+  "RESELLER_LEGACY_URL",
+  "RESELLER_PROTOCOL",
+  "RESELLER_TIMEOUT_MS",
+  "RESELLER_SETTLE_SECONDS",
+  "WORKER_CONCURRENCY",
+  "JOB_MAX_ATTEMPTS",
+  "RETRY_MAX_DELAY_SECONDS",
+  "BLOCKED_RETRY_MINUTES",
+  "SHUTDOWN_GRACE_MS",
+  "RENEWAL_CRON",
+  "RENEWAL_LEAD_DAYS",
+  "OPERATOR_EMAIL",
+  "LOG_LEVEL",
+] as const satisfies readonly (keyof Config)[];
+
+/** host:port of SMTP_URL, for /readyz's reachability check; undefined for the file outbox. */
+function smtpAddressOf(config: Config): { host: string; port: number } | undefined {
+  if (!config.SMTP_URL) return undefined;
+  try {
+    const u = new URL(config.SMTP_URL);
+    return { host: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port) || (u.protocol === "smtps:" ? 465 : 587) };
+  } catch {
+    return undefined;
+  }
+}
 
 /** What /readyz must reach: the v1 API, and the legacy one when it provisions. */
 function upstreamUrls(config: Config, reseller: ResellerClients): string[] {
@@ -90,8 +126,16 @@ export interface RunningService {
   mailer: Mailer;
   /** Prometheus metrics, as served at /metrics. */
   metrics: Metrics;
-  /** The Express app behind `url`. */
-  app: Express;
+  /** The Express app behind `url` (the one of the running configuration). */
+  readonly app: Express;
+  /** The running configuration (replaced by `reload`). */
+  readonly config: Config;
+  /**
+   * Applies a new, valid configuration (SIGHUP): tokens, secrets, the catalogue and everything
+   * the HTTP surface reads take effect for requests that begin after it; `restartNeeded` names
+   * the changed settings that keep their running values until a restart (RESTART_ONLY).
+   */
+  reload(next: Config): { restartNeeded: string[] };
   /** One maintenance pass (renewals at risk, blocked renewals back in the queue), as the cron tick runs it. */
   maintenance(): Promise<void>;
   /**
@@ -176,21 +220,33 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
 
   metrics.track({ jobCounts: () => store.jobs.counts(), openAlerts: async () => (await alerts.open()).length });
 
-  const accept = guardAccept(createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS }), lost);
-  const app = createApp({
-    logger: logger.child({ component: "http" }),
-    isBusy: (err) => store.isBusy(err),
-    secrets: secretValues(config),
-    routers: [
-      healthRouter({ store, metrics, upstreamUrls: upstreamUrls(config, reseller), databaseLost: lost }),
-      openApiRouter(),
-      webhookRouter(billingSource(config.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: config.catalog, clock, logger, observer: metrics.webhooks }),
-      ...adapterRouters(config, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-      adminRouter({ adminToken: config.ADMIN_TOKEN, store }),
-      ...(config.PROVISIONING_TOKEN
-        ? [
-            provisioningRouter({
-              token: config.PROVISIONING_TOKEN,
+  // Draining (SIGTERM): /readyz says so at once, new events and provisioning calls are refused
+  // with 503 and Retry-After (a balancer or the panel sends them to another instance or later),
+  // and calls waiting for their work are answered 202 pending before the listener closes.
+  let draining = false;
+  const unavailable = () => {
+    const why = lost();
+    if (why) return { message: "the database is unavailable; send the event again later", retryAfterSeconds: 60 };
+    return draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
+  };
+
+  /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
+  const buildApp = (cfg: Config): Express => {
+    const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
+    return createApp({
+      logger: logger.child({ component: "http" }),
+      isBusy: (err) => store.isBusy(err),
+      secrets: secretValues(cfg),
+      trustProxy: cfg.TRUST_PROXY,
+      routers: [
+        healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
+        openApiRouter(),
+        webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
+        ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
+        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store }),
+        cfg.PROVISIONING_TOKEN
+          ? provisioningRouter({
+              token: cfg.PROVISIONING_TOKEN,
               services: store.services,
               logger: logger.child({ component: "provisioning" }),
               observer: metrics.provisioning,
@@ -199,22 +255,27 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
                 services: store.services,
                 jobs: store.jobs,
                 waiter,
-                catalog: config.catalog,
-                waitMs: config.PROVISION_WAIT_SECONDS * 1000,
+                catalog: cfg.catalog,
+                waitMs: cfg.PROVISION_WAIT_SECONDS * 1000,
                 // A read for a panel's client area: straight to the reseller, not behind the jobs' upstream slots.
                 installCommand: async (ip, type) => (await reseller.v1.installCommand({ ip, type })).command,
                 logger: logger.child({ component: "provisioning" }),
               }),
-            }),
-          ]
-        : []),
-      reconcileRouter({ adminToken: config.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
-    ],
-  });
+            })
+          : provisioningOffRouter(),
+        reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+      ],
+    });
+  };
+  let current = { config, app: buildApp(config) };
+  if (!config.PROVISIONING_TOKEN) {
+    logger.warn("PROVISIONING_TOKEN is not set: the provisioning API (/provision/v1, what the panel modules call) is off and answers 404 provisioning_off");
+  }
 
   // Listen before anything runs in the background: a service that cannot listen must not
   // claim jobs or tick the cron without anyone able to reach it.
-  const server = await listen(app, config.PORT, config.HOST);
+  // The listener asks for the app of the moment: a reload swaps it for requests not yet begun.
+  const server = await listen((req, res) => current.app(req, res), config.PORT, config.HOST);
   opened.push(() => new Promise<void>((r) => server.close(() => r())));
   const address = server.address();
   const url = `http://${hostPort(config.HOST, typeof address === "object" && address ? address.port : config.PORT)}`;
@@ -236,6 +297,9 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   let closing: Promise<{ unfinished: number }> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      draining = true;
+      // Calls waiting for their work answer now (202 pending, or their outcome), while the listener is still open.
+      waiter.releaseAll();
       renewals?.stop();
       clearInterval(healTimer);
       // Jobs still waiting for an upstream slot go back to the queue untouched.
@@ -252,5 +316,39 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       return { unfinished };
     })());
 
-  return { url, store, queue: store.jobs, services: store.services, runner, upstream, reseller, sweep, alerts, mailer, metrics, app, maintenance, close };
+  /**
+   * A new configuration from SIGHUP, already validated: the HTTP surface is rebuilt from it
+   * (tokens, webhook and panel secrets, catalogue, TRUST_PROXY, provisioning), and the jobs see
+   * the new catalogue. Settings only a restart can change are named, and keep their old values.
+   */
+  const reload = (next: Config): { restartNeeded: string[] } => {
+    const restartNeeded = RESTART_ONLY.filter((k) => JSON.stringify(current.config[k]) !== JSON.stringify(next[k]));
+    const app = buildApp(next);
+    deps.catalog = next.catalog;
+    current = { config: next, app };
+    return { restartNeeded };
+  };
+
+  return {
+    url,
+    store,
+    queue: store.jobs,
+    services: store.services,
+    runner,
+    upstream,
+    reseller,
+    sweep,
+    alerts,
+    mailer,
+    metrics,
+    get app() {
+      return current.app;
+    },
+    get config() {
+      return current.config;
+    },
+    maintenance,
+    reload,
+    close,
+  };
 }

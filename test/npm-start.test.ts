@@ -28,7 +28,11 @@ function descendants(pid: number): number[] {
   const pairs = ps.stdout.trim().split("\n").map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of pairs) if (parent === p) (out.push(child), walk(child));
+    for (const [child, parent] of pairs) {
+      if (parent !== p) continue;
+      out.push(child);
+      walk(child);
+    }
   };
   walk(pid);
   return out;

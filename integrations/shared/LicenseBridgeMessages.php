@@ -19,6 +19,7 @@ if (!class_exists('LicenseBridgeMessages', false)) {
             'forbidden' => 'The bridge refused this panel\'s address: check its allow-list.',
             'validation' => 'Correct the value named above, then run {action} again.',
             'unknown_service' => 'The bridge has no licence for this service: run Create first.',
+            'provisioning_off' => 'The bridge\'s provisioning API is off: set PROVISIONING_TOKEN on the bridge, enter the same token here, then test the connection again.',
             'ip_in_use' => 'Another service already holds this licence at that IP: one licence belongs to one service.',
             'ip_unusable' => 'Use a public IP address for the licence.',
             'ip_change_limit' => 'The product allows no more IP changes for this licence.',

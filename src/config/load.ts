@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
 import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
+import { readEnvFile } from "./env-file.js";
 import { nearMisses } from "./near-miss.js";
 import { CONFIG_KEYS, EXPECTED, LIVE_KEYS, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
 
@@ -40,11 +41,11 @@ export type UpstreamConfig =
       legacy: { url: string; token: string } | null;
     };
 
-export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN" | "PRODUCTS_FILE"> {
+export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN" | "PROVISIONING_TOKEN" | "PRODUCTS_FILE"> {
   /** The catalogue file read, as an absolute path (see catalogFile). */
   PRODUCTS_FILE: string;
-  /** Unset outside sandbox mode when not configured: the provisioning API then answers 404. */
-  PROVISIONING_TOKEN?: string;
+  /** Every accepted provisioning token; unset outside sandbox mode when not configured: the provisioning API then answers 404. */
+  PROVISIONING_TOKEN?: string[];
   sandbox: boolean;
   upstream: UpstreamConfig;
   /** Directory of the database; sandbox credentials and the mail outbox live here. */
@@ -56,7 +57,8 @@ export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN
    */
   baseDir: string;
   WEBHOOK_SECRETS: string[];
-  ADMIN_TOKEN: string;
+  /** Every accepted admin token (the first is the one the sandbox generated, in sandbox mode). */
+  ADMIN_TOKEN: string[];
   catalog: Catalog;
 }
 
@@ -79,9 +81,14 @@ export interface LoadConfigOptions {
  * over it, validates everything with one schema and reports every problem in one ConfigError.
  */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const problems: string[] = [];
+  // ENV_FILE's variables win over the process's: on SIGHUP the file is all that can have changed.
+  const given = options.env ?? process.env;
+  const envFile = nonEmpty(given.ENV_FILE);
+  const fromEnvFile = envFile ? readEnvFile(resolve(cwd, envFile)) : undefined;
+  for (const p of fromEnvFile?.problems ?? []) problems.push(line("ENV_FILE", p, EXPECTED.ENV_FILE));
+  const env: NodeJS.ProcessEnv = { ...given, ...fromEnvFile?.vars };
 
   const settingsPath = resolve(cwd, nonEmpty(env.CONFIG_FILE) ?? DEFAULT_SETTINGS_FILE);
   const fromFile = readSettingsFile(settingsPath, nonEmpty(env.CONFIG_FILE) !== undefined, problems);
@@ -127,8 +134,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (sandbox && (!secrets || !adminToken || !provisioningToken)) {
     const creds = sandboxCredentials(dataDir);
     secrets ??= [creds.webhook_secret];
-    adminToken ??= creds.admin_token;
-    provisioningToken ??= creds.provisioning_token;
+    adminToken ??= [creds.admin_token];
+    provisioningToken ??= [creds.provisioning_token];
   }
 
   const upstream: UpstreamConfig = sandbox
@@ -188,7 +195,9 @@ function readSettingsFile(path: string, explicit: boolean, problems: string[]): 
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(shape.data)) {
-    if ((SECRET_KEYS as readonly string[]).includes(key)) {
+    if (key === "ENV_FILE") {
+      problems.push(line(key, `is read from the environment only (it says where the environment file is), not from ${path}`, "set it in the environment"));
+    } else if ((SECRET_KEYS as readonly string[]).includes(key)) {
       problems.push(line(key, `is a secret and must not be in ${path}`, "set it in the environment instead"));
     } else if (!(CONFIG_KEYS as string[]).includes(key)) {
       problems.push(line(key, `is not a known setting (in ${path})`, `one of ${CONFIG_KEYS.filter((k) => !(SECRET_KEYS as readonly string[]).includes(k)).join(", ")}`));

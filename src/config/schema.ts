@@ -43,6 +43,19 @@ const whsecList = z
       .min(1, { error: "must hold at least one secret" }),
   );
 
+/**
+ * Bearer tokens, comma-separated: every one is accepted, so a token is rotated with no outage
+ * (add the new one, move the clients over, drop the old one; SIGHUP applies each step).
+ */
+const tokenList = z
+  .string()
+  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().min(16, { error: "each token must be at least 16 characters" }).regex(/^[\x21-\x7e]+$/, { error: "each token must be printable ASCII without spaces" }))
+      .min(1, { error: "must hold at least one token" }),
+  );
+
 export function isWebhookSecret(s: string): boolean {
   if (!s.startsWith("whsec_")) return false;
   const b64 = s.slice("whsec_".length);
@@ -63,6 +76,28 @@ const booleanFlag = z
   });
 
 const email = z.email({ error: "must be an e-mail address" });
+
+/** Express's named address sets for `trust proxy`. */
+const PROXY_SETS = ["loopback", "linklocal", "uniquelocal"];
+
+/**
+ * Express's `trust proxy`: `true`/`false`, a number of hops, or a comma-separated list of
+ * addresses, CIDR ranges and the names loopback, linklocal, uniquelocal. Checked here so a typo
+ * is a start-up error, not a proxy silently trusted or a client IP silently wrong.
+ */
+const trustProxy = z.union([z.boolean(), z.string()]).transform((v, ctx): boolean | number | string[] => {
+  if (typeof v === "boolean") return v;
+  const s = v.trim();
+  if (/^(true|false)$/i.test(s)) return s.toLowerCase() === "true";
+  if (/^\d{1,3}$/.test(s)) return Number(s);
+  const items = s.split(",").map((x) => x.trim()).filter(Boolean);
+  const bad = items.filter((x) => !PROXY_SETS.includes(x) && !z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()]).safeParse(x).success);
+  if (items.length === 0 || bad.length > 0) {
+    ctx.addIssue({ code: "custom", message: `cannot read ${bad.length ? bad.map((b) => JSON.stringify(b)).join(", ") : "an empty list"}` });
+    return z.NEVER;
+  }
+  return items;
+});
 
 /**
  * addr-spec with a dot-atom local part and a host name, one label allowed: the default
@@ -105,8 +140,8 @@ export const configSchema = z
     RESELLER_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
     ALLOW_PRIVATE_IPS: booleanFlag.default(false),
     WEBHOOK_SECRETS: whsecList.optional(),
-    ADMIN_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
-    PROVISIONING_TOKEN: z.string().min(16, { error: "must be at least 16 characters" }).optional(),
+    ADMIN_TOKEN: tokenList.optional(),
+    PROVISIONING_TOKEN: tokenList.optional(),
     PROVISION_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(20),
     SMTP_URL: z
       .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
@@ -141,6 +176,8 @@ export const configSchema = z
     HOSTBILL_API_KEY: z.string().min(1).optional(),
     ADAPTER_FIELD_MAPS_FILE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
+    TRUST_PROXY: trustProxy.optional(),
+    ENV_FILE: z.string().min(1).optional(),
   });
 
 /** A requirement between variables, for the one-line problem reports. */
@@ -235,8 +272,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   ALLOW_PRIVATE_IPS: "true or false",
   RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
   WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
-  ADMIN_TOKEN: "a random string of 16 or more characters",
-  PROVISIONING_TOKEN: "a random string of 16 or more characters (the panel modules' bearer token)",
+  ADMIN_TOKEN: "one or more comma-separated random strings of 16 or more characters (several: rotation); `license-bridge secrets new` makes one",
+  PROVISIONING_TOKEN: "one or more comma-separated random strings of 16 or more characters (the panel modules' bearer tokens; several: rotation)",
   PROVISION_WAIT_SECONDS: "seconds 0-300 a provisioning call waits for its work before answering 202 pending, e.g. 20",
   SMTP_URL: "smtp://user:pass@mail.example:587 or smtps://...",
   MAIL_FROM: 'an e-mail address, e.g. licenses@example.com or "Example Hosting" <licenses@example.com>',
@@ -261,6 +298,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   HOSTBILL_API_KEY: "the HostBill API key",
   ADAPTER_FIELD_MAPS_FILE: "a JSON file overriding the panel adapters' field mappings",
   LOG_LEVEL: LOG_LEVELS.join(", "),
+  TRUST_PROXY: "true, false, a number of proxy hops, or comma-separated addresses, CIDR ranges and loopback/linklocal/uniquelocal, e.g. loopback",
+  ENV_FILE: "the path of a KEY=value file (systemd EnvironmentFile syntax) read at start and again on SIGHUP, e.g. /etc/license-bridge/env",
 };
 
 export const CONFIG_KEYS = Object.keys(EXPECTED) as (keyof RawConfig)[];

@@ -8,7 +8,8 @@ import { sendError } from "./errors.js";
 import { historyView, jobView, licenceView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {
-  adminToken: string;
+  /** Every accepted admin token (ADMIN_TOKEN). */
+  adminToken: string | readonly string[];
   store: Store;
 }
 

@@ -13,13 +13,16 @@ export interface AppDeps {
   isBusy?: (err: unknown) => boolean;
   /** The configured secrets: masked in any path or id a log line names, wherever they appear. (Default: none) */
   secrets?: readonly string[];
+  /** Express's `trust proxy` (TRUST_PROXY): which proxies' X-Forwarded-For names the client. (Default: none trusted) */
+  trustProxy?: boolean | number | string[];
 }
 
 /** The HTTP surface: one router per feature, mounted here and nowhere else. */
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", false);
+  // Only proxies the operator named may say who the client is; otherwise X-Forwarded-For is the client's own word.
+  app.set("trust proxy", deps.trustProxy ?? false);
   // Every answer is dynamic and no client sends If-None-Match: an ETag would hash each body for nothing.
   app.set("etag", false);
   const secrets = deps.secrets ?? [];

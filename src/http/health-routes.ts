@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import express, { type Response, type Router } from "express";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store } from "../store/store.js";
@@ -14,10 +15,14 @@ export interface HealthRouteDeps {
   upstreamTimeoutMs?: number;
   /** Why the database file is no longer the one the service has open, if it is not. (Default: never) */
   databaseLost?: () => string | undefined;
+  /** The service is shutting down: /readyz answers 503 from its first moment. (Default: never) */
+  draining?: () => boolean;
+  /** The SMTP server mail goes to, checked for reachability (a TCP connection) as a degradation, not a failure. (Default: the file outbox, nothing to check) */
+  smtp?: { host: string; port: number };
 }
 
 export interface CheckResult {
-  status: "ok" | "failed";
+  status: "ok" | "failed" | "degraded";
   /** Why it failed, or what was checked. */
   detail?: string;
   [extra: string]: unknown;
@@ -94,6 +99,21 @@ export async function checkUpstream(urls: readonly string[], timeoutMs: number):
   return failures.length ? { status: "failed", detail: failures.join("; "), urls: checked } : { status: "ok", urls: checked };
 }
 
+/** The SMTP server accepts a TCP connection within the timeout; nothing is sent or authenticated. */
+export function checkSmtp(server: { host: string; port: number }, timeoutMs: number): Promise<CheckResult> {
+  const where = `${server.host.includes(":") ? `[${server.host}]` : server.host}:${server.port}`;
+  return new Promise((resolve) => {
+    const socket = connect({ host: server.host, port: server.port });
+    const done = (r: CheckResult) => {
+      socket.destroy();
+      resolve(r);
+    };
+    socket.setTimeout(timeoutMs, () => done({ status: "degraded", detail: `${where} did not answer within ${timeoutMs} ms; customer mail waits and retries` }));
+    socket.once("connect", () => done({ status: "ok", detail: where }));
+    socket.once("error", (err: NodeJS.ErrnoException) => done({ status: "degraded", detail: `${where} unreachable (${err.code ?? err.message}); customer mail waits and retries` }));
+  });
+}
+
 function noStore(res: Response): Response {
   return res.setHeader("Cache-Control", "no-store");
 }
@@ -118,7 +138,11 @@ export function healthRouter(deps: HealthRouteDeps): Router {
   });
 
   router.get("/readyz", async (_req, res) => {
+    if (deps.draining?.()) {
+      return noStore(res).status(503).json({ status: "draining", reasons: ["the service is shutting down: send work to another instance"] });
+    }
     const pendingUpstream = upstream();
+    const pendingSmtp = deps.smtp ? checkSmtp(deps.smtp, timeoutMs) : undefined;
     const lost = deps.databaseLost?.();
     const checks: ReadinessChecks = {
       database: lost ? { status: "failed", detail: lost } : await checkDatabase(deps.store),
@@ -128,8 +152,12 @@ export function healthRouter(deps: HealthRouteDeps): Router {
     const reasons = Object.entries(checks)
       .filter(([, c]) => c.status !== "ok")
       .map(([name, c]) => `${name}: ${c.detail ?? "failed"}`);
-    if (reasons.length) return noStore(res).status(503).json({ status: "not ready", reasons, checks });
-    noStore(res).json({ status: "ready", checks });
+    // Mail can wait (its jobs retry): an SMTP server out of reach degrades the service, it does not take it out of rotation.
+    const smtp = await pendingSmtp;
+    const all = smtp ? { ...checks, smtp } : checks;
+    if (reasons.length) return noStore(res).status(503).json({ status: "not ready", reasons, checks: all });
+    if (smtp?.status === "degraded") return noStore(res).json({ status: "ready", degraded: [`smtp: ${smtp.detail}`], checks: all });
+    noStore(res).json({ status: "ready", checks: all });
   });
 
   router.get("/metrics", async (_req, res) => {

@@ -10,7 +10,8 @@ import { sendError } from "./errors.js";
 import { hasBody } from "./request-body.js";
 
 export interface ReconcileRouteDeps extends ReconcileDeps {
-  adminToken: string;
+  /** Every accepted admin token (ADMIN_TOKEN). */
+  adminToken: string | readonly string[];
   logger?: Logger;
 }
 

@@ -22,6 +22,8 @@ export function requestLog(logger: Logger, secrets: readonly string[] = []): Req
       logger.info(
         {
           method: req.method,
+          // The client's address: the socket's peer, or what a trusted proxy (TRUST_PROXY) says it is.
+          client_ip: req.ip,
           // originalUrl: a router mounted under a prefix (e.g. the admin auth) rewrites req.url.
           path: loggablePath(req.originalUrl, secrets),
           status: res.statusCode,

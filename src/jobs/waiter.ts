@@ -11,12 +11,24 @@ export const isSettled = (job: Job): boolean => job.state === "succeeded" || job
  */
 export class JobWaiter {
   private readonly waiting = new Map<number, Set<() => void>>();
+  /** Set at shutdown: every wait ends at once with the job as it is. */
+  private released = false;
 
   constructor(
     private readonly jobs: Pick<JobOps, "get">,
     /** How often a waiting call re-reads its job when no notification comes. (Default: 1000 ms) */
     private readonly pollMs = 1_000,
   ) {}
+
+  /**
+   * Ends every wait now and every later one at once (shutdown): the callers answer with the job as
+   * it is (202 pending if unfinished) while the listener is still open, rather than lose their
+   * connection when it closes.
+   */
+  releaseAll(): void {
+    this.released = true;
+    for (const id of [...this.waiting.keys()]) this.notify(id);
+  }
 
   /** An attempt of job `id` ended (in any way). */
   notify(id: number): void {
@@ -33,7 +45,7 @@ export class JobWaiter {
   async until(id: number, deadline: number, settled: (job: Job) => boolean | Promise<boolean> = isSettled): Promise<Job | undefined> {
     for (;;) {
       const job = await this.jobs.get(id);
-      if (!job || (await settled(job))) return job;
+      if (!job || (await settled(job)) || this.released) return job;
       const left = deadline - Date.now();
       if (left <= 0) return job;
       await this.sleep(id, Math.min(left, this.pollMs));

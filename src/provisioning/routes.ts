@@ -11,7 +11,8 @@ import { PROVISIONING_CALLS, type Provisioning } from "./provisioning.js";
 export const MAX_PARAMETERS_BYTES = 64 * 1024;
 
 export interface ProvisioningRouteDeps {
-  token: string;
+  /** Every accepted provisioning token (PROVISIONING_TOKEN). */
+  token: string | readonly string[];
   provisioning: Provisioning;
   /** Where the calling module (its User-Agent) is recorded per service. */
   services: Pick<ServiceOps, "noteModule" | "byLicenseKey">;
@@ -91,5 +92,19 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
     router.post(`/provision/v1/${call}`, ...handle, run);
   }
   router.use("/provision", (_req, res) => fail(res, 404, "not_found", "Not found"));
+  return router;
+}
+
+/**
+ * `/provision/*` while PROVISIONING_TOKEN is not set (live mode): 404, as the contract says, with
+ * a code and words a module's connection test can show, so the operator is not sent hunting for
+ * a wrong host name.
+ */
+export function provisioningOffRouter(): Router {
+  const router = express.Router();
+  router.use("/provision", (_req, res) => {
+    res.locals.successFlag = true;
+    sendError(res, 404, "provisioning_off", "the provisioning API is off on this bridge: set PROVISIONING_TOKEN there and give the panel module the same token");
+  });
   return router;
 }

@@ -326,11 +326,13 @@ describe("provisioning API: refusals", () => {
 describe("provisioning API: without PROVISIONING_TOKEN outside sandbox mode", () => {
   const pair = usePair({ env: { PROVISIONING_TOKEN: "" } });
 
-  it("answers 404 (the API is off)", async () => {
+  it("answers 404 provisioning_off, saying the API is off and how to turn it on, whatever the call or token", async () => {
     const { bridge } = pair();
-    const res = await bridge.provision("create", order());
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "Not found", code: "not_found" });
+    for (const call of ["create", "info", "no-such-call"]) {
+      const res = await bridge.provision(call, order());
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ success: false, code: "provisioning_off", error: expect.stringContaining("set PROVISIONING_TOKEN") });
+    }
   });
 });
 

@@ -8,20 +8,24 @@ export function serveCommand(program: Command): void {
     .description("run the service: webhook intake, admin API, job runner and renewal sweep")
     .action(async () => {
       // Imported when the command runs (see buildProgram).
-      const [{ configPaths, describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }] = await Promise.all([
-        import("../../config/describe.js"),
-        import("../../store/store.js"),
-        import("../../service.js"),
-        import("../context.js"),
-        import("../logger.js"),
-        import("../../http/listen.js"),
-      ]);
+      const [{ configPaths, describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }, { reloadOnHangup }] =
+        await Promise.all([
+          import("../../config/describe.js"),
+          import("../../store/store.js"),
+          import("../../service.js"),
+          import("../context.js"),
+          import("../logger.js"),
+          import("../../http/listen.js"),
+          import("../reload.js"),
+        ]);
       const config = configOrExit();
       // Handlers before the first line the service prints: a SIGTERM that came after a line a
       // supervisor or a test acts on ("listening") but before their installation would kill the
       // process with no graceful stop. One during start-up stops the service once it is up.
       const stopSignal = untilSignal();
       const logger = cliLogger(config);
+      // SIGHUP's default would end the process with no line at all: it re-reads the configuration instead.
+      const reloading = reloadOnHangup(logger);
       if (config.sandbox) {
         logger.warn(
           "SANDBOX MODE: no live setting is configured, so licences are bought from an in-process reseller sandbox " +
@@ -30,8 +34,8 @@ export function serveCommand(program: Command): void {
         // Sandbox mode starts only when the operator set no secret (config: LIVE_KEYS), so these
         // are the ones generated for this data directory: printing them is the point.
         process.stderr.write(
-          `\n  sandbox webhook secret:     ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:        ${config.ADMIN_TOKEN}\n` +
-            `  sandbox provisioning token: ${config.PROVISIONING_TOKEN}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
+          `\n  sandbox webhook secret:     ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:        ${config.ADMIN_TOKEN[0]}\n` +
+            `  sandbox provisioning token: ${config.PROVISIONING_TOKEN?.[0]}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
         );
       }
       logger.info({ config: describeConfig(config) }, "configuration");
@@ -45,7 +49,9 @@ export function serveCommand(program: Command): void {
         throw err;
       }
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
+      reloading.attach(service);
       const signal = await stopSignal;
+      reloading.detach();
       logger.info({ signal }, "shutting down: no new jobs are claimed; running ones may finish");
       const { unfinished } = await service.close();
       logger.info("stopped");
