@@ -1,12 +1,13 @@
 /**
- * The WHMCS server module (integrations/whmcs/modules/servers/license_bridge/) run for real by
- * php-cli against a running bridge and reseller sandbox. integrations/whmcs/tests/call.php calls
- * one module function the way WHMCS does (its documented $params, button arrays, $_POST for a
+ * The WHMCS server module (integrations/whmcs/modules/servers/licensebridge/) run for real by
+ * php-cli against a running bridge and reseller sandbox. integrations/whmcs/tests/call.php loads
+ * it as WHMCS loads a server module (modules/servers/<name>/<name>.php, functions <name>_...) and
+ * calls one module function the way WHMCS does (its documented $params, button arrays, $_POST for a
  * client's custom action, Smarty for the client area) through the stand-in whmcs-standin.php,
  * which writes every logModuleCall to a file. After every test, the token must appear in none of
  * what the module returned, rendered or logged.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -92,7 +93,7 @@ function serviceCall(bridgeUrl: string, s: Svc): Pick<Call, "params" | "model"> 
     status: "Pending",
     type: "other",
     producttype: "other",
-    moduletype: "license_bridge",
+    moduletype: "licensebridge",
     ...configoptions,
     customfields: s.customfields ?? {},
     configoptions: {},
@@ -140,6 +141,29 @@ function serverParams(bridgeUrl: string, over: Record<string, unknown> = {}): Re
   };
 }
 
+describe.skipIf(skip !== null)(`the WHMCS module's name and files${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const MODULE_DIR = join(INTEGRATIONS, "whmcs/modules/servers/licensebridge");
+
+  it("is \"licensebridge\" (lowercase letters and digits, as WHMCS asks), loaded as WHMCS loads a server module; no license_bridge ships", async () => {
+    expect(readdirSync(join(INTEGRATIONS, "whmcs/modules/servers"))).toEqual(["licensebridge"]);
+    const meta = await runPhp(CALL, [], { LB_CALL: JSON.stringify({ kind: "definition", function: "MetaData" }) });
+    expect(meta.stderr).toBe("");
+    expect(meta.json()).toMatchObject({ function: "licensebridge_MetaData", exists: true, result: { DisplayName: "License Bridge" } });
+    // The stand-in applies WHMCS's naming rule, so the old name cannot come back unnoticed.
+    const old = await runPhp(CALL, [], { LB_MODULE_NAME: "license_bridge", LB_CALL: JSON.stringify({ kind: "definition", function: "MetaData" }) });
+    expect(old.code).toBe(3);
+    expect(old.stderr).toMatch(/not a WHMCS module name/);
+  });
+
+  it("each PHP file of the module stops at WHMCS's guard when requested directly", async () => {
+    for (const file of ["licensebridge.php", "lib/Actions.php", "lib/Params.php"]) {
+      const php = await runPhp(join(MODULE_DIR, file));
+      expect(php.stdout, file).toBe("This file cannot be accessed directly");
+      expect(php.stderr, file).toBe("");
+    }
+  });
+});
+
 describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge${skip ? ` [skipped: ${skip}]` : ""}`, () => {
   const pair = usePair();
   const w = useWhmcs(pair);
@@ -148,7 +172,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const functions = (await w.call({ kind: "functions" })).result as string[];
     for (const f of ["MetaData", "ConfigOptions", "CreateAccount", "SuspendAccount", "UnsuspendAccount", "TerminateAccount", "Renew", "ChangePackage",
       "TestConnection", "ClientArea", "ClientAreaCustomButtonArray", "ClientAreaAllowedFunctions", "AdminCustomButtonArray", "AdminServicesTabFields"]) {
-      expect(functions, f).toContain(`license_bridge_${f}`.toLowerCase());
+      expect(functions, f).toContain(`licensebridge_${f}`.toLowerCase());
     }
     const meta = (await w.call({ kind: "definition", function: "MetaData" })).result as Record<string, unknown>;
     expect(meta).toMatchObject({ DisplayName: "License Bridge", APIVersion: "1.1", RequiresServer: true, DefaultSSLPort: "443" });
@@ -496,7 +520,7 @@ function useWhmcs(pair: () => Pair) {
       const { replaceVars, ...logged } = e;
       const text = JSON.stringify(logged);
       for (const s of secrets) expect(text, `${s} in the module log`).not.toContain(s);
-      expect(e.module).toBe("license_bridge");
+      expect(e.module).toBe("licensebridge");
       expect(Array.isArray(replaceVars)).toBe(true);
     }
     for (const out of outputs) for (const s of secrets) expect(out, `${s} in what the module returned or rendered`).not.toContain(s);

@@ -1,7 +1,7 @@
 <?php
 /**
  * A stand-in for the parts of WHMCS the License Bridge server module uses, for php-cli tests.
- * Not shipped: it lives outside modules/servers/license_bridge/.
+ * Not shipped: it lives outside modules/servers/licensebridge/.
  *
  * Built from WHMCS's developer documentation and its sample provisioning module
  * (github.com/WHMCS/sample-provisioning-module, tests/_bootstrap.php): the WHMCS constant,

@@ -7,7 +7,7 @@
  * passes ids and ports as strings or ints depending on where the call comes from.
  */
 
-namespace LicenseBridgeServer;
+namespace LicenseBridgeWhmcs;
 
 // WHMCS's guard (the namespace line has to come first in PHP).
 if (!defined('WHMCS')) {

@@ -7,10 +7,10 @@
  * returns the string "success" or an error message (shown to staff, or to the client for a
  * client-area action); TestConnection returns ['success' => bool, 'error' => string];
  * AdminServicesTabFields returns label => HTML; ClientArea returns a template and its vars.
- * Nothing here throws to WHMCS: the functions in license_bridge.php catch \Throwable.
+ * Nothing here throws to WHMCS: the functions in licensebridge.php catch \Throwable.
  */
 
-namespace LicenseBridgeServer;
+namespace LicenseBridgeWhmcs;
 
 // WHMCS's guard (the namespace line has to come first in PHP).
 if (!defined('WHMCS')) {
@@ -19,7 +19,7 @@ if (!defined('WHMCS')) {
 
 final class Actions
 {
-    public const MODULE = 'license_bridge';
+    public const MODULE = 'licensebridge';
     private const PREFIX = 'License Bridge: ';
     /** A service identifier no panel uses, for the connection test. */
     public const PROBE_SERVICE = 'whmcs-connection-test';
@@ -393,7 +393,7 @@ final class Actions
     /**
      * Runs one module function; any \Throwable becomes WHMCS's error string, never an uncaught
      * throw (WHMCS does not document what it does with one). A helper, not a module function: its
-     * name does not start with "license_bridge_", so no button or URL can reach it.
+     * name does not start with "licensebridge_", so no button or URL can reach it.
      */
     public static function run(string $action, array $params, callable $body): mixed
     {
