@@ -11,6 +11,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import type { ServiceRow } from "../../src/store/store.js";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
 import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
@@ -67,6 +69,8 @@ interface Svc {
   addon?: { id: number; addonid: number };
   configoptions?: Record<string, string>;
   server?: Record<string, unknown>;
+  /** Overrides of the client's details (clientsdetails). */
+  client?: Record<string, string>;
 }
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
@@ -112,6 +116,7 @@ function serviceCall(bridgeUrl: string, s: Svc): Pick<Call, "params" | "model"> 
       countrycode: "GB",
       country: "GB",
       phonenumber: "+44.1234567890",
+      ...s.client,
     },
     dedicatedip: s.dedicatedip ?? "",
     assignedips: "",
@@ -195,6 +200,8 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
     expect(sb.sandbox.ledger()).toHaveLength(1);
+    // The module names itself in its User-Agent (license-bridge-whmcs/<version>); the bridge recorded it.
+    expect((await bridge.admin("/admin/services/101")).body.module).toBe(`whmcs/${MODULE_VERSION}`);
     // Every call went to the module log, the token only in replaceVars.
     const creates = w.logged().filter((e) => e.action === "create");
     expect(creates).toHaveLength(2);
@@ -209,11 +216,26 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.12", months: 12 }]);
   });
 
+  it("maps WHMCS's cycle words through the shared rules (Semi-Annually is 6 months), trims the IP and cleans the client's name", async () => {
+    const r = await w.service("CreateAccount", {
+      serviceid: 114,
+      pid: 12,
+      dedicatedip: " 203.0.113.24 ",
+      billingcycle: "Semi-Annually",
+      client: { fullname: "Ann\u0000Example\nLtd" },
+    });
+    expect(r.result).toBe("success");
+    expect(await row(pair(), "114")).toMatchObject({ ip: "203.0.113.24", billing_cycle: "semiannually", months: 6, customer_name: "Ann Example Ltd" });
+    expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.24", months: 6 }]);
+  });
+
   it("refuses to create without an IP, or for a One Time cycle, saying what to fill in, and calls nothing", async () => {
     const noIp = await w.service("CreateAccount", { serviceid: 103, pid: 12 });
     expect(noIp.result).toMatch(/^License Bridge: this service has no licence IP: fill in its Dedicated IP, or a custom field named "IP Address"/);
     const oneTime = await w.service("CreateAccount", { serviceid: 104, pid: 12, dedicatedip: "203.0.113.14", billingcycle: "One Time" });
     expect(oneTime.result).toMatch(/billing cycle "One Time" has no licence term/);
+    const notAnIp = await w.service("CreateAccount", { serviceid: 104, pid: 12, dedicatedip: "server1.example.com" });
+    expect(notAnIp.result).toBe('License Bridge: the service\'s Dedicated IP holds "server1.example.com", which is not an IPv4 or IPv6 address.');
     expect(pair().sb.sandbox.requests()).toEqual([]);
     expect(await row(pair(), "103")).toBeUndefined();
   });
@@ -314,7 +336,10 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const svc = { serviceid: 108, pid: 12, dedicatedip: "203.0.113.21" };
     const refused = await w.service("CreateAccount", svc);
     expect(refused.outcome).toBe("error");
-    expect(refused.result).toMatch(/^License Bridge: .*\[insufficient_balance\]\. The reseller account needs balance: top it up, then run Create again\.$/);
+    // The advice is the bridge's own (LicenseBridgeMessages is generated from ERROR_HINTS).
+    expect(refused.result).toMatch(/^License Bridge: .*\[insufficient_balance\]\. /);
+    expect(refused.result as string).toContain(`[insufficient_balance]. ${ERROR_HINTS.insufficient_balance!.replace("{action}", "Create")}`);
+    expect((refused.result as string).endsWith("nothing is bought twice.")).toBe(true);
     expect(sb.sandbox.ledger()).toEqual([]);
     expect((await row(pair(), "108")).status).not.toBe("active");
 
@@ -391,7 +416,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect((await row(pair(), "111")).ip).toBe("203.0.113.33");
   });
 
-  it("the client's change of IP follows the custom field when the IP lives there, and refuses bad input without calling the bridge", async () => {
+  it("the client's change of IP follows the custom field when the IP lives there; bad input is refused (syntax here, unusable addresses by the bridge) and nothing moves", async () => {
     const svc: Svc = { serviceid: 112, pid: 12, customfields: { "IP Address": "203.0.113.40" } };
     await w.service("CreateAccount", svc);
     const moved = await w.clientPost("ClientChangeIp", svc, { lb_new_ip: " 203.0.113.41 " });
@@ -400,12 +425,13 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     for (const [bad, message] of [
       ["not-an-ip", /^Please enter a valid IPv4 or IPv6 address\.$/],
-      ["10.0.0.1", /public IP address; 10\.0\.0\.1 is a private or reserved one/],
+      ["10.0.0.1", /^A licence cannot be placed on 10\.0\.0\.1: it needs a public IP address\.$/],
       ["<script>", /^Please enter a valid/],
     ] as const) {
       expect((await w.clientPost("ClientChangeIp", svc, { lb_new_ip: bad })).result).toMatch(message);
     }
     expect(upstreamCalls(pair().sb, "change-ip")).toHaveLength(1);
+    expect((await row(pair(), "112")).ip).toBe("203.0.113.41");
 
     // Opened from the menu (a GET): the page with the form, nothing changed.
     const page = await w.call({ kind: "client-button", function: "ClientChangeIp", ...serviceCall(pair().bridge.url, svc), request: { method: "GET", get: { action: "productdetails", id: "112", modop: "custom", a: "ClientChangeIp" } }, page: { token: CSRF } });
@@ -451,10 +477,12 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     w.alsoSecret(wrong);
     const refused = (await test({ serveraccesshash: wrong })) as { success: boolean; error: string };
     expect(refused.success).toBe(false);
-    expect(refused.error).toMatch(/\[unauthorized\]\. The bridge refused the token: put its PROVISIONING_TOKEN in the server's Access Hash\.$/);
+    expect(refused.error).toMatch(/\[unauthorized\]\. /);
+    expect(refused.error.endsWith(`[unauthorized]. ${ERROR_HINTS.unauthorized} In WHMCS: System Settings > Servers > the bridge's server > Access Hash.`)).toBe(true);
 
     const down = (await test({ serverport: "9" })) as { success: boolean; error: string };
     expect(down).toMatchObject({ success: false, error: expect.stringMatching(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/info.*\[unreachable\]/) });
+    expect(down.error).toMatch(/In WHMCS: the server's Hostname \(or IP Address\), Port and Secure checkbox\.$/);
     expect(await test({ serveraccesshash: "", serverpassword: "" })).toEqual({ success: false, error: expect.stringMatching(/no token: put the bridge's PROVISIONING_TOKEN in its Access Hash/) });
     // Its probe is a service no panel has: the bridge holds nothing more afterwards.
     expect(await pair().bridge.service.services.get("whmcs-connection-test")).toBeUndefined();
@@ -555,3 +583,4 @@ function useWhmcs(pair: () => Pair) {
   };
   return w;
 }
+

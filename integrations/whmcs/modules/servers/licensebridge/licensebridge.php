@@ -19,6 +19,9 @@ if (!defined('WHMCS')) {
     die('This file cannot be accessed directly');
 }
 
+// The shared core (copies of integrations/shared/, written by `npm run integrations:sync`).
+require_once __DIR__ . '/lib/LicenseBridgeRules.php';
+require_once __DIR__ . '/lib/LicenseBridgeMessages.php';
 require_once __DIR__ . '/lib/LicenseBridgeClient.php';
 require_once __DIR__ . '/lib/Params.php';
 require_once __DIR__ . '/lib/Actions.php';
