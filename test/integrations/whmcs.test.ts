@@ -14,8 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ERROR_HINTS } from "../../src/http/error-codes.js";
 import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import type { ServiceRow } from "../../src/store/store.js";
-import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
-import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { TEST_PROVISIONING_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
+import { OTHER_SECRET, rowCounts, settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
 const skip = phpUnavailable();
@@ -504,6 +504,125 @@ describe.skipIf(skip !== null)(`the WHMCS server module when the bridge answers 
     await waitStatus(bridge, "201", "active");
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
     expect(sb.sandbox.ledger()).toHaveLength(1);
+  });
+});
+
+describe.skipIf(skip !== null)(`the sample WHMCS hook file against the bridge's signed webhook${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const pair = usePair();
+  const HOOK = join(INTEGRATIONS, "whmcs/tests/hook.php");
+  interface HookRun {
+    registered: string[];
+    activity: string[];
+    api_calls: { command: string; values: Record<string, unknown> }[];
+  }
+  type Step = { api: Record<string, unknown> } | { hook: string; vars: Record<string, unknown> };
+  /** A service as WHMCS's GetClientsProducts returns it (its documented fields). */
+  const product = (id: number, over: Record<string, unknown> = {}) => ({
+    id: String(id),
+    clientid: "3",
+    pid: "13",
+    billingcycle: "Semi-Annually",
+    dedicatedip: "203.0.113.70",
+    nextduedate: "2026-01-01",
+    status: "Active",
+    customfields: { customfield: [] },
+    ...over,
+  });
+  /** The module parameters an AfterModule* hook receives as `params`, for a product on WHMCS's Auto Release module. */
+  const params = (serviceid: number, over: Record<string, unknown> = {}) => ({
+    serviceid,
+    pid: 13,
+    moduletype: "autorelease",
+    addonId: 0,
+    clientsdetails: { email: "ann@example.com", firstname: "Ann", lastname: "Example", fullname: "Ann Example" },
+    ...over,
+  });
+  const hook = async (steps: Step[], env: Record<string, string> = {}): Promise<HookRun> => {
+    const run = await runPhp(HOOK, [], {
+      LB_HOOK_URL: `${pair().bridge.url}/webhooks/billing`,
+      LB_HOOK_SECRET: TEST_SECRET,
+      LB_HOOK_PRODUCTS: "12, 13,15",
+      LB_STEPS: JSON.stringify(steps),
+      ...env,
+    });
+    expect(run.stderr, "PHP warnings or errors").toBe("");
+    expect(run.code).toBe(0);
+    for (const secret of [TEST_SECRET, OTHER_SECRET]) expect(run.stdout).not.toContain(secret.slice("whsec_".length));
+    return run.json<HookRun>();
+  };
+
+  it("registers WHMCS's documented hook points; its signed events create, suspend, unsuspend, move, renew, change and terminate the licence", async () => {
+    const { bridge, sb } = pair();
+    let svc = product(301);
+    const created = await hook([{ api: { GetClientsProducts: { "301": svc } } }, { hook: "AfterModuleCreate", vars: { params: params(301) } }]);
+    expect(created.registered.sort()).toEqual(
+      ["AfterModuleChangePackage", "AfterModuleCreate", "AfterModuleSuspend", "AfterModuleTerminate", "AfterModuleUnsuspend", "InvoicePaid", "PreServiceEdit", "ServiceEdit"].sort(),
+    );
+    expect(created.activity).toEqual([]);
+    await waitStatus(bridge, "301", "active");
+    expect(await row(pair(), "301")).toMatchObject({ product_id: "13", ip: "203.0.113.70", billing_cycle: "semiannually", months: 6, customer_email: "ann@example.com", customer_name: "Ann Example" });
+
+    const api = () => ({ api: { GetClientsProducts: { "301": svc } } });
+    expect((await hook([api(), { hook: "AfterModuleSuspend", vars: { params: params(301) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "suspended");
+    expect((await hook([api(), { hook: "AfterModuleUnsuspend", vars: { params: params(301) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "active");
+
+    // An admin saves the service with a new Dedicated IP: PreServiceEdit sees the old, ServiceEdit the new.
+    const moved = product(301, { dedicatedip: "203.0.113.71" });
+    expect((await hook([api(), { hook: "PreServiceEdit", vars: { serviceid: 301 } }, { api: { GetClientsProducts: { "301": moved } } }, { hook: "ServiceEdit", vars: { userid: 3, serviceid: 301 } }])).activity).toEqual([]);
+    svc = moved;
+    await settle(bridge);
+    expect((await row(pair(), "301")).ip).toBe("203.0.113.71");
+    expect(upstreamCalls(sb, "change-ip")).toHaveLength(1);
+    // Saved without a change of IP: nothing is sent.
+    const events = (await rowCounts(bridge)).events;
+    await hook([api(), { hook: "PreServiceEdit", vars: { serviceid: 301 } }, { hook: "ServiceEdit", vars: { userid: 3, serviceid: 301 } }]);
+    expect((await rowCounts(bridge)).events).toBe(events);
+
+    // A paid invoice renews each licence service on it, up to its next due date; reported twice, it is one renewal.
+    const due = day(200);
+    svc = product(301, { dedicatedip: "203.0.113.71", nextduedate: due });
+    const invoice = { invoiceid: 77, userid: 3, status: "Paid", items: { item: [{ id: 1, type: "Hosting", relid: 301 }, { id: 2, type: "DomainRegister", relid: 9 }] } };
+    const paid = () => hook([{ api: { GetClientsProducts: { "301": svc }, GetInvoice: { "77": invoice } } }, { hook: "InvoicePaid", vars: { invoiceid: 77 } }]);
+    expect((await paid()).activity).toEqual([]);
+    await settle(bridge);
+    expect(new Date((await row(pair(), "301")).paid_until!).toISOString().slice(0, 10)).toBe(due);
+    const afterFirst = (await rowCounts(bridge)).events;
+    expect((await paid()).activity).toEqual([]);
+    expect((await rowCounts(bridge)).events).toBe(afterFirst);
+
+    // WHMCS has moved the service to product 15 (LiteSpeed 8 cores) when AfterModuleChangePackage runs.
+    svc = product(301, { dedicatedip: "203.0.113.71", nextduedate: due, pid: "15" });
+    expect((await hook([api(), { hook: "AfterModuleChangePackage", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);
+    await settle(bridge);
+    expect(await row(pair(), "301")).toMatchObject({ product_id: "15", variant: "litespeed8" });
+
+    expect((await hook([api(), { hook: "AfterModuleTerminate", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "terminated");
+    expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
+  });
+
+  it("leaves alone services on the licensebridge module, product addons and products not listed; a wrong secret or no settings go to the Activity Log", async () => {
+    const { bridge } = pair();
+    const api = { api: { GetClientsProducts: { "302": product(302), "303": product(303, { pid: "99" }), "304": product(304, { dedicatedip: "203.0.113.74" }) } } };
+    const skipped = await hook([
+      api,
+      { hook: "AfterModuleCreate", vars: { params: params(302, { moduletype: "licensebridge" }) } },
+      { hook: "AfterModuleCreate", vars: { params: params(302, { addonId: 5 }) } },
+      { hook: "AfterModuleCreate", vars: { params: params(303, { pid: 99 }) } },
+    ]);
+    expect(skipped.activity).toEqual([]);
+    // The module's own service is skipped before WHMCS is even asked about it.
+    expect(skipped.api_calls.map((c) => c.values.serviceid)).toEqual([303]);
+    expect((await rowCounts(bridge)).events).toBe(0);
+
+    const wrong = await hook([api, { hook: "AfterModuleCreate", vars: { params: params(304) } }], { LB_HOOK_SECRET: OTHER_SECRET });
+    expect(wrong.activity).toEqual([expect.stringMatching(/^License Bridge webhook: service\.created for service #304 failed \(webhook-id msg_[0-9a-f]+\): HTTP 401 /)]);
+    const unset = await hook([api, { hook: "AfterModuleCreate", vars: { params: params(304) } }], { LB_HOOK_URL: "" });
+    expect(unset.activity).toEqual(["License Bridge webhook: service.created for service #304 not sent: set LICENSEBRIDGE_WEBHOOK_URL and LICENSEBRIDGE_WEBHOOK_SECRET (whsec_...)"]);
+    expect(await bridge.service.services.get("304")).toBeUndefined();
+    expect((await rowCounts(bridge)).events).toBe(0);
   });
 });
 
