@@ -18,7 +18,7 @@ export const GENERATED = join(SHARED_DIR, "LicenseBridgeMessages.php");
 
 /** Where each module keeps its copy of the core, in the panel's own layout. */
 export const MODULE_CORE_DIRS: Readonly<Record<string, string>> = {
-  whmcs: "whmcs/modules/servers/license_bridge/lib",
+  whmcs: "whmcs/modules/servers/licensebridge/lib",
   blesta: "blesta/components/modules/license_bridge/lib",
   fossbilling: "fossbilling/library/Plugin/LicenseBridge",
   paymenter: "paymenter/extensions/Servers/LicenseBridge",

@@ -1,5 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { TEST_PROVISIONING_TOKEN, uniqueIp } from "../helpers/bridge.js";
 import { upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
@@ -129,7 +131,8 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const { bridge } = pair();
     const wrong = await run("testConnection", { ...account(bridge.url), server: app(bridge.url, "wrong-token-0123456789") }, "wrong-token-0123456789");
     expect(wrong.returned).toBe(false);
-    expect(wrong.errors[0]).toMatch(/refused the provisioning token \(HTTP 401\)/);
+    // The bridge's own advice (generated into LicenseBridgeMessages), then where the token lives in HostBill.
+    expect(wrong.errors[0]).toContain(`[unauthorized]. ${ERROR_HINTS.unauthorized} In HostBill: the Password of the License Bridge App (Settings, Apps).`);
 
     const missing = await run("testConnection", { ...account(bridge.url), server: { ...app(bridge.url), password: "" } });
     expect(missing.returned).toBe(false);
@@ -137,7 +140,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
 
     const down = await run("testConnection", { ...account(bridge.url), server: { ...app(bridge.url), field1: "9" } });
     expect(down.returned).toBe(false);
-    expect(down.errors[0]).toMatch(/could not be reached at http:\/\/127\.0\.0\.1:9\//);
+    expect(down.errors[0]).toMatch(/could not be reached at http:\/\/127\.0\.0\.1:9\/.*\[unreachable\]\. .*In HostBill: the App's Hostname \(or IP\), Port \(field 1\) and Use HTTPS checkbox\.$/);
   });
 
   it("Create buys the licence once for the IP of the account's `ip` form field, saves its key, and a second Create buys nothing", async () => {
@@ -151,6 +154,9 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(svc).toMatchObject({ status: "active", ip, product_id: "12", billing_cycle: "annually", months: 12, customer_email: "ann@example.com", customer_name: "Ann Example" });
     expect(created.details).toMatchObject({ option4: svc.license_key, option5: ip, option6: "active" });
     expect(sb.sandbox.ledger()).toMatchObject([{ op: "register", ip, type: "cpanel", months: 12 }]);
+
+    // The module names itself in its User-Agent (license-bridge-hostbill/<version>); the bridge recorded it.
+    expect((await bridge.admin(`/admin/services/${String(acc.account.id)}`)).body.module).toBe(`hostbill/${MODULE_VERSION}`);
 
     const again = await runOk("Create", { ...acc, details: created.details });
     expect(again.details.option4).toBe(svc.license_key);
@@ -172,6 +178,21 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     viaDomain.account.domain = domainIp;
     await runOk("Create", viaDomain);
     expect((await serviceOf(viaDomain)).ip).toBe(domainIp);
+  });
+
+  it("maps HostBill's cycle words and price letters through the shared rules, trims the IP and cleans the client's name", async () => {
+    const { bridge, sb } = pair();
+    const semi = account(bridge.url, { cycle: "Semi-Annually" });
+    const semiIp = semi.account_config!.ip!.value;
+    semi.account_config = { ip: { value: ` ${semiIp} ` } };
+    semi.client = { ...semi.client!, firstname: "Ann\u0000", lastname: "Example\nLtd" };
+    await runOk("Create", semi);
+    expect(await serviceOf(semi)).toMatchObject({ ip: semiIp, billing_cycle: "semiannually", months: 6, customer_name: "Ann Example Ltd" });
+
+    const quarterly = account(bridge.url, { cycle: "q" });
+    await runOk("Create", quarterly);
+    expect(await serviceOf(quarterly)).toMatchObject({ billing_cycle: "quarterly", months: 3 });
+    expect(sb.sandbox.ledger().map((c) => c.months)).toEqual([6, 3]);
   });
 
   it("Create refuses without an IP, with a form value that is no IP, without a bridge product id or on an hourly cycle, and buys nothing", async () => {
@@ -200,7 +221,8 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const refused = await run("Create", acc);
     expect(refused.returned).toBe(false);
     expect(refused.errors).toHaveLength(1);
-    expect(refused.errors[0]).toMatch(/^License Bridge: Create failed: the bridge answered: .+ \[insufficient_balance\]\. The licence is not active yet; the account stays Pending\.$/);
+    expect(refused.errors[0]).toMatch(/^License Bridge: Create failed: .+ \[insufficient_balance\]\. /);
+    expect(refused.errors[0]!.endsWith(`[insufficient_balance]. ${ERROR_HINTS.insufficient_balance!.replace("{action}", "Create")} The licence is not active yet; the account stays Pending.`)).toBe(true);
     expect(refused.infos).toEqual([]);
     expect(sb.sandbox.ledger()).toEqual([]);
     expect((await serviceOf(acc)).status).not.toBe("active");
@@ -238,7 +260,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(terminated.infos[0]).toMatch(/no licence was ever bought for this account/);
     const suspended = await run("Suspend", never);
     expect(suspended.returned).toBe(false);
-    expect(suspended.errors[0]).toMatch(/Suspend failed: the bridge has no licence for this account/);
+    expect(suspended.errors[0]).toBe(`License Bridge: Suspend failed: unknown service [unknown_service]. ${ERROR_HINTS.unknown_service}`);
     expect(sb.sandbox.requests()).toEqual([]);
   });
 
@@ -275,7 +297,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const cpanelDetails = (await runOk("Create", cpanel)).details;
     const refused = await run("ChangePackage", { ...cpanel, details: cpanelDetails, options: { option1: "13" } });
     expect(refused.returned).toBe(false);
-    expect(refused.errors[0]).toMatch(/^License Bridge: Change Package failed: the bridge answered: Validation error: package_identifier .+\[\w+\]\.$/);
+    expect(refused.errors[0]).toMatch(/^License Bridge: Change Package failed: Validation error: package_identifier .+\[\w+\]\. /);
     expect((await serviceOf(cpanel)).product_id).toBe("12");
   });
 
@@ -384,7 +406,7 @@ describe.skipIf(skip !== null)(`the HostBill module when the bridge answers 202 
     const pending = await run("Create", acc);
     expect(pending.returned).toBe(false);
     expect(pending.errors).toEqual([
-      expect.stringMatching(/^License Bridge: Create is still in progress at the bridge \(licence lb_\S+\)\. The licence is not active yet; the account stays Pending\. .*run Create again/),
+      expect.stringMatching(/^License Bridge: the bridge is still working on this Create \(licence lb_\S+: .+\)\. Nothing is lost: .*Run Create again in a minute.* The licence is not active yet; the account stays Pending\.$/),
     ]);
     expect(pending.details.option4).toBe((await serviceOf(acc)).license_key);
 

@@ -1,18 +1,21 @@
 /**
- * The WHMCS server module (integrations/whmcs/modules/servers/license_bridge/) run for real by
- * php-cli against a running bridge and reseller sandbox. integrations/whmcs/tests/call.php calls
- * one module function the way WHMCS does (its documented $params, button arrays, $_POST for a
+ * The WHMCS server module (integrations/whmcs/modules/servers/licensebridge/) run for real by
+ * php-cli against a running bridge and reseller sandbox. integrations/whmcs/tests/call.php loads
+ * it as WHMCS loads a server module (modules/servers/<name>/<name>.php, functions <name>_...) and
+ * calls one module function the way WHMCS does (its documented $params, button arrays, $_POST for a
  * client's custom action, Smarty for the client area) through the stand-in whmcs-standin.php,
  * which writes every logModuleCall to a file. After every test, the token must appear in none of
  * what the module returned, rendered or logged.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import type { ServiceRow } from "../../src/store/store.js";
-import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
-import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { TEST_PROVISIONING_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
+import { OTHER_SECRET, rowCounts, settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
 const skip = phpUnavailable();
@@ -66,6 +69,8 @@ interface Svc {
   addon?: { id: number; addonid: number };
   configoptions?: Record<string, string>;
   server?: Record<string, unknown>;
+  /** Overrides of the client's details (clientsdetails). */
+  client?: Record<string, string>;
 }
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
@@ -92,7 +97,7 @@ function serviceCall(bridgeUrl: string, s: Svc): Pick<Call, "params" | "model"> 
     status: "Pending",
     type: "other",
     producttype: "other",
-    moduletype: "license_bridge",
+    moduletype: "licensebridge",
     ...configoptions,
     customfields: s.customfields ?? {},
     configoptions: {},
@@ -111,6 +116,7 @@ function serviceCall(bridgeUrl: string, s: Svc): Pick<Call, "params" | "model"> 
       countrycode: "GB",
       country: "GB",
       phonenumber: "+44.1234567890",
+      ...s.client,
     },
     dedicatedip: s.dedicatedip ?? "",
     assignedips: "",
@@ -140,6 +146,29 @@ function serverParams(bridgeUrl: string, over: Record<string, unknown> = {}): Re
   };
 }
 
+describe.skipIf(skip !== null)(`the WHMCS module's name and files${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const MODULE_DIR = join(INTEGRATIONS, "whmcs/modules/servers/licensebridge");
+
+  it("is \"licensebridge\" (lowercase letters and digits, as WHMCS asks), loaded as WHMCS loads a server module; no license_bridge ships", async () => {
+    expect(readdirSync(join(INTEGRATIONS, "whmcs/modules/servers"))).toEqual(["licensebridge"]);
+    const meta = await runPhp(CALL, [], { LB_CALL: JSON.stringify({ kind: "definition", function: "MetaData" }) });
+    expect(meta.stderr).toBe("");
+    expect(meta.json()).toMatchObject({ function: "licensebridge_MetaData", exists: true, result: { DisplayName: "License Bridge" } });
+    // The stand-in applies WHMCS's naming rule, so the old name cannot come back unnoticed.
+    const old = await runPhp(CALL, [], { LB_MODULE_NAME: "license_bridge", LB_CALL: JSON.stringify({ kind: "definition", function: "MetaData" }) });
+    expect(old.code).toBe(3);
+    expect(old.stderr).toMatch(/not a WHMCS module name/);
+  });
+
+  it("each PHP file of the module stops at WHMCS's guard when requested directly", async () => {
+    for (const file of ["licensebridge.php", "lib/Actions.php", "lib/Params.php"]) {
+      const php = await runPhp(join(MODULE_DIR, file));
+      expect(php.stdout, file).toBe("This file cannot be accessed directly");
+      expect(php.stderr, file).toBe("");
+    }
+  });
+});
+
 describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge${skip ? ` [skipped: ${skip}]` : ""}`, () => {
   const pair = usePair();
   const w = useWhmcs(pair);
@@ -148,7 +177,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const functions = (await w.call({ kind: "functions" })).result as string[];
     for (const f of ["MetaData", "ConfigOptions", "CreateAccount", "SuspendAccount", "UnsuspendAccount", "TerminateAccount", "Renew", "ChangePackage",
       "TestConnection", "ClientArea", "ClientAreaCustomButtonArray", "ClientAreaAllowedFunctions", "AdminCustomButtonArray", "AdminServicesTabFields"]) {
-      expect(functions, f).toContain(`license_bridge_${f}`.toLowerCase());
+      expect(functions, f).toContain(`licensebridge_${f}`.toLowerCase());
     }
     const meta = (await w.call({ kind: "definition", function: "MetaData" })).result as Record<string, unknown>;
     expect(meta).toMatchObject({ DisplayName: "License Bridge", APIVersion: "1.1", RequiresServer: true, DefaultSSLPort: "443" });
@@ -171,6 +200,8 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
     expect(sb.sandbox.ledger()).toHaveLength(1);
+    // The module names itself in its User-Agent (license-bridge-whmcs/<version>); the bridge recorded it.
+    expect((await bridge.admin("/admin/services/101")).body.module).toBe(`whmcs/${MODULE_VERSION}`);
     // Every call went to the module log, the token only in replaceVars.
     const creates = w.logged().filter((e) => e.action === "create");
     expect(creates).toHaveLength(2);
@@ -185,11 +216,26 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.12", months: 12 }]);
   });
 
+  it("maps WHMCS's cycle words through the shared rules (Semi-Annually is 6 months), trims the IP and cleans the client's name", async () => {
+    const r = await w.service("CreateAccount", {
+      serviceid: 114,
+      pid: 12,
+      dedicatedip: " 203.0.113.24 ",
+      billingcycle: "Semi-Annually",
+      client: { fullname: "Ann\u0000Example\nLtd" },
+    });
+    expect(r.result).toBe("success");
+    expect(await row(pair(), "114")).toMatchObject({ ip: "203.0.113.24", billing_cycle: "semiannually", months: 6, customer_name: "Ann Example Ltd" });
+    expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.24", months: 6 }]);
+  });
+
   it("refuses to create without an IP, or for a One Time cycle, saying what to fill in, and calls nothing", async () => {
     const noIp = await w.service("CreateAccount", { serviceid: 103, pid: 12 });
     expect(noIp.result).toMatch(/^License Bridge: this service has no licence IP: fill in its Dedicated IP, or a custom field named "IP Address"/);
     const oneTime = await w.service("CreateAccount", { serviceid: 104, pid: 12, dedicatedip: "203.0.113.14", billingcycle: "One Time" });
     expect(oneTime.result).toMatch(/billing cycle "One Time" has no licence term/);
+    const notAnIp = await w.service("CreateAccount", { serviceid: 104, pid: 12, dedicatedip: "server1.example.com" });
+    expect(notAnIp.result).toBe('License Bridge: the service\'s Dedicated IP holds "server1.example.com", which is not an IPv4 or IPv6 address.');
     expect(pair().sb.sandbox.requests()).toEqual([]);
     expect(await row(pair(), "103")).toBeUndefined();
   });
@@ -290,7 +336,10 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     const svc = { serviceid: 108, pid: 12, dedicatedip: "203.0.113.21" };
     const refused = await w.service("CreateAccount", svc);
     expect(refused.outcome).toBe("error");
-    expect(refused.result).toMatch(/^License Bridge: .*\[insufficient_balance\]\. The reseller account needs balance: top it up, then run Create again\.$/);
+    // The advice is the bridge's own (LicenseBridgeMessages is generated from ERROR_HINTS).
+    expect(refused.result).toMatch(/^License Bridge: .*\[insufficient_balance\]\. /);
+    expect(refused.result as string).toContain(`[insufficient_balance]. ${ERROR_HINTS.insufficient_balance!.replace("{action}", "Create")}`);
+    expect((refused.result as string).endsWith("nothing is bought twice.")).toBe(true);
     expect(sb.sandbox.ledger()).toEqual([]);
     expect((await row(pair(), "108")).status).not.toBe("active");
 
@@ -367,7 +416,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     expect((await row(pair(), "111")).ip).toBe("203.0.113.33");
   });
 
-  it("the client's change of IP follows the custom field when the IP lives there, and refuses bad input without calling the bridge", async () => {
+  it("the client's change of IP follows the custom field when the IP lives there; bad input is refused (syntax here, unusable addresses by the bridge) and nothing moves", async () => {
     const svc: Svc = { serviceid: 112, pid: 12, customfields: { "IP Address": "203.0.113.40" } };
     await w.service("CreateAccount", svc);
     const moved = await w.clientPost("ClientChangeIp", svc, { lb_new_ip: " 203.0.113.41 " });
@@ -376,12 +425,13 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     for (const [bad, message] of [
       ["not-an-ip", /^Please enter a valid IPv4 or IPv6 address\.$/],
-      ["10.0.0.1", /public IP address; 10\.0\.0\.1 is a private or reserved one/],
+      ["10.0.0.1", /^A licence cannot be placed on 10\.0\.0\.1: it needs a public IP address\.$/],
       ["<script>", /^Please enter a valid/],
     ] as const) {
       expect((await w.clientPost("ClientChangeIp", svc, { lb_new_ip: bad })).result).toMatch(message);
     }
     expect(upstreamCalls(pair().sb, "change-ip")).toHaveLength(1);
+    expect((await row(pair(), "112")).ip).toBe("203.0.113.41");
 
     // Opened from the menu (a GET): the page with the form, nothing changed.
     const page = await w.call({ kind: "client-button", function: "ClientChangeIp", ...serviceCall(pair().bridge.url, svc), request: { method: "GET", get: { action: "productdetails", id: "112", modop: "custom", a: "ClientChangeIp" } }, page: { token: CSRF } });
@@ -427,10 +477,12 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
     w.alsoSecret(wrong);
     const refused = (await test({ serveraccesshash: wrong })) as { success: boolean; error: string };
     expect(refused.success).toBe(false);
-    expect(refused.error).toMatch(/\[unauthorized\]\. The bridge refused the token: put its PROVISIONING_TOKEN in the server's Access Hash\.$/);
+    expect(refused.error).toMatch(/\[unauthorized\]\. /);
+    expect(refused.error.endsWith(`[unauthorized]. ${ERROR_HINTS.unauthorized} In WHMCS: System Settings > Servers > the bridge's server > Access Hash.`)).toBe(true);
 
     const down = (await test({ serverport: "9" })) as { success: boolean; error: string };
     expect(down).toMatchObject({ success: false, error: expect.stringMatching(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/info.*\[unreachable\]/) });
+    expect(down.error).toMatch(/In WHMCS: the server's Hostname \(or IP Address\), Port and Secure checkbox\.$/);
     expect(await test({ serveraccesshash: "", serverpassword: "" })).toEqual({ success: false, error: expect.stringMatching(/no token: put the bridge's PROVISIONING_TOKEN in its Access Hash/) });
     // Its probe is a service no panel has: the bridge holds nothing more afterwards.
     expect(await pair().bridge.service.services.get("whmcs-connection-test")).toBeUndefined();
@@ -452,6 +504,125 @@ describe.skipIf(skip !== null)(`the WHMCS server module when the bridge answers 
     await waitStatus(bridge, "201", "active");
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
     expect(sb.sandbox.ledger()).toHaveLength(1);
+  });
+});
+
+describe.skipIf(skip !== null)(`the sample WHMCS hook file against the bridge's signed webhook${skip ? ` [skipped: ${skip}]` : ""}`, () => {
+  const pair = usePair();
+  const HOOK = join(INTEGRATIONS, "whmcs/tests/hook.php");
+  interface HookRun {
+    registered: string[];
+    activity: string[];
+    api_calls: { command: string; values: Record<string, unknown> }[];
+  }
+  type Step = { api: Record<string, unknown> } | { hook: string; vars: Record<string, unknown> };
+  /** A service as WHMCS's GetClientsProducts returns it (its documented fields). */
+  const product = (id: number, over: Record<string, unknown> = {}) => ({
+    id: String(id),
+    clientid: "3",
+    pid: "13",
+    billingcycle: "Semi-Annually",
+    dedicatedip: "203.0.113.70",
+    nextduedate: "2026-01-01",
+    status: "Active",
+    customfields: { customfield: [] },
+    ...over,
+  });
+  /** The module parameters an AfterModule* hook receives as `params`, for a product on WHMCS's Auto Release module. */
+  const params = (serviceid: number, over: Record<string, unknown> = {}) => ({
+    serviceid,
+    pid: 13,
+    moduletype: "autorelease",
+    addonId: 0,
+    clientsdetails: { email: "ann@example.com", firstname: "Ann", lastname: "Example", fullname: "Ann Example" },
+    ...over,
+  });
+  const hook = async (steps: Step[], env: Record<string, string> = {}): Promise<HookRun> => {
+    const run = await runPhp(HOOK, [], {
+      LB_HOOK_URL: `${pair().bridge.url}/webhooks/billing`,
+      LB_HOOK_SECRET: TEST_SECRET,
+      LB_HOOK_PRODUCTS: "12, 13,15",
+      LB_STEPS: JSON.stringify(steps),
+      ...env,
+    });
+    expect(run.stderr, "PHP warnings or errors").toBe("");
+    expect(run.code).toBe(0);
+    for (const secret of [TEST_SECRET, OTHER_SECRET]) expect(run.stdout).not.toContain(secret.slice("whsec_".length));
+    return run.json<HookRun>();
+  };
+
+  it("registers WHMCS's documented hook points; its signed events create, suspend, unsuspend, move, renew, change and terminate the licence", async () => {
+    const { bridge, sb } = pair();
+    let svc = product(301);
+    const created = await hook([{ api: { GetClientsProducts: { "301": svc } } }, { hook: "AfterModuleCreate", vars: { params: params(301) } }]);
+    expect(created.registered.sort()).toEqual(
+      ["AfterModuleChangePackage", "AfterModuleCreate", "AfterModuleSuspend", "AfterModuleTerminate", "AfterModuleUnsuspend", "InvoicePaid", "PreServiceEdit", "ServiceEdit"].sort(),
+    );
+    expect(created.activity).toEqual([]);
+    await waitStatus(bridge, "301", "active");
+    expect(await row(pair(), "301")).toMatchObject({ product_id: "13", ip: "203.0.113.70", billing_cycle: "semiannually", months: 6, customer_email: "ann@example.com", customer_name: "Ann Example" });
+
+    const api = () => ({ api: { GetClientsProducts: { "301": svc } } });
+    expect((await hook([api(), { hook: "AfterModuleSuspend", vars: { params: params(301) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "suspended");
+    expect((await hook([api(), { hook: "AfterModuleUnsuspend", vars: { params: params(301) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "active");
+
+    // An admin saves the service with a new Dedicated IP: PreServiceEdit sees the old, ServiceEdit the new.
+    const moved = product(301, { dedicatedip: "203.0.113.71" });
+    expect((await hook([api(), { hook: "PreServiceEdit", vars: { serviceid: 301 } }, { api: { GetClientsProducts: { "301": moved } } }, { hook: "ServiceEdit", vars: { userid: 3, serviceid: 301 } }])).activity).toEqual([]);
+    svc = moved;
+    await settle(bridge);
+    expect((await row(pair(), "301")).ip).toBe("203.0.113.71");
+    expect(upstreamCalls(sb, "change-ip")).toHaveLength(1);
+    // Saved without a change of IP: nothing is sent.
+    const events = (await rowCounts(bridge)).events;
+    await hook([api(), { hook: "PreServiceEdit", vars: { serviceid: 301 } }, { hook: "ServiceEdit", vars: { userid: 3, serviceid: 301 } }]);
+    expect((await rowCounts(bridge)).events).toBe(events);
+
+    // A paid invoice renews each licence service on it, up to its next due date; reported twice, it is one renewal.
+    const due = day(200);
+    svc = product(301, { dedicatedip: "203.0.113.71", nextduedate: due });
+    const invoice = { invoiceid: 77, userid: 3, status: "Paid", items: { item: [{ id: 1, type: "Hosting", relid: 301 }, { id: 2, type: "DomainRegister", relid: 9 }] } };
+    const paid = () => hook([{ api: { GetClientsProducts: { "301": svc }, GetInvoice: { "77": invoice } } }, { hook: "InvoicePaid", vars: { invoiceid: 77 } }]);
+    expect((await paid()).activity).toEqual([]);
+    await settle(bridge);
+    expect(new Date((await row(pair(), "301")).paid_until!).toISOString().slice(0, 10)).toBe(due);
+    const afterFirst = (await rowCounts(bridge)).events;
+    expect((await paid()).activity).toEqual([]);
+    expect((await rowCounts(bridge)).events).toBe(afterFirst);
+
+    // WHMCS has moved the service to product 15 (LiteSpeed 8 cores) when AfterModuleChangePackage runs.
+    svc = product(301, { dedicatedip: "203.0.113.71", nextduedate: due, pid: "15" });
+    expect((await hook([api(), { hook: "AfterModuleChangePackage", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);
+    await settle(bridge);
+    expect(await row(pair(), "301")).toMatchObject({ product_id: "15", variant: "litespeed8" });
+
+    expect((await hook([api(), { hook: "AfterModuleTerminate", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);
+    await waitStatus(bridge, "301", "terminated");
+    expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
+  });
+
+  it("leaves alone services on the licensebridge module, product addons and products not listed; a wrong secret or no settings go to the Activity Log", async () => {
+    const { bridge } = pair();
+    const api = { api: { GetClientsProducts: { "302": product(302), "303": product(303, { pid: "99" }), "304": product(304, { dedicatedip: "203.0.113.74" }) } } };
+    const skipped = await hook([
+      api,
+      { hook: "AfterModuleCreate", vars: { params: params(302, { moduletype: "licensebridge" }) } },
+      { hook: "AfterModuleCreate", vars: { params: params(302, { addonId: 5 }) } },
+      { hook: "AfterModuleCreate", vars: { params: params(303, { pid: 99 }) } },
+    ]);
+    expect(skipped.activity).toEqual([]);
+    // The module's own service is skipped before WHMCS is even asked about it.
+    expect(skipped.api_calls.map((c) => c.values.serviceid)).toEqual([303]);
+    expect((await rowCounts(bridge)).events).toBe(0);
+
+    const wrong = await hook([api, { hook: "AfterModuleCreate", vars: { params: params(304) } }], { LB_HOOK_SECRET: OTHER_SECRET });
+    expect(wrong.activity).toEqual([expect.stringMatching(/^License Bridge webhook: service\.created for service #304 failed \(webhook-id msg_[0-9a-f]+\): HTTP 401 /)]);
+    const unset = await hook([api, { hook: "AfterModuleCreate", vars: { params: params(304) } }], { LB_HOOK_URL: "" });
+    expect(unset.activity).toEqual(["License Bridge webhook: service.created for service #304 not sent: set LICENSEBRIDGE_WEBHOOK_URL and LICENSEBRIDGE_WEBHOOK_SECRET (whsec_...)"]);
+    expect(await bridge.service.services.get("304")).toBeUndefined();
+    expect((await rowCounts(bridge)).events).toBe(0);
   });
 });
 
@@ -496,7 +667,7 @@ function useWhmcs(pair: () => Pair) {
       const { replaceVars, ...logged } = e;
       const text = JSON.stringify(logged);
       for (const s of secrets) expect(text, `${s} in the module log`).not.toContain(s);
-      expect(e.module).toBe("license_bridge");
+      expect(e.module).toBe("licensebridge");
       expect(Array.isArray(replaceVars)).toBe(true);
     }
     for (const out of outputs) for (const s of secrets) expect(out, `${s} in what the module returned or rendered`).not.toContain(s);
@@ -531,3 +702,4 @@ function useWhmcs(pair: () => Pair) {
   };
   return w;
 }
+

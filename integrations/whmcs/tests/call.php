@@ -1,7 +1,9 @@
 <?php
 /**
  * Calls one License Bridge module function the way WHMCS does, and prints what WHMCS would
- * make of it as JSON. The call is described by the JSON in LB_CALL:
+ * make of it as JSON. LB_MODULE_NAME names the module (default "licensebridge"), LB_WHMCS_ROOT
+ * the folder holding modules/servers/ (default integrations/whmcs). The call is described by the
+ * JSON in LB_CALL:
  *
  *   kind      "functions"    the module's functions, as WHMCS would find them
  *             "definition"   a function WHMCS calls with no argument (MetaData, ConfigOptions,
@@ -14,7 +16,7 @@
  *                            ClientAreaAllowedFunctions, with the client's request in $_GET/$_POST
  *                            (clientarea.php?action=productdetails&id=..&modop=custom&a=..)
  *             "client-area"  ClientArea, its template rendered with Smarty as WHMCS does
- *   function  the function's name without "license_bridge_"
+ *   function  the function's name without the module's prefix ("licensebridge_")
  *   params    WHMCS's $params without `model`
  *   model     {"class": "Service"|"Addon", "attributes": {...}, "dates": [...], "customfields": {...}}
  *   request   {"method": "POST", "get": {...}, "post": {...}}
@@ -26,10 +28,24 @@
 
 require __DIR__ . '/whmcs-standin.php';
 
-$module = getenv('LB_MODULE') ?: dirname(__DIR__) . '/modules/servers/license_bridge/license_bridge.php';
+// WHMCS keeps a product's module by name (its Module Settings) and loads the server module from
+// modules/servers/<name>/<name>.php under its root; the module's functions are <name>_<Function>
+// (developers.whmcs.com, "Getting Started" and "Supported Functions"; the sample module
+// provisioningmodule/provisioningmodule.php). A name must be a single word of lowercase letters
+// and digits, starting with a letter: the stand-in refuses any other, as WHMCS's rule says.
+$name = getenv('LB_MODULE_NAME') ?: 'licensebridge';
+if (preg_match('/^[a-z][a-z0-9]*$/D', $name) !== 1) {
+    fwrite(STDERR, "not a WHMCS module name (lowercase letters and digits, starting with a letter): $name\n");
+    exit(3);
+}
+$root = getenv('LB_WHMCS_ROOT') ?: dirname(__DIR__);
+$moduleDir = $root . '/modules/servers/' . $name;
+$module = $moduleDir . '/' . $name . '.php';
+if (!is_file($module)) {
+    fwrite(STDERR, "no server module $name: $module is missing\n");
+    exit(3);
+}
 require $module;
-$moduleDir = dirname($module);
-$name = basename($module, '.php');
 
 $call = json_decode(getenv('LB_CALL') ?: '{}', true, 512, JSON_THROW_ON_ERROR);
 $kind = $call['kind'] ?? 'service';

@@ -1,11 +1,12 @@
 <?php
 /**
  * A stand-in for the parts of WHMCS the License Bridge server module uses, for php-cli tests.
- * Not shipped: it lives outside modules/servers/license_bridge/.
+ * Not shipped: it lives outside modules/servers/licensebridge/.
  *
  * Built from WHMCS's developer documentation and its sample provisioning module
  * (github.com/WHMCS/sample-provisioning-module, tests/_bootstrap.php): the WHMCS constant,
- * logModuleCall() with its six documented arguments, logActivity(), and the `model` passed in
+ * logModuleCall() with its six documented arguments, logActivity(), add_hook() and localAPI()
+ * for the sample hook file (includes/hooks/), and the `model` passed in
  * $params (WHMCS\Service\Service or WHMCS\Service\Addon, Eloquent models with attributes read
  * as properties or array keys, and `serviceProperties` with save()/get(); "Service Properties",
  * developers.whmcs.com/provisioning-modules/service-properties/).
@@ -36,8 +37,46 @@ namespace {
         standin_log(['kind' => 'logActivity', 'message' => $message, 'userId' => $userId]);
     }
 
+    /** WHMCS's hook registration (developers.whmcs.com, Hooks: "Getting Started"). */
+    function add_hook($hookPoint, $priority, $function)
+    {
+        $GLOBALS['standin_hooks'][(string) $hookPoint][] = ['priority' => (int) $priority, 'function' => $function];
+    }
+
+    /** Runs a hook point as WHMCS does: each registered function by priority, with the point's variables. */
+    function standin_run_hook(string $hookPoint, array $vars): void
+    {
+        $hooks = $GLOBALS['standin_hooks'][$hookPoint] ?? [];
+        usort($hooks, static fn ($a, $b) => $a['priority'] <=> $b['priority']);
+        foreach ($hooks as $hook) {
+            ($hook['function'])($vars);
+        }
+    }
+
+    /**
+     * WHMCS's internal API (developers.whmcs.com, "Internal API"): answers from the fixture in
+     * $GLOBALS['standin_api'] ({"GetClientsProducts": {"<serviceid>": {..}}, "GetInvoice":
+     * {"<invoiceid>": {..}}}), in the documented response shapes.
+     */
+    function localAPI($command, $values = [], $adminUser = null)
+    {
+        $GLOBALS['standin_api_calls'][] = ['command' => $command, 'values' => $values];
+        $data = $GLOBALS['standin_api'][$command] ?? [];
+        if ($command === 'GetClientsProducts') {
+            $product = $data[(string) ($values['serviceid'] ?? '')] ?? null;
+            return ['result' => 'success', 'totalresults' => $product ? 1 : 0, 'numreturned' => $product ? 1 : 0,
+                'products' => $product ? ['product' => [$product]] : []];
+        }
+        if ($command === 'GetInvoice') {
+            $invoice = $data[(string) ($values['invoiceid'] ?? '')] ?? null;
+            return $invoice ? ['result' => 'success'] + $invoice : ['result' => 'error', 'message' => 'Invoice ID Not Found'];
+        }
+        return ['result' => 'error', 'message' => 'the stand-in does not answer ' . $command];
+    }
+
     function standin_log(array $entry): void
     {
+        $GLOBALS['standin_log'][] = $entry;
         $file = getenv('LB_LOG_FILE');
         if ($file) {
             file_put_contents($file, json_encode($entry, JSON_UNESCAPED_SLASHES | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND);

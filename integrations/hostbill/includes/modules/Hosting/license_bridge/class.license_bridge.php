@@ -20,6 +20,13 @@
  *  - account data in $this->account_details, $this->client_data, $this->account_config (form fields by
  *    variable name), $this->product_details.
  *
+ * The bridge-facing rules are the shared core in lib/ (copies of integrations/shared/, written by
+ * `npm run integrations:sync`): LicenseBridgeClient (the calls, User-Agent
+ * license-bridge-hostbill/<version>), LicenseBridgeRules (IP syntax, cycle words, names, text) and
+ * LicenseBridgeMessages (what staff should do about each error code, generated from the bridge).
+ * What stays here is HostBill's own: its price-cycle letters, where a setting lives in HostBill,
+ * and the customer's wording. Plain PHP 8.1+ with curl and json only (no mbstring).
+ *
  * The token is only ever sent in the Authorization header (by LicenseBridgeClient); it is removed
  * from every log line and message this module writes.
  */
@@ -28,6 +35,8 @@
 // request before anything runs, and only where the file could not load anyway (no HostingModule).
 class_exists('HostingModule') or exit('No direct access');
 
+require_once __DIR__ . '/lib/LicenseBridgeRules.php';
+require_once __DIR__ . '/lib/LicenseBridgeMessages.php';
 require_once __DIR__ . '/lib/LicenseBridgeClient.php';
 
 class license_bridge extends HostingModule
@@ -36,7 +45,7 @@ class license_bridge extends HostingModule
     protected $modname = 'License Bridge';
 
     /** Raise it with every change of this class (HostBill compares it on update). */
-    protected $version = '1.0.0';
+    protected $version = '1.1.0';
 
     protected $description = 'Software licences (cPanel, LiteSpeed, CloudLinux, Imunify360, ...) bought, '
         . 'suspended, renewed and moved to a new IP through your license-bridge service.';
@@ -97,14 +106,16 @@ class license_bridge extends HostingModule
         'option6' => ['name' => 'License status', 'value' => false, 'type' => 'input', 'default' => false],
     ];
 
-    /** HostBill's cycle words and price codes -> the bridge's billing_cycle. */
-    private const LB_CYCLES = [
-        'm' => 'monthly', 'monthly' => 'monthly',
-        'q' => 'quarterly', 'quarterly' => 'quarterly',
-        's' => 'semiannually', 'semiannually' => 'semiannually',
-        'a' => 'annually', 'annually' => 'annually', 'yearly' => 'annually',
-        'b' => 'biennially', 'biennially' => 'biennially',
-        't' => 'triennially', 'triennially' => 'triennially',
+    /** HostBill's one-letter price codes; its cycle words ("Semi-Annually", ...) go through LicenseBridgeRules::cycle. */
+    private const LB_CYCLE_CODES = ['m' => 'monthly', 'q' => 'quarterly', 's' => 'semiannually', 'a' => 'annually', 'b' => 'biennially', 't' => 'triennially'];
+
+    /** The panel's name in the User-Agent (license-bridge-hostbill/<version>), which the bridge records. */
+    private const LB_PANEL = 'hostbill';
+
+    /** Where, in HostBill, the setting a shared hint names lives (the hints say "the module's server settings"). */
+    private const LB_WHERE = [
+        'unauthorized' => 'In HostBill: the Password of the License Bridge App (Settings, Apps).',
+        'unreachable' => 'In HostBill: the App\'s Hostname (or IP), Port (field 1) and Use HTTPS checkbox.',
     ];
 
     /** Seconds to wait for the bridge; above its PROVISION_WAIT_SECONDS (default 20). */
@@ -231,7 +242,8 @@ class license_bridge extends HostingModule
                 'ip' => $ip,
                 'billing_cycle' => $cycle,
                 'customer_email' => trim((string) ($client['email'] ?? '')),
-                'customer_name' => $name === '' ? null : self::lbCut($name, 200),
+                // Cleaned and cut to the bridge's 200 by the client (LicenseBridgeRules::customerName).
+                'customer_name' => $name,
             ]);
             if ($r === null) {
                 return false;
@@ -384,8 +396,9 @@ class license_bridge extends HostingModule
             return false;
         };
         $this->lbGuard('Change IP', function () use ($newIp, $accountId, $fail, &$result): bool {
-            $ip = trim(is_string($newIp) ? $newIp : '');
-            if (filter_var($ip, FILTER_VALIDATE_IP) === false) {
+            // The syntax only: whether the address may hold a licence is the bridge's answer below.
+            $ip = \LicenseBridgeRules::ip($newIp);
+            if ($ip === null) {
                 return $fail('Please enter a valid IPv4 or IPv6 address.');
             }
             $account = $this->lbAccountId($accountId);
@@ -414,7 +427,7 @@ class license_bridge extends HostingModule
             }
             if (in_array($r['code'], ['ip_in_use', 'ip_unusable'], true) || ($r['status'] === 422 && isset($r['data']['errors']['new_ip']))) {
                 $why = implode('; ', array_map('strval', (array) ($r['data']['errors']['new_ip'] ?? ['that address cannot be used'])));
-                return $fail('The licence cannot be moved to ' . $ip . ': ' . self::lbCut($why, 300) . '.');
+                return $fail('The licence cannot be moved to ' . $ip . ': ' . \LicenseBridgeRules::clip(\LicenseBridgeRules::printable($why), 300) . '.');
             }
             return $fail('The licence could not be moved. Please try again later or contact support.');
         });
@@ -465,31 +478,26 @@ class license_bridge extends HostingModule
         $client = new LicenseBridgeClient($this->lbBaseUrl, $this->lbToken, self::LB_TIMEOUT, function (string $action, array $request, array $response): void {
             $this->lbLog('system', 'license-bridge ' . $action . ' ' . json_encode($request['params'] ?? [], JSON_UNESCAPED_SLASHES)
                 . ' -> HTTP ' . (int) ($response['status'] ?? 0) . ' ' . (string) ($response['body'] ?? ''));
-        });
+        }, self::LB_PANEL);
         return $client->call($call, $params, $method);
     }
 
     /**
-     * Turns a failed answer into HostBill's error form: addError + false. `$note` follows the
-     * reason (e.g. that the account stays Pending).
+     * Turns a failed answer into HostBill's error form: addError + false. The text is the shared
+     * LicenseBridgeMessages (the bridge's error, its code, what to do), then where that setting is
+     * in HostBill, then `$note` (e.g. that the account stays Pending).
      */
     private function lbFail(string $label, array $r, string $note = ''): bool
     {
         $this->lbLogFailure($label, $r);
         $note = $note === '' ? '' : ' ' . $note;
         if ($r['pending']) {
-            $this->addError('License Bridge: ' . $label . ' is still in progress at the bridge' . self::lbKeyNote($r['data']) . '.' . $note
-                . ' Nothing else is needed: run ' . $label . ' again in a minute to see its outcome (repeating it never buys twice).');
+            $key = is_string($r['data']['license_key'] ?? null) ? 'licence ' . $r['data']['license_key'] . ': ' : '';
+            $this->addError('License Bridge: ' . self::lbText(\LicenseBridgeMessages::pending($label, $key . (string) ($r['error'] ?? ''))) . $note);
             return false;
         }
-        $reason = match ($r['code']) {
-            'unauthorized' => 'the bridge refused the provisioning token (HTTP 401): check Password in Settings -> Apps',
-            'unreachable' => (string) $r['error'],
-            'unknown_service' => 'the bridge has no licence for this account (run Create first)',
-            'retry_later' => 'the bridge is busy with this account; try again in a minute',
-            default => 'the bridge answered: ' . (string) $r['error'] . ($r['code'] ? ' [' . $r['code'] . ']' : ''),
-        };
-        $this->addError('License Bridge: ' . $label . ' failed: ' . self::lbText(rtrim($reason, '. ')) . '.' . $note);
+        $where = self::LB_WHERE[(string) ($r['code'] ?? '')] ?? '';
+        $this->addError('License Bridge: ' . $label . ' failed: ' . self::lbText(\LicenseBridgeMessages::failure($r, $label) . ($where !== '' ? ' ' . $where : '')) . $note);
         return false;
     }
 
@@ -572,20 +580,20 @@ class license_bridge extends HostingModule
             }
         }
         foreach ($candidates as $value) {
-            $value = is_scalar($value) ? trim((string) $value) : '';
-            if ($value === '') {
+            if (!is_scalar($value) || trim((string) $value) === '') {
                 continue;
             }
-            if (filter_var($value, FILTER_VALIDATE_IP) === false) {
+            $ip = \LicenseBridgeRules::ip($value);
+            if ($ip === null) {
                 $this->addError('License Bridge: the "' . self::lbText($variable) . '" form field does not hold a valid IPv4 or IPv6 address; nothing was bought.');
                 return null;
             }
-            return $value;
+            return $ip;
         }
         foreach ([$details['domain'] ?? null, $this->lbDetail('option3')] as $value) {
-            $value = is_scalar($value) ? trim((string) $value) : '';
-            if ($value !== '' && filter_var($value, FILTER_VALIDATE_IP) !== false) {
-                return $value;
+            $ip = \LicenseBridgeRules::ip($value);
+            if ($ip !== null) {
+                return $ip;
             }
         }
         $this->addError('License Bridge: the account has no licence IP. Add a form field with variable "' . self::lbText($variable)
@@ -595,11 +603,13 @@ class license_bridge extends HostingModule
 
     private function lbCycle(): ?string
     {
-        $raw = trim((string) ($this->lbArray($this->account_details ?? null)['billingcycle'] ?? ''));
-        $cycle = self::LB_CYCLES[preg_replace('/[^a-z]/', '', strtolower($raw))] ?? null;
-        if ($cycle === null) {
+        $raw = $this->lbArray($this->account_details ?? null)['billingcycle'] ?? '';
+        $raw = is_scalar($raw) ? trim((string) $raw) : '';
+        $cycle = self::LB_CYCLE_CODES[strtolower($raw)] ?? \LicenseBridgeRules::cycle($raw);
+        if (!is_string($cycle)) {
             $this->addError('License Bridge: the billing cycle "' . self::lbText($raw) . '" is not one a licence can be sold on '
                 . '(Monthly, Quarterly, Semi-Annually, Annually, Biennially, Triennially); nothing was bought.');
+            return null;
         }
         return $cycle;
     }
@@ -640,22 +650,11 @@ class license_bridge extends HostingModule
         return in_array(strtolower(trim((string) $value)), ['1', 'on', 'yes', 'true'], true);
     }
 
-    /** Text from the bridge or the customer, safe inside a HostBill message (no markup, bounded). */
+    /** Text from the bridge or the customer, safe inside a HostBill message (printable, no markup, bounded). */
     private static function lbText($value): string
     {
-        $text = is_scalar($value) ? (string) $value : '';
-        $text = preg_replace('/[\x00-\x1F\x7F]+/', ' ', $text) ?? '';
-        return htmlspecialchars(self::lbCut($text, 500), ENT_NOQUOTES | ENT_SUBSTITUTE, 'UTF-8');
-    }
-
-    private static function lbCut(string $text, int $length): string
-    {
-        return \LicenseBridgeRules::clip($text, $length);
-    }
-
-    private static function lbKeyNote(array $data): string
-    {
-        return isset($data['license_key']) && is_string($data['license_key']) ? ' (licence ' . self::lbText($data['license_key']) . ')' : '';
+        $text = \LicenseBridgeRules::printable(is_scalar($value) ? (string) $value : '');
+        return htmlspecialchars(\LicenseBridgeRules::clip($text, 1000), ENT_NOQUOTES | ENT_SUBSTITUTE, 'UTF-8');
     }
 
     /** The licence answer as display strings for the client-area templates (escaped there). */

@@ -1,16 +1,18 @@
 <?php
 /**
- * What each WHMCS module function does, against the bridge's provisioning API (service
- * contract section 8) through the shared LicenseBridgeClient.
+ * What each WHMCS module function does, against the bridge's provisioning API through the shared
+ * core in lib/ (LicenseBridgeClient: the calls; LicenseBridgeRules: IP syntax, cycles, dates;
+ * LicenseBridgeMessages: what staff should do about each error code, generated from the bridge).
+ * Only what is WHMCS's own stays here: where a setting lives in WHMCS, and the client area's words.
  *
  * WHMCS's conventions (developers.whmcs.com, "Provisioning Modules"): a core or custom function
  * returns the string "success" or an error message (shown to staff, or to the client for a
  * client-area action); TestConnection returns ['success' => bool, 'error' => string];
  * AdminServicesTabFields returns label => HTML; ClientArea returns a template and its vars.
- * Nothing here throws to WHMCS: the functions in license_bridge.php catch \Throwable.
+ * Nothing here throws to WHMCS: the functions in licensebridge.php catch \Throwable.
  */
 
-namespace LicenseBridgeServer;
+namespace LicenseBridgeWhmcs;
 
 // WHMCS's guard (the namespace line has to come first in PHP).
 if (!defined('WHMCS')) {
@@ -19,8 +21,18 @@ if (!defined('WHMCS')) {
 
 final class Actions
 {
-    public const MODULE = 'license_bridge';
+    public const MODULE = 'licensebridge';
+    /** The panel's name in the User-Agent (license-bridge-whmcs/<version>), which the bridge records. */
+    public const PANEL = 'whmcs';
     private const PREFIX = 'License Bridge: ';
+    /**
+     * Where, in WHMCS, the setting a shared hint names lives (the hints say "the module's server
+     * settings" for every panel).
+     */
+    private const WHERE = [
+        'unauthorized' => 'In WHMCS: System Settings > Servers > the bridge\'s server > Access Hash.',
+        'unreachable' => 'In WHMCS: the server\'s Hostname (or IP Address), Port and Secure checkbox.',
+    ];
     /** A service identifier no panel uses, for the connection test. */
     public const PROBE_SERVICE = 'whmcs-connection-test';
 
@@ -143,8 +155,8 @@ final class Actions
             'Licence status' => self::html((string) ($d['status'] ?? '')),
             'Licence IP' => self::html((string) ($d['ip'] ?? '')),
             'Licence' => self::html(self::describe($d)),
-            'Upstream term ends' => self::html(self::date($d['expires_at'] ?? null) ?? 'not known yet'),
-            'Paid until' => self::html(self::date($d['paid_until'] ?? null) ?? 'not known yet'),
+            'Upstream term ends' => self::html(\LicenseBridgeRules::date($d['expires_at'] ?? null) ?? 'not known yet'),
+            'Paid until' => self::html(\LicenseBridgeRules::date($d['paid_until'] ?? null) ?? 'not known yet'),
             'IP changes left' => self::html($left === null ? 'unlimited' : (string) (int) $left),
             'Last error' => self::html(is_string($d['last_error'] ?? null) && $d['last_error'] !== '' ? $d['last_error'] : 'none'),
             'Licence key' => self::html((string) ($d['license_key'] ?? '')),
@@ -181,12 +193,11 @@ final class Actions
         if ($this->p->isAddon()) {
             return 'The IP of an add-on licence is changed by our staff: please open a support ticket.';
         }
-        $ip = is_string($request['lb_new_ip']) ? trim($request['lb_new_ip']) : '';
-        if (strlen($ip) > 45 || filter_var($ip, FILTER_VALIDATE_IP) === false) {
+        // The syntax only: which addresses may hold a licence (public, not reserved, not another
+        // service's) is the bridge's decision, answered as ip_unusable / ip_in_use below.
+        $ip = \LicenseBridgeRules::ip($request['lb_new_ip']);
+        if ($ip === null) {
             return 'Please enter a valid IPv4 or IPv6 address.';
-        }
-        if (filter_var($ip, FILTER_VALIDATE_IP, FILTER_FLAG_NO_PRIV_RANGE | FILTER_FLAG_NO_RES_RANGE) === false) {
-            return 'A licence needs a public IP address; ' . $ip . ' is a private or reserved one.';
         }
         $r = $this->client()->changeIp(['service_identifier' => $this->serviceIdentifier(), 'new_ip' => $ip]);
         if ($r['ok'] || $r['pending']) {
@@ -198,10 +209,11 @@ final class Actions
             return $recorded ? 'success'
                 : 'Your licence now runs on ' . $ip . ', but our records could not be updated: please tell our staff.';
         }
+        // The client's own words: clients see no error codes and no advice meant for staff.
         return match ($r['code']) {
             'ip_change_limit' => 'This licence\'s IP cannot be changed again: its product allows only a limited number of IP changes.'
                 . ' Please contact our staff.',
-            'ip_unusable' => 'A licence cannot be placed on ' . $ip . ': it must be a public IP address.',
+            'ip_unusable' => 'A licence cannot be placed on ' . $ip . ': it needs a public IP address.',
             'ip_in_use' => 'The address ' . $ip . ' already has a licence of this kind.',
             'service_terminated' => 'This licence has been terminated; its IP cannot be changed.',
             'validation' => 'The IP address was refused: ' . $this->scrub((string) $r['error']),
@@ -245,7 +257,7 @@ final class Actions
             'lb_ip' => (string) ($d['ip'] ?? ''),
             'lb_licence' => self::describe($d),
             'lb_install_command' => is_string($d['install_command'] ?? null) ? $d['install_command'] : '',
-            'lb_expires_at' => self::date($d['expires_at'] ?? null) ?? '',
+            'lb_expires_at' => \LicenseBridgeRules::date($d['expires_at'] ?? null) ?? '',
             'lb_ip_changes_left' => $left === null ? null : (int) $left,
             'lb_can_change_ip' => !$this->p->isAddon() && $status === 'active' && ($left === null || (int) $left > 0),
         ] + $vars;
@@ -298,10 +310,15 @@ final class Actions
 
     private function requireIp(): string
     {
-        $ip = $this->p->ip();
-        if ($ip === '') {
+        $raw = $this->p->ip();
+        if ($raw === '') {
             throw new ModuleError('this service has no licence IP: fill in its Dedicated IP, or a custom field named "'
                 . Params::IP_FIELD . '", and save the service first');
+        }
+        $ip = \LicenseBridgeRules::ip($raw);
+        if ($ip === null) {
+            throw new ModuleError('the service\'s ' . ($this->p->ipProperty() === Params::IP_FIELD ? '"' . Params::IP_FIELD . '" field' : 'Dedicated IP')
+                . ' holds "' . \LicenseBridgeRules::clip(\LicenseBridgeRules::printable($raw), 60) . '", which is not an IPv4 or IPv6 address');
         }
         return $ip;
     }
@@ -321,29 +338,20 @@ final class Actions
         $logger = static function (string $action, array $request, array $response) use ($secrets): void {
             Actions::log($action, $request, (string) ($response['body'] ?? ''), 'HTTP ' . (int) ($response['status'] ?? 0), $secrets);
         };
-        return new \LicenseBridgeClient($url, $token, $forReads ? $this->p->readTimeout() : $this->p->timeout(), $logger);
+        return new \LicenseBridgeClient($url, $token, $forReads ? $this->p->readTimeout() : $this->p->timeout(), $logger, self::PANEL);
     }
 
-    /** The failure as WHMCS shows it to staff: what happened, and what to do. */
+    /**
+     * The failure as WHMCS shows it to staff: the bridge's error, its code and what to do (the
+     * shared LicenseBridgeMessages), plus where that setting is in WHMCS.
+     */
     private function failure(array $r, string $action): string
     {
         if ($r['pending']) {
-            return $this->message('the bridge is still working on this ' . $action . ' (' . $r['error'] . '). Nothing is lost: the work'
-                . ' goes on by itself. Run ' . $action . ' again in a minute to see the outcome; running it again is safe and never'
-                . ' buys anything twice.');
+            return $this->message(\LicenseBridgeMessages::pending($action, (string) ($r['error'] ?? '')));
         }
-        $error = (string) ($r['error'] ?? 'unknown error');
-        $code = (string) ($r['code'] ?? '');
-        $hint = match ($code) {
-            'unauthorized' => ' The bridge refused the token: put its PROVISIONING_TOKEN in the server\'s Access Hash.',
-            'unreachable' => ' Check the server\'s hostname, port and Secure setting, and that the bridge is running.',
-            'insufficient_balance' => ' The reseller account needs balance: top it up, then run ' . $action . ' again.',
-            'unknown_service' => ' The bridge has no licence for this service: run Create first.',
-            'ip_change_limit' => ' The product allows no more IP changes for this licence.',
-            'retry_later', 'unavailable' => ' Run ' . $action . ' again in a minute.',
-            default => '',
-        };
-        return $this->message($error . ($code !== '' ? ' [' . $code . ']' : '') . '.' . $hint);
+        $where = self::WHERE[(string) ($r['code'] ?? '')] ?? '';
+        return $this->message(\LicenseBridgeMessages::failure($r, $action) . ($where !== '' ? ' ' . $where : ''));
     }
 
     private function message(string $text): string
@@ -393,7 +401,7 @@ final class Actions
     /**
      * Runs one module function; any \Throwable becomes WHMCS's error string, never an uncaught
      * throw (WHMCS does not document what it does with one). A helper, not a module function: its
-     * name does not start with "license_bridge_", so no button or URL can reach it.
+     * name does not start with "licensebridge_", so no button or URL can reach it.
      */
     public static function run(string $action, array $params, callable $body): mixed
     {
@@ -426,11 +434,6 @@ final class Actions
         $type = (string) ($d['type'] ?? '');
         $variant = (string) ($d['variant'] ?? '');
         return $variant !== '' && $variant !== $type ? $type . ' (' . $variant . ')' : $type;
-    }
-
-    private static function date(mixed $iso): ?string
-    {
-        return is_string($iso) && preg_match('/^\d{4}-\d{2}-\d{2}/', $iso) ? substr($iso, 0, 10) : null;
     }
 
     public static function html(string $s): string

@@ -9,22 +9,27 @@
  *
  * Layout and function names follow WHMCS's provisioning module conventions
  * (https://developers.whmcs.com/provisioning-modules/): modules/servers/<name>/<name>.php,
- * functions <name>_<Function>($params), "success" or an error message as the result.
- * PHP 8.1+, curl; no Composer. See integrations/whmcs/README.md.
+ * functions <name>_<Function>($params), "success" or an error message as the result. The name,
+ * "licensebridge", is lowercase letters and digits only, as WHMCS's "Getting Started" asks of a
+ * module name (an earlier release was called "license_bridge": the README says how to move).
+ * PHP 8.1+ with curl and json only (no mbstring); no Composer. See integrations/whmcs/README.md.
  */
 
 if (!defined('WHMCS')) {
     die('This file cannot be accessed directly');
 }
 
+// The shared core (copies of integrations/shared/, written by `npm run integrations:sync`).
+require_once __DIR__ . '/lib/LicenseBridgeRules.php';
+require_once __DIR__ . '/lib/LicenseBridgeMessages.php';
 require_once __DIR__ . '/lib/LicenseBridgeClient.php';
 require_once __DIR__ . '/lib/Params.php';
 require_once __DIR__ . '/lib/Actions.php';
 
-use LicenseBridgeServer\Actions;
-use LicenseBridgeServer\Params;
+use LicenseBridgeWhmcs\Actions;
+use LicenseBridgeWhmcs\Params;
 
-function license_bridge_MetaData(): array
+function licensebridge_MetaData(): array
 {
     return [
         'DisplayName' => 'License Bridge',
@@ -36,7 +41,7 @@ function license_bridge_MetaData(): array
 }
 
 /** The product's (or addon's) Module Settings. Nothing secret here: the token lives on the server. */
-function license_bridge_ConfigOptions(array $params = []): array
+function licensebridge_ConfigOptions(array $params = []): array
 {
     return [
         Params::OPTION_NAMES[Params::OPTION_TIMEOUT] => [
@@ -63,52 +68,52 @@ function license_bridge_ConfigOptions(array $params = []): array
     ];
 }
 
-function license_bridge_CreateAccount(array $params): string
+function licensebridge_CreateAccount(array $params): string
 {
     return Actions::run('CreateAccount', $params, fn (Actions $a) => $a->create());
 }
 
-function license_bridge_SuspendAccount(array $params): string
+function licensebridge_SuspendAccount(array $params): string
 {
     return Actions::run('SuspendAccount', $params, fn (Actions $a) => $a->suspend());
 }
 
-function license_bridge_UnsuspendAccount(array $params): string
+function licensebridge_UnsuspendAccount(array $params): string
 {
     return Actions::run('UnsuspendAccount', $params, fn (Actions $a) => $a->unsuspend());
 }
 
-function license_bridge_TerminateAccount(array $params): string
+function licensebridge_TerminateAccount(array $params): string
 {
     return Actions::run('TerminateAccount', $params, fn (Actions $a) => $a->terminate());
 }
 
 /** Runs when a renewal invoice is paid. */
-function license_bridge_Renew(array $params): string
+function licensebridge_Renew(array $params): string
 {
     return Actions::run('Renew', $params, fn (Actions $a) => $a->renew());
 }
 
 /** Runs for a paid upgrade/downgrade and for the admin's Change Package button; $params['pid'] is the new product. */
-function license_bridge_ChangePackage(array $params): string
+function licensebridge_ChangePackage(array $params): string
 {
     return Actions::run('ChangePackage', $params, fn (Actions $a) => $a->changePackage());
 }
 
 /** The server page's Test Connection button: WHMCS passes the server's fields. */
-function license_bridge_TestConnection(array $params): array
+function licensebridge_TestConnection(array $params): array
 {
     $result = Actions::run('TestConnection', $params, fn (Actions $a) => $a->testConnection());
     return is_array($result) ? $result : ['success' => false, 'error' => (string) $result];
 }
 
-function license_bridge_AdminServicesTabFields(array $params): array
+function licensebridge_AdminServicesTabFields(array $params): array
 {
     $result = Actions::run('AdminServicesTabFields', $params, fn (Actions $a) => $a->adminTabFields());
     return is_array($result) ? $result : ['License Bridge' => Actions::html((string) $result)];
 }
 
-function license_bridge_AdminCustomButtonArray(): array
+function licensebridge_AdminCustomButtonArray(): array
 {
     return [
         'Change IP' => 'ChangeIp',
@@ -117,17 +122,17 @@ function license_bridge_AdminCustomButtonArray(): array
 }
 
 /** Admin "Change IP": save the new Dedicated IP (or "IP Address" field) on the service first, then click. */
-function license_bridge_ChangeIp(array $params): string
+function licensebridge_ChangeIp(array $params): string
 {
     return Actions::run('ChangeIp', $params, fn (Actions $a) => $a->changeIp());
 }
 
-function license_bridge_Refresh(array $params): string
+function licensebridge_Refresh(array $params): string
 {
     return Actions::run('Refresh', $params, fn (Actions $a) => $a->refresh());
 }
 
-function license_bridge_ClientArea(array $params): array|string
+function licensebridge_ClientArea(array $params): array|string
 {
     $result = Actions::run('ClientArea', $params, fn (Actions $a) => $a->clientArea());
     // Even a failure renders the page (without details, which stay in the module log).
@@ -135,19 +140,19 @@ function license_bridge_ClientArea(array $params): array|string
 }
 
 /** The client's menu entry; it opens the page with the change-IP form. */
-function license_bridge_ClientAreaCustomButtonArray(): array
+function licensebridge_ClientAreaCustomButtonArray(): array
 {
     return ['Change licence IP' => 'ClientChangeIp'];
 }
 
 /** Functions a client may call (with the buttons above): only the change of IP. */
-function license_bridge_ClientAreaAllowedFunctions(): array
+function licensebridge_ClientAreaAllowedFunctions(): array
 {
     return ['Change licence IP' => 'ClientChangeIp'];
 }
 
 /** The client's change of IP: the new IP comes from the form (POST field lb_new_ip). */
-function license_bridge_ClientChangeIp(array $params): string|array
+function licensebridge_ClientChangeIp(array $params): string|array
 {
     $request = array_merge(is_array($_REQUEST ?? null) ? $_REQUEST : [], is_array($_POST ?? null) ? $_POST : []);
     $method = is_string($_SERVER['REQUEST_METHOD'] ?? null) ? $_SERVER['REQUEST_METHOD'] : 'GET';

@@ -1,6 +1,6 @@
 {* License Bridge: the licence on the client's product details page (Smarty, rendered by WHMCS).
    Every value is escaped here: WHMCS does not escape template output by default.
-   Vars: lb_* from license_bridge_ClientArea; token is WHMCS's CSRF token of the page. *}
+   Vars: lb_* from licensebridge_ClientArea; token is WHMCS's CSRF token of the page. *}
 <div class="license-bridge">
 {if $lb_unavailable}
   <div class="alert alert-warning">The licence details are not available right now. Please try again in a few minutes.</div>

@@ -7,7 +7,7 @@
  * passes ids and ports as strings or ints depending on where the call comes from.
  */
 
-namespace LicenseBridgeServer;
+namespace LicenseBridgeWhmcs;
 
 // WHMCS's guard (the namespace line has to come first in PHP).
 if (!defined('WHMCS')) {
@@ -28,17 +28,6 @@ final class Params
 
     /** The custom field that holds the licence IP when the service has no dedicated IP. */
     public const IP_FIELD = 'IP Address';
-
-    /** WHMCS billing cycles (tblhosting.billingcycle) that have a licence term, and the bridge's word for each. */
-    private const CYCLES = [
-        'monthly' => 'monthly',
-        'quarterly' => 'quarterly',
-        'semi-annually' => 'semiannually',
-        'semiannually' => 'semiannually',
-        'annually' => 'annually',
-        'biennially' => 'biennially',
-        'triennially' => 'triennially',
-    ];
 
     public function __construct(private readonly array $params)
     {
@@ -213,32 +202,34 @@ final class Params
         return is_scalar($v) ? trim((string) $v) : '';
     }
 
+    /** The client's name as WHMCS has it; the shared client cleans it for the bridge (LicenseBridgeRules). */
     public function customerName(): string
     {
         $c = $this->params['clientsdetails'] ?? [];
+        $c = is_array($c) ? $c : [];
         $name = is_scalar($c['fullname'] ?? null) ? trim((string) $c['fullname']) : '';
         if ($name === '') {
-            $name = trim(trim((string) ($c['firstname'] ?? '')) . ' ' . trim((string) ($c['lastname'] ?? '')));
+            $first = is_scalar($c['firstname'] ?? null) ? trim((string) $c['firstname']) : '';
+            $last = is_scalar($c['lastname'] ?? null) ? trim((string) $c['lastname']) : '';
+            $name = trim($first . ' ' . $last);
         }
-        return (string) \LicenseBridgeRules::customerName($name);
+        return $name;
     }
 
     /**
-     * The bridge's billing cycle from the model's `billingcycle` (WHMCS's words); null when WHMCS
-     * gives none (the bridge then assumes monthly). Throws for a cycle with no licence term.
+     * The bridge's billing cycle from the model's `billingcycle` (WHMCS's words, "Semi-Annually"
+     * and so on, mapped by LicenseBridgeRules::cycle); null when WHMCS gives none (the bridge then
+     * assumes monthly). Throws for a cycle with no licence term ("One Time", "Free Account").
      */
     public function billingCycle(): ?string
     {
         $cycle = $this->modelValue('billingcycle') ?? ($this->params['billingcycle'] ?? null);
-        if (!is_scalar($cycle) || trim((string) $cycle) === '') {
-            return null;
+        $word = \LicenseBridgeRules::cycle($cycle);
+        if ($word === false) {
+            throw new ModuleError('the billing cycle "' . \LicenseBridgeRules::clip(\LicenseBridgeRules::printable(is_scalar($cycle) ? (string) $cycle : ''), 40)
+                . '" has no licence term; licences are bought for 1, 3, 6, 12, 24 or 36 months, so give the service a Monthly ... Triennially cycle');
         }
-        $key = strtolower(trim((string) $cycle));
-        if (!isset(self::CYCLES[$key])) {
-            throw new ModuleError('the billing cycle "' . trim((string) $cycle) . '" has no licence term; licences are bought for'
-                . ' 1, 3, 6, 12, 24 or 36 months, so give the service a Monthly ... Triennially cycle');
-        }
-        return self::CYCLES[$key];
+        return $word;
     }
 
     /**
@@ -249,11 +240,8 @@ final class Params
     public function nextDueDate(?\DateTimeInterface $today = null): ?string
     {
         $v = $this->modelValue('nextduedate');
-        if ($v instanceof \DateTimeInterface) {
-            $date = $v->format('Y-m-d');
-        } elseif (is_string($v) && preg_match('/^(\d{4}-\d{2}-\d{2})/', trim($v), $m)) {
-            $date = $m[1];
-        } else {
+        $date = $v instanceof \DateTimeInterface ? $v->format('Y-m-d') : \LicenseBridgeRules::date($v);
+        if ($date === null) {
             return null;
         }
         $today = ($today ?? new \DateTimeImmutable('now', new \DateTimeZone('UTC')))->format('Y-m-d');
