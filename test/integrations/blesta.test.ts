@@ -306,7 +306,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect((await blesta.run("service.cancel", { service_id: manual.service!.id })).errors).toBe(false);
   });
 
-  it("a pending service that module 0.2.0 named at order time (license_ref blesta-<24 hex>) keeps that name when activated, read from Blesta's row", async () => {
+  it("a pending service that an earlier module version named at order time (license_ref blesta-<24 hex>) keeps that name when activated, read from Blesta's row", async () => {
     const ordered = await blesta.order(PACKAGES.cpanel.pricing[0].id, "203.0.113.16");
     const id = ordered.result as number;
     const legacy = "blesta-0123456789abcdef01234567";

@@ -37,7 +37,7 @@ class LicenseBridge extends Module
      */
     private const FIELD_ADD_TOKEN = 'license_add_token';
     private const ADD_TOKEN_PATTERN = '/^[0-9a-f]{32}$/D';
-    /** The name module versions up to 0.2.0 stored at order time (blesta- and 24 random hex digits). */
+    /** The name earlier versions of this module stored at order time (blesta- and 24 random hex digits). */
     private const LEGACY_REF_PATTERN = '/^blesta-[0-9a-f]{24}$/D';
     /** A product id of the bridge's catalogue (the bridge's own id rule). */
     private const PRODUCT_PATTERN = '/^[A-Za-z0-9_.:-]{1,64}$/';
@@ -1622,7 +1622,7 @@ class LicenseBridge extends Module
      *   $vars its validateEdit() returned, which always hold the service's id ($vars['service_id'],
      *   app/models/services.php in Blesta 4.7 and 5.13), and the service row exists, pending, for
      *   that client. Its id names it, as every other panel's module names a service by the panel's
-     *   id. A service ordered under module 0.2.0 or earlier kept the name that version stored at
+     *   id. A service ordered under an earlier version of this module kept the name it stored at
      *   order time ("blesta-" and 24 hex digits, possibly already sent to the bridge): that name is
      *   read from Blesta's own row, not from $vars, and kept.
      * - A service added as active (Services::add(), the admin's add form or the API): Blesta calls
