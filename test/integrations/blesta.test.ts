@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
 import { upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
@@ -128,8 +129,18 @@ function useBlesta(pair: () => Pair) {
     /** A client's order: Services::add with status pending (Blesta forces use_module 'false'). */
     order: (pricing_id: number, ip: string, extra: Record<string, unknown> = {}) =>
       run("service.add", { vars: { pricing_id, client_id: CLIENT.id, license_ip: ip, status: "pending", use_module: "true", ...extra } }),
-    /** The ProvisionPendingServices task once the order is paid. */
+    /** The ProvisionPendingServices task once the order is paid: Services::edit with every stored field. */
     activate: (service_id: number) => run("service.activate", { service_id }),
+    /**
+     * An admin activates a pending service from its page: Services::edit with what the page's form
+     * posts (the module's add fields as the page shows them, status active, use module ticked), and
+     * none of the other stored fields.
+     */
+    async adminActivate(service_id: number, package_id: number, ip: string): Promise<Run> {
+      const form = await run("fields", { which: "admin_add", package_id, vars: { license_ip: ip } });
+      const post = Object.fromEntries(form.fields!.map((f) => [f.name, f.value]));
+      return run("service.admin_edit_pending", { service_id, post: { ...post, status: "active", use_module: "true" } });
+    },
     /** An order, paid and provisioned; returns the service. */
     async active(pricing_id: number, ip: string): Promise<ServiceView> {
       const ordered = await api.order(pricing_id, ip);
@@ -203,9 +214,9 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     expect(pair().sb.sandbox.requests()).toEqual([]);
     const pending = ordered.service!;
     expect(pending).toMatchObject({ status: "pending", name: "203.0.113.10" });
-    const ref = pending.fields.license_ref!;
-    expect(ref).toMatch(/^blesta-[0-9a-f]{24}$/);
-    expect(pending.fields).toEqual({ license_ip: "203.0.113.10", license_ref: ref, license_key: "", license_install_command: "" });
+    // No name is made up for the bridge at order time: activation names the service by its Blesta id.
+    expect(pending.fields).toEqual({ license_ip: "203.0.113.10", license_ref: "", license_key: "", license_install_command: "" });
+    const ref = String(pending.id);
 
     const activated = await blesta.activate(pending.id);
     expect(activated.calls).toEqual([["addService", { use_module: "true", status: "active" }]]);
@@ -222,6 +233,8 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     const row = (await pair().bridge.service.services.get(ref))!;
     expect(row).toMatchObject({ product_id: "12", status: "active", customer_email: CLIENT.email, customer_name: "Ann Lee", billing_cycle: "monthly", license_key: svc.fields.license_key });
     expect(row.paid_until).toBe(Date.parse(svc.date_renews!));
+    // The bridge recorded which module bought it (the shared client's User-Agent, panel "blesta").
+    expect((await pair().bridge.admin(`/admin/services/${ref}`)).body).toMatchObject({ service_id: ref, module: `blesta/${MODULE_VERSION}` });
     // The call is in Blesta's module log: input and output, one group, no token.
     expect(activated.logs).toMatchObject([
       { direction: "input", url: `${pair().bridge.url}/provision/v1/create`, status: "success" },
@@ -238,7 +251,9 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
 
     const refused = await blesta.activate(id);
     expect(refused.ok).toBe(false);
-    expect(message(refused.errors, "api", "insufficient_balance")).toMatch(/reseller refused the create: .*\(insufficient_balance\)/);
+    expect(message(refused.errors, "api", "insufficient_balance")).toMatch(
+      /^License Bridge \(Activate\): .*\[insufficient_balance\]\. The reseller account needs balance: top it up, then run Activate again; nothing is bought twice\.$/,
+    );
     expect(refused.service).toMatchObject({ status: "pending", fields: ordered.service!.fields });
     expect(pair().sb.sandbox.ledger()).toEqual([]);
     expect(refused.logs.at(-1)).toMatchObject({ direction: "output", status: "error" });
@@ -246,36 +261,64 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     pair().sb.sandbox.setBalance(1000);
     const retried = await blesta.activate(id);
     expect(retried.errors).toBe(false);
-    expect(retried.service).toMatchObject({ status: "active", fields: { license_ref: ordered.service!.fields.license_ref } });
+    expect(retried.service).toMatchObject({ status: "active", fields: { license_ref: String(id) } });
     expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.11", type: "litespeed", months: 12 }]);
-    expect(await pair().bridge.service.services.get(ordered.service!.fields.license_ref!)).toMatchObject({ billing_cycle: "annually", product_id: "13" });
+    expect(await pair().bridge.service.services.get(String(id))).toMatchObject({ billing_cycle: "annually", product_id: "13" });
   });
 
-  it("an admin adding an active service buys at once; adding again after an error (same form, same hidden name) buys nothing twice", async () => {
+  it("an admin adding an active service buys at once; adding again after an error (same form, same hidden token) buys nothing twice; another form for the same IP is another order", async () => {
     const form = await blesta.run("fields", { which: "admin_add", package_id: PACKAGES.cpanel.id });
-    const hidden = form.fields!.find((f) => f.name === "license_ref")!;
-    expect(hidden).toMatchObject({ type: "fieldHidden", value: expect.stringMatching(/^blesta-[0-9a-f]{24}$/) });
-    expect(form.fields!.map((f) => f.name)).toEqual(["license_ip", "license_ref"]);
+    const hidden = form.fields!.find((f) => f.name === "license_add_token")!;
+    expect(hidden).toMatchObject({ type: "fieldHidden", value: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(form.fields!.map((f) => f.name)).toEqual(["license_ip", "license_add_token"]);
+    // Blesta renders the form again with what was posted (a re-submit): the token stays.
+    expect((await blesta.run("fields", { which: "admin_add", package_id: PACKAGES.cpanel.id, vars: { license_add_token: hidden.value } })).fields!.find((f) => f.name === "license_add_token")!.value).toBe(hidden.value);
 
-    const vars = { pricing_id: PACKAGES.cpanel.pricing[0].id, client_id: CLIENT.id, status: "active", use_module: "true", license_ip: "203.0.113.12", license_ref: hidden.value };
+    const vars = { pricing_id: PACKAGES.cpanel.pricing[0].id, client_id: CLIENT.id, status: "active", use_module: "true", license_ip: "203.0.113.12", license_add_token: hidden.value };
     pair().sb.sandbox.setBalance(0);
     const refused = await blesta.run("service.add", { vars });
     expect(refused.result).toBeNull();
     expect(message(refused.errors, "api", "insufficient_balance")).toBeDefined();
+    const sentAs = JSON.parse(refused.logs[0]!.data).params.service_identifier as string;
+    expect(sentAs).toMatch(/^blesta-[0-9a-f]{24}$/);
 
     pair().sb.sandbox.setBalance(1000);
     const added = await blesta.run("service.add", { vars });
     expect(added.errors).toBe(false);
-    expect(added.service).toMatchObject({ status: "active", fields: { license_ref: hidden.value, license_ip: "203.0.113.12" } });
+    expect(added.service).toMatchObject({ status: "active", fields: { license_ref: sentAs, license_ip: "203.0.113.12" } });
+    expect(added.service!.fields).not.toHaveProperty("license_add_token");
+    expect(pair().sb.sandbox.ledger()).toHaveLength(1);
+
+    // A new add form (a new token) for the same client, package and IP is a new order: the bridge
+    // refuses it (one licence per IP) instead of handing it the first service's licence.
+    const second = await blesta.run("fields", { which: "admin_add", package_id: PACKAGES.cpanel.id });
+    const again = await blesta.run("service.add", { vars: { ...vars, license_add_token: second.fields!.find((f) => f.name === "license_add_token")!.value } });
+    expect(again.result).toBeNull();
+    expect(message(again.errors, "api", "ip_in_use")).toMatch(/\[ip_in_use\]/);
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
 
     // use_module 'false': Blesta only records the service; the bridge is not called.
-    const manual = await blesta.run("service.add", { vars: { ...vars, use_module: "false", license_ip: "203.0.113.13", license_ref: undefined } });
+    const manual = await blesta.run("service.add", { vars: { ...vars, use_module: "false", license_ip: "203.0.113.13", license_add_token: undefined } });
     expect(manual.errors).toBe(false);
     expect(manual.logs).toEqual([]);
     expect(manual.service!.fields.license_key).toBe("");
     // Cancelling it has nothing to terminate at the bridge and is not an error.
     expect((await blesta.run("service.cancel", { service_id: manual.service!.id })).errors).toBe(false);
+  });
+
+  it("a pending service that an earlier module version named at order time (license_ref blesta-<24 hex>) keeps that name when activated, read from Blesta's row", async () => {
+    const ordered = await blesta.order(PACKAGES.cpanel.pricing[0].id, "203.0.113.16");
+    const id = ordered.result as number;
+    const legacy = "blesta-0123456789abcdef01234567";
+    await blesta.run("service.store_fields", { service_id: id, fields: { license_ip: "203.0.113.16", license_ref: legacy, license_key: "", license_install_command: "" } });
+    // The earlier activation had reached the bridge under that name (a 202, or a lost answer).
+    expect((await pair().bridge.provision("create", { service_identifier: legacy, package_identifier: "12", ip: "203.0.113.16" })).status).toBe(200);
+
+    const activated = await blesta.adminActivate(id, PACKAGES.cpanel.id, "203.0.113.16");
+    expect(activated.errors).toBe(false);
+    expect(activated.service).toMatchObject({ status: "active", fields: { license_ref: legacy, license_key: expect.stringMatching(/^lb_/) } });
+    expect(pair().sb.sandbox.ledger()).toHaveLength(1);
+    expect(await pair().bridge.service.services.get(String(id))).toBeFalsy();
   });
 
   it("a bad IP is refused before any call; an IP the bridge refuses, or a term it cannot sell, is Blesta's error with nothing bought", async () => {
@@ -285,7 +328,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
 
     const loopback = await blesta.order(PACKAGES.cpanel.pricing[0].id, "127.0.0.1");
     const refused = await blesta.activate(loopback.result as number);
-    expect(message(refused.errors, "api", "ip_unusable")).toMatch(/refused the create: Validation error: ip /);
+    expect(message(refused.errors, "api", "ip_unusable")).toMatch(/^License Bridge \(Activate\): Validation error: ip .*\[ip_unusable\]\. Use a public IP address for the licence\.$/);
     expect(refused.service!.status).toBe("pending");
 
     const lifetime = await blesta.order(PACKAGES.onetime.pricing[0].id, "203.0.113.14");
@@ -449,7 +492,7 @@ describe.skipIf(skip !== null)(`the Blesta module against a running bridge${skip
     const rotated = "rotated-token-9876543210";
     await blesta.run("row.store", { row_id: 1, meta: { token: rotated } });
     const refused = await blesta.run("service.suspend", { service_id: svc.id });
-    expect(message(refused.errors, "api", "unauthorized")).toMatch(/refused the token \(HTTP 401\)/);
+    expect(message(refused.errors, "api", "unauthorized")).toMatch(/^License Bridge \(Suspend\): .*\[unauthorized\]\. The bridge refused the token: enter its PROVISIONING_TOKEN/);
     expect(refused.service!.status).toBe("active");
     expect((await pair().bridge.service.services.get(svc.fields.license_ref!))!.status).toBe("active");
 
@@ -474,14 +517,34 @@ describe.skipIf(skip !== null)(`the Blesta module when the bridge answers 202 (p
 
     const slow = await blesta.activate(id);
     expect(slow.ok).toBe(false);
-    expect(message(slow.errors, "api", "pending")).toMatch(/still working on this create .* repeat the action/);
+    expect(message(slow.errors, "api", "pending")).toMatch(/^License Bridge \(Activate\): the bridge is still working on this Activate .*Run Activate again in a minute/);
     expect(slow.service).toMatchObject({ status: "pending", fields: ordered.service!.fields });
     expect(slow.logs.at(-1)!.data).toMatch(/^HTTP 202 /);
 
-    await waitStatus(pair().bridge, ordered.service!.fields.license_ref!, "active");
+    await waitStatus(pair().bridge, String(id), "active");
     const done = await blesta.activate(id);
     expect(done.errors).toBe(false);
     expect(done.service).toMatchObject({ status: "active", fields: { license_key: expect.stringMatching(/^lb_/) } });
     expect(pair().sb.sandbox.ledger()).toHaveLength(1);
+  });
+
+  it("an activation retried by the admin's Activate, whose $vars carry none of the stored fields, names the same service and buys once (issue 22)", async () => {
+    const ordered = await blesta.order(PACKAGES.cpanel.pricing[0].id, "203.0.113.81");
+    const id = ordered.result as number;
+    pair().sb.sandbox.setFaults({ holdMs: 3_000, holdNext: 1 });
+
+    const slow = await blesta.activate(id);
+    expect(message(slow.errors, "api", "pending")).toBeDefined();
+    expect(slow.service).toMatchObject({ status: "pending", fields: ordered.service!.fields });
+    await waitStatus(pair().bridge, String(id), "active");
+
+    // Blesta's admin page posts the form's fields only: no license_ref, no license_key.
+    const activated = await blesta.adminActivate(id, PACKAGES.cpanel.id, "203.0.113.81");
+    expect(activated.calls).toEqual([["addService", { use_module: "true", status: "active" }]]);
+    expect(activated.errors).toBe(false);
+    expect(activated.service).toMatchObject({ status: "active", fields: { license_ref: String(id), license_ip: "203.0.113.81", license_key: expect.stringMatching(/^lb_/) } });
+    expect(JSON.parse(activated.logs[0]!.data).params.service_identifier).toBe(String(id));
+    expect(pair().sb.sandbox.ledger()).toMatchObject([{ op: "register", ip: "203.0.113.81" }]);
+    expect((await pair().bridge.admin(`/admin/services/${id}`)).body).toMatchObject({ status: "active", module: `blesta/${MODULE_VERSION}` });
   });
 });

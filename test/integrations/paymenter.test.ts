@@ -3,16 +3,20 @@
  * real by php-cli against a running bridge and reseller sandbox. integrations/paymenter/tests/
  * paymenter.php loads stand-ins for Paymenter v1.5.8 (tests/paymenter-stub.php: the Server base
  * class and its config(), ExtensionHelper, the Service/Product/Plan models with properties(), the
- * Service "updated" event) and runs one panel flow per call, as Paymenter runs it: the extension
- * is built by ExtensionHelper with the server's settings, called with ($service, $settings,
- * $properties), and a thrown exception is a failed job / a red admin notification.
+ * Service "updated" event, the settings table with its encrypting Saving/Retrieved events, and
+ * Laravel's router with its route cache) and runs one panel flow per call, as Paymenter runs it:
+ * the server is created through the admin's create page, the extension is built by
+ * ExtensionHelper with the server's settings, called with ($service, $settings, $properties), and
+ * a thrown exception is a failed job / a red admin notification.
  *
- * Every run is checked for the provisioning token in its output, its log lines and its pages.
+ * Every run is checked for the provisioning token in its output, its log lines, its pages and, in
+ * clear, in Paymenter's database.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
 import { upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
@@ -50,7 +54,12 @@ interface Out {
   admin_notification?: { type: string; title: string; body?: string };
   page?: { fields: Field[]; buttons: Field[]; views: Field[]; html: string | null; notification: Notification | null };
   response?: { status: number; location?: string };
+  route?: { uri: string; middleware: string[]; name: string | null };
   session_notification?: Notification | null;
+  routes_cached: boolean;
+  cached_routes?: string[];
+  server_id?: string;
+  settings?: Record<string, { type: string; encrypted: boolean; stored_as_typed: boolean }>;
   state?: { service: Record<string, string | number | null>; properties: Record<string, PropertyRow> };
   extensions?: { name: string; type: string; meta: Record<string, string> | null }[];
   config?: Field[];
@@ -76,13 +85,16 @@ class FakePaymenter {
   readonly logPath = join(this.dir, "laravel.jsonl");
   /** Every secret a run may have held: none may show anywhere. */
   readonly secrets = new Set<string>([TEST_PROVISIONING_TOKEN]);
+  /** What the admin's "Create" of the server stored. */
+  created!: Out;
 
-  constructor(bridgeUrl: string, settings: Record<string, string> = {}) {
+  private constructor() {
     const products = Object.fromEntries(
       Object.entries(PRODUCTS).map(([id, [bridgeId, plan]]) => [id, { id, name: `Licence ${bridgeId}`, server_id: "1", plan_id: plan, setting_values: { bridge_product_id: bridgeId } }]),
     );
     const state = {
-      servers: { "1": { id: "1", extension: "LicenseBridge", setting_values: { bridge_url: bridgeUrl, token: TEST_PROVISIONING_TOKEN, timeout: "30", ...settings } } },
+      servers: {},
+      settings: {},
       products,
       plans: {
         "1": { id: "1", type: "recurring", billing_period: 1, billing_unit: "month" },
@@ -98,8 +110,19 @@ class FakePaymenter {
       properties: {},
       session: { _token: "csrf-token-of-the-session" },
     };
-    if (settings.token) this.secrets.add(settings.token);
     writeFileSync(this.statePath, JSON.stringify(state, null, 2));
+  }
+
+  /**
+   * A Paymenter whose admin created the LicenseBridge server (Admin → Servers → Create) with the
+   * bridge's URL and token; `before` runs first (e.g. `php artisan route:cache` before any server).
+   */
+  static async create(bridgeUrl: string, settings: Record<string, unknown> = {}, before: string[][] = []): Promise<FakePaymenter> {
+    const pm = new FakePaymenter();
+    if (typeof settings.token === "string") pm.secrets.add(settings.token);
+    for (const command of before) await pm.run(command[0]!, ...command.slice(1));
+    pm.created = await pm.run("create-server", JSON.stringify({ bridge_url: bridgeUrl, token: TEST_PROVISIONING_TOKEN, timeout: "30", allow_private_ips: false, ...settings }));
+    return pm;
   }
 
   async run(command: string, ...args: string[]): Promise<Out> {
@@ -109,6 +132,7 @@ class FakePaymenter {
     for (const secret of this.secrets) {
       expect(run.stdout, `the token in the output of ${command}`).not.toContain(secret);
       expect(this.logText(), `the token in the log after ${command}`).not.toContain(secret);
+      expect(readFileSync(this.statePath, "utf8"), `the token in clear in Paymenter's database after ${command}`).not.toContain(secret);
     }
     return run.json<Out>();
   }
@@ -121,11 +145,9 @@ class FakePaymenter {
     return { id, paid: await this.run("pay", id) };
   }
 
-  /** An admin edits the server's settings (Admin → Servers). */
-  editServer(settings: Record<string, string>): void {
-    const state = JSON.parse(readFileSync(this.statePath, "utf8")) as { servers: Record<string, { setting_values: Record<string, string> }> };
-    Object.assign(state.servers["1"]!.setting_values, settings);
-    writeFileSync(this.statePath, JSON.stringify(state, null, 2));
+  /** An admin edits the server's settings (Admin → Servers → the server → Save). */
+  async editServer(settings: Record<string, unknown>): Promise<Out> {
+    return this.run("edit-server", JSON.stringify(settings));
   }
 
   logText(): string {
@@ -144,8 +166,8 @@ const midnight = (ymd: unknown) => Date.parse(`${String(ymd)}T00:00:00Z`);
 describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a running bridge${skip ? ` [skipped: ${skip}]` : ""}`, () => {
   const pair = usePair();
   const made: FakePaymenter[] = [];
-  const paymenter = (p: Pair = pair(), settings: Record<string, string> = {}) => {
-    const pm = new FakePaymenter(p.bridge.url, settings);
+  const paymenter = async (p: Pair = pair(), settings: Record<string, unknown> = {}, before: string[][] = []) => {
+    const pm = await FakePaymenter.create(p.bridge.url, settings, before);
     made.push(pm);
     return pm;
   };
@@ -154,7 +176,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("is found where Paymenter looks, with forms of Paymenter's input types and the token as an encrypted password", async () => {
-    const out = await paymenter().run("discover");
+    const out = await (await paymenter()).run("discover");
     expect(out.extensions).toEqual([expect.objectContaining({ name: "LicenseBridge", type: "server" })]);
     expect(out.extensions![0]!.meta).toMatchObject({ name: "License Bridge" });
     const adminTypes = ["text", "password", "email", "number", "textarea", "markdown", "select", "tags", "checkbox", "color", "file", "time", "placeholder"];
@@ -167,8 +189,31 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     );
   });
 
+  it("the token is stored encrypted from the server's first save (Admin → Servers → Create), and the extension reads it back", async () => {
+    const pm = await paymenter();
+    // CreateServer stores the values with the table's defaults; the enabled() hook it calls next
+    // gives each setting its option's flags, as the edit page would.
+    expect(pm.created.settings).toEqual({
+      allow_private_ips: { type: "boolean", encrypted: false, stored_as_typed: true },
+      bridge_url: { type: "string", encrypted: false, stored_as_typed: true },
+      timeout: { type: "integer", encrypted: false, stored_as_typed: true },
+      token: { type: "string", encrypted: true, stored_as_typed: false },
+    });
+    // (FakePaymenter.run checked that the token is nowhere in clear in Paymenter's database.)
+    expect((await pm.run("test-config")).result).toBe(true);
+    const { id, paid } = await pm.order("1", "203.0.113.69");
+    expect(paid.failed_jobs).toEqual([]);
+    // The bridge recorded which module bought it (the shared client's User-Agent, panel "paymenter").
+    expect((await pair().bridge.admin(`/admin/services/${id}`)).body).toMatchObject({ status: "active", module: `paymenter/${MODULE_VERSION}` });
+
+    // Saving the server again (the edit page) keeps it encrypted and readable.
+    const edited = await pm.editServer({ timeout: "25" });
+    expect(edited.settings!.token).toEqual({ type: "string", encrypted: true, stored_as_typed: false });
+    expect((await pm.run("test-config")).result).toBe(true);
+  });
+
   it("Test Connection: true with the bridge's token, the reason with a wrong token or URL", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     pm.secrets.add("wrong-token-0123456789abcdef");
     expect((await pm.run("test-config")).result).toBe(true);
     expect((await pm.run("test-config", JSON.stringify({ token: "wrong-token-0123456789abcdef" }))).result).toMatch(/refused the token \(HTTP 401\)/);
@@ -177,7 +222,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("checkout refuses an IP no licence can use and stores a good one as the service property license_ip", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     for (const bad of ["not-an-ip", "127.0.0.1", "10.0.0.5", "100.64.1.1", "224.0.0.9", "fe80::1"]) {
       const out = await pm.run("checkout", "1", bad);
       expect(out.validation_errors?.license_ip?.length, bad).toBeGreaterThan(0);
@@ -190,7 +235,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("paying the order buys the licence once, keeps its key, mails it, and sends the expiry as paid-until", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id, paid } = await pm.order("1", "203.0.113.71");
     expect(paid.failed_jobs).toEqual([]);
     expect(paid.jobs).toEqual([{ job: "CreateJob", service: id, outcome: "done" }]);
@@ -205,7 +250,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a customer name the bridge would refuse (control characters, too long) is cleaned so it never blocks the purchase", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const checkout = await pm.run("checkout", "1", "203.0.113.93", "9");
     const paid = await pm.run("pay", checkout.service_id!);
     expect(paid.failed_jobs).toEqual([]);
@@ -215,7 +260,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("createServer called again (the admin's Create, a re-dispatched CreateJob) answers the same licence and buys nothing", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("5", "203.0.113.72");
     const again = await pm.run("admin", "create", id);
     expect(again.admin_notification).toMatchObject({ type: "success" });
@@ -227,11 +272,14 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a refused purchase (no reseller balance) fails the job with the bridge's reason; Create after the top-up buys it once", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     pair().sb.sandbox.setBalance(0);
     const { id, paid } = await pm.order("1", "203.0.113.73");
     expect(paid.jobs).toEqual([{ job: "CreateJob", service: id, outcome: "failed" }]);
-    expect(paid.failed_jobs[0]).toMatchObject({ exception: "Exception", message: expect.stringMatching(/could not create the licence of service #1: .*insufficient_balance, HTTP 502.*Top up/) });
+    expect(paid.failed_jobs[0]).toMatchObject({
+      exception: "Exception",
+      message: expect.stringMatching(/could not create the licence of service #1 \(HTTP 502\): .*\[insufficient_balance\]\. The reseller account needs balance: top it up, then run Create server again; nothing is bought twice\.$/),
+    });
     expect(paid.emails).toEqual([]);
     expect(paid.log.some((l) => l.level === "error" && l.message.includes("insufficient_balance"))).toBe(true); // report()ed
     expect(pair().sb.sandbox.ledger()).toEqual([]);
@@ -245,7 +293,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a refusal in the admin's Trigger Extension Action is shown as the red notification, with the bridge's reason", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const checkout = await pm.run("checkout", "4", "203.0.113.74"); // weekly plan
     const out = await pm.run("admin", "create", checkout.service_id!);
     expect(out.admin_notification).toMatchObject({ type: "danger", title: "Error occured while triggering the action:", body: expect.stringMatching(/weekly|every 1 week/) });
@@ -253,7 +301,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("overdue suspends, paying unsuspends and moves paid-until, long overdue terminates the licence", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("1", "203.0.113.75");
     await pm.run("edit-expiry", id, "2020-01-01"); // overdue
     expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(midnight("2020-01-01"));
@@ -281,7 +329,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a paid renewal of an active service (no extension call in Paymenter) moves the licence's paid-until and buys nothing at once", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id, paid: first } = await pm.order("1", "203.0.113.76");
     const renewed = await pm.run("pay", id);
     expect(renewed.jobs).toEqual([]); // RenewServiceService: an active service gets no job
@@ -296,16 +344,16 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a renewal the bridge cannot hear goes through in Paymenter, is reported, and the admin's Upgrade action sends it again", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("1", "203.0.113.92");
     const before = (await pair().bridge.service.services.get(id))!.paid_until;
-    pm.editServer({ bridge_url: "http://127.0.0.1:9" });
+    await pm.editServer({ bridge_url: "http://127.0.0.1:9" });
     const renewed = await pm.run("pay", id);
     expect(renewed.state!.service).toMatchObject({ status: "active" });
-    expect(renewed.log.find((l) => l.level === "error")?.message).toMatch(/could not record the paid-until date .* of service #1: .*could not be reached.*Upgrade server/);
+    expect(renewed.log.find((l) => l.level === "error")?.message).toMatch(/could not record the paid-until date .* of service #1 \(HTTP 0\): .*could not be reached.*\[unreachable\].*Upgrade server sends the date again/);
     expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(before);
 
-    pm.editServer({ bridge_url: pair().bridge.url });
+    await pm.editServer({ bridge_url: pair().bridge.url });
     const resent = await pm.run("admin", "upgrade", id);
     expect(resent.admin_notification).toMatchObject({ type: "success" });
     expect((await pair().bridge.service.services.get(id))!.paid_until).toBe(midnight(renewed.state!.service.expires_at));
@@ -313,7 +361,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("a paid upgrade between LiteSpeed products changes the core; an upgrade the bridge cannot apply fails the job with its reason", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("2", "203.0.113.77");
     const up = await pm.run("upgrade", id, "3");
     expect(up.jobs).toEqual([{ job: "UpgradeJob", service: id, outcome: "done" }]);
@@ -332,7 +380,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("the client area shows the licence, its install command and the change-IP form, and nothing while the service is not active", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("1", "203.0.113.79");
     const { page } = await pm.run("show", id);
     const row = (await pair().bridge.service.services.get(id))!;
@@ -351,7 +399,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("the customer changes the IP within max_ip_changes (product 13: 3) and is refused clearly when none are left", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("2", "203.0.113.80");
     expect(fieldText((await pm.run("show", id)).page, "IP changes left")).toBe("3");
 
@@ -376,7 +424,7 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
   });
 
   it("the change-IP form refuses a bad IP before the bridge, another customer's service, a missing CSRF token, and never names another service", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("1", "203.0.113.85");
     const other = await pm.order("1", "203.0.113.86");
 
@@ -392,16 +440,41 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect((await pair().bridge.service.services.get(id))!.ip).toBe("203.0.113.85");
   });
 
+  it("the change-IP form works under php artisan route:cache, whether the cache was made before the server existed or after", async () => {
+    // Made before: the cache holds Paymenter's routes only; Laravel puts it in place of the routes
+    // added in boot(), and the extension adds its route again when the request is routed.
+    const early = await paymenter(pair(), {}, [["artisan", "route:cache"]]);
+    expect(early.created.routes_cached).toBe(true);
+    const { id } = await early.order("1", "203.0.113.94");
+    const page = await early.run("show", id);
+    expect(page.page!.notification).toBeNull();
+    expect(page.page!.html).toContain(`action="http://paymenter.test/extensions/licensebridge/services/${id}/change-ip"`);
+    const moved = await early.run("post-change-ip", id, "203.0.113.95");
+    expect(moved.route).toEqual({ uri: "/extensions/licensebridge/services/{service}/change-ip", middleware: ["web", "auth"], name: "extensions.servers.licensebridge.change-ip" });
+    expect(moved.response).toEqual({ status: 302, location: `http://paymenter.test/services/${id}?tab=license` });
+    expect((await pair().bridge.service.services.get(id))!.ip).toBe("203.0.113.95");
+    expect((await early.run("post-change-ip", id, "203.0.113.96", "7", "forged")).response).toEqual({ status: 419 });
+
+    // Made after: a fresh application boots the extension, so its route is in the cache itself.
+    const late = await paymenter();
+    const cached = await late.run("artisan", "route:cache");
+    expect(cached.cached_routes).toContain("extensions.servers.licensebridge.change-ip");
+    const other = await late.order("1", "203.0.113.97");
+    expect((await late.run("post-change-ip", other.id, "203.0.113.98")).response).toMatchObject({ status: 302 });
+    expect((await pair().bridge.service.services.get(other.id))!.ip).toBe("203.0.113.98");
+    expect(upstreamCalls(pair().sb, "change-ip")).toHaveLength(2);
+  });
+
   it("an unreachable bridge fails the job with a readable reason; the page says the licence is unavailable", async () => {
-    const pm = paymenter(pair(), { bridge_url: "http://127.0.0.1:9", timeout: "5" });
+    const pm = await paymenter(pair(), { bridge_url: "http://127.0.0.1:9", timeout: "5" });
     const { paid, id } = await pm.order("1", "203.0.113.87");
-    expect(paid.failed_jobs[0]!.message).toMatch(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/create.*Check the Bridge URL/);
+    expect(paid.failed_jobs[0]!.message).toMatch(/could not be reached at http:\/\/127\.0\.0\.1:9\/provision\/v1\/create.*\[unreachable\]\. Check the server's address, port and TLS setting/);
     const { page } = await pm.run("show", id); // Paymenter set the service active although the job failed
     expect(fieldText(page, "Licence")).toMatch(/unavailable/);
   });
 
   it("the token reaches no log line, exception, e-mail or page, while the calls are logged without it", async () => {
-    const pm = paymenter();
+    const pm = await paymenter();
     const { id } = await pm.order("2", "203.0.113.88");
     await pm.run("show", id);
     await pm.run("post-change-ip", id, "203.0.113.89");
@@ -414,9 +487,9 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge against a runn
     expect(log).not.toContain(TEST_PROVISIONING_TOKEN);
     expect(log.toLowerCase()).not.toContain("bearer");
 
-    const wrong = paymenter(pair(), { token: "a-wrong-token-that-must-not-leak" });
+    const wrong = await paymenter(pair(), { token: "a-wrong-token-that-must-not-leak" });
     const refused = await wrong.order("1", "203.0.113.90");
-    expect(refused.paid.failed_jobs[0]!.message).toMatch(/HTTP 401.*Check the provisioning token/);
+    expect(refused.paid.failed_jobs[0]!.message).toMatch(/\(HTTP 401\): .*\[unauthorized\]\. The bridge refused the token: enter its PROVISIONING_TOKEN/);
     expect(wrong.logText()).toContain("answered HTTP 401");
   });
 });
@@ -427,10 +500,10 @@ describe.skipIf(skip !== null)(`Paymenter extension LicenseBridge, a purchase st
   afterEach(() => pm?.cleanup());
 
   it("a pending (202) answer fails the job saying so and keeps the key; Create later confirms the licence without buying again", async () => {
-    pm = new FakePaymenter(pair().bridge.url);
+    pm = await FakePaymenter.create(pair().bridge.url);
     pair().sb.sandbox.setFaults({ holdMs: 3000, holdNext: 1 });
     const { id, paid } = await pm.order("1", "203.0.113.91");
-    expect(paid.failed_jobs[0]).toMatchObject({ job: "CreateJob", message: expect.stringMatching(/still being bought \(pending\).*Run Create again later/) });
+    expect(paid.failed_jobs[0]).toMatchObject({ job: "CreateJob", message: expect.stringMatching(/still working on this Create server .*Run Create server again in a minute/) });
     const key = paid.state!.properties.license_key?.value;
     expect(key).toMatch(/^lb_/);
 

@@ -1,17 +1,31 @@
 <?php
 /**
  * The stand-in's calling code: what Blesta's core does around each module call, so the module is
- * called exactly as Blesta calls it (research notes A5, A8, A10; Blesta 5.8.2 core, as summarised
- * there: app/models/services.php add()/edit()/suspend()/unsuspend()/cancel()/renew()/setFields(),
- * app/models/module_manager.php addRow()/editRow(), the ProvisionPendingServices task, the
- * renewal invoicing in app/models/invoices.php, ClientServices::processModuleTab).
+ * called exactly as Blesta calls it. Read in Blesta's own source (the distributed, unencoded PHP):
+ *  - Blesta 4.7 (GitHub martial69320/blesta @ d07675fefcf358c51c0eedfae73a1360d26d66f5; newest
+ *    upgrade task components/upgrades/tasks/upgrade4_7_0_b1.php): app/models/services.php
+ *    add() (949: addService at 1040, the row inserted only at 1109-1111), edit() (1198: $vars from
+ *    validateEdit() at 1201; a pending service set active calls addService at 1329-1341 with
+ *    client_id and pricing_id set from the service), validateEdit() (5208: $vars['service_id'] =
+ *    $service_id at 5213, and the returned $vars are what edit() passes on);
+ *    core/Automation/Tasks/Task/ProvisionPendingServices.php (the stored fields merged with
+ *    status/date_renews, 96-104); app/controllers/admin_clients.php editService() (4970: a pending
+ *    service's form posts the add fields, use_module 'false' when unticked (5073), a new
+ *    date_renews (5090-5102), then Services::edit (5113));
+ *  - Blesta 5.13 (GitHub hosterpk/whmcs_blesta @ 95344ce53ac1071338f91459fcdca940e18480e6, newest
+ *    upgrade task upgrade5_13_7.php): the same add(), edit(), validateEdit() (service_id set the
+ *    same way) and ProvisionPendingServices.php; 5.13 only adds a try/catch around the module
+ *    call and counts failed provisioning attempts;
+ *  - app/models/module_manager.php addRow()/editRow(), the renewal invoicing, and
+ *    ClientServices::processModuleTab, as before (Blesta 5.8.2 as summarised in research notes).
  *
  * What each method reproduces:
  *  - the module instance: a fresh LicenseBridge per model call (ModuleManager::initModule), with
  *    setModule() and, for service calls, setModuleRow() of the service's row;
  *  - the arguments: $package (Packages::get shape), $service (Services::get shape: fields
  *    decrypted, package, package_pricing), $vars with use_module as the strings 'true'/'false'
- *    (forced 'false' for pending and in_review services on add);
+ *    (forced 'false' for pending and in_review services on add), and on Services::edit the
+ *    service_id that validateEdit() adds;
  *  - the outcome: errors() read after every call (errors stop everything: nothing stored, no
  *    status change); a returned field list REPLACES all of the service's fields (setFields);
  *    null keeps them.
@@ -237,7 +251,8 @@ final class BlestaCore
             self::$errors = ['service_id' => ['exists' => 'unknown service']];
             return null;
         }
-        // validateEdit() always sets these.
+        // validateEdit() always sets these, and edit() passes the $vars it returns to the module.
+        $vars['service_id'] = $service_id;
         $vars['use_module'] = $vars['use_module'] ?? 'true';
         $vars['pricing_id'] = $vars['pricing_id'] ?? $service->pricing_id;
         $vars['qty'] = $vars['qty'] ?? $service->qty;
@@ -306,6 +321,26 @@ final class BlestaCore
         $fields = ['status' => 'active', 'date_renews' => gmdate('c', strtotime('+' . $term . ' ' . $period))];
 
         return self::servicesEdit($service_id, array_merge($moduleFields, $fields), false, true);
+    }
+
+    /**
+     * AdminClients::editService() for a pending service: the page shows the module's add fields
+     * (getAdminAddFields with the stored fields), and its form posts only what the form holds:
+     * those fields, the status, the use_module checkbox ('false' when unticked) and, when the
+     * status becomes active, a new renew date. Nothing else of the stored fields is posted.
+     */
+    public static function adminEditPending($service_id, array $post)
+    {
+        $service = self::getService($service_id);
+        if (!isset($post['use_module'])) {
+            $post['use_module'] = 'false';
+        }
+        if (($post['status'] ?? null) === 'active' && $service->package_pricing->period !== 'onetime') {
+            $post['date_renews'] = gmdate('c', strtotime('+' . (int) $service->package_pricing->term . ' ' . $service->package_pricing->period));
+        }
+        $post['configoptions'] = $post['configoptions'] ?? [];
+
+        return self::servicesEdit($service_id, $post, false, ($post['notify_order'] ?? 'false') === 'true');
     }
 
     /** Services::suspend(). */

@@ -17,6 +17,10 @@
  *   fields {which, package_id, vars}                   admin_add | admin_edit | client_add | client_edit | package
  *   service.add {vars}                                 Services::add (order: status pending; admin: status active)
  *   service.activate {service_id}                      the ProvisionPendingServices task (after payment)
+ *   service.admin_edit_pending {service_id, post}      an admin saves a pending service's page (e.g. Activate:
+ *                                                      status active, use_module 'true'): only the form's fields
+ *   service.store_fields {service_id, fields}          changes a service's stored fields behind the module's back
+ *                                                      (a service an earlier module version stored)
  *   service.edit {service_id, vars}                    Services::edit (admin edit, status change, package change)
  *   service.suspend / service.unsuspend {service_id, vars}
  *   service.cancel {service_id, vars}                  date_canceled: now (default), a date, or end_of_term
@@ -160,6 +164,20 @@ switch ($action) {
     case 'service.activate':
         $out['result'] = BlestaCore::provisionPending($serviceId);
         $out['returned'] = BlestaCore::$returned;
+        break;
+
+    case 'service.admin_edit_pending':
+        $out['result'] = BlestaCore::adminEditPending($serviceId, $args['post'] ?? []);
+        $out['returned'] = BlestaCore::$returned;
+        break;
+
+    case 'service.store_fields':
+        $list = [];
+        foreach ((array) ($args['fields'] ?? []) as $key => $value) {
+            $list[] = ['key' => $key, 'value' => $value, 'encrypted' => 0];
+        }
+        BlestaCore::setFields($serviceId, $list);
+        $out['result'] = $serviceId;
         break;
 
     case 'service.edit':

@@ -4,15 +4,25 @@
  * STAND-IN for the parts of Paymenter v1.5.8 (and of Laravel) that the LicenseBridge extension
  * touches. Test code only: never copied into a Paymenter install.
  *
- * Written from research notes on Paymenter v1.5.8 (commit e9ff5c5e480abdacee3ee156245b2a8945236fd1,
- * see integrations/paymenter/README.md, "Sources"); each class names the Paymenter file it stands
- * for. Only what the extension uses is here, with Paymenter's names, signatures and behaviour:
+ * Written from Paymenter's source, v1.5.8 (commit e9ff5c5e480abdacee3ee156245b2a8945236fd1; the
+ * files used are unchanged on master ce12be75, see integrations/paymenter/README.md, "Sources"),
+ * and from Laravel's, v12.65.0 (Paymenter's composer.lock); each class names the file it stands
+ * for. Only what the extension uses is here, with their names, signatures and behaviour:
  * - the extension base class with its config() helper (app/Classes/Extension/Extension.php);
  * - ExtensionHelper's construction and calling of server extensions (app/Helpers/ExtensionHelper.php);
  * - Service / Product / Plan / User / Server / Setting / Property models over a JSON file that
  *   plays the database, with Eloquent's dirty tracking and the Service "updated" observer event;
- * - the facades Event, Route, Log, DB, Session, the Request, and the helpers report(), route(),
- *   redirect(), csrf_token(), abort(), class_basename(), event().
+ * - the settings table (database/migrations/2024_02_15_122225_create_settings_table.php: type
+ *   defaults to 'string', encrypted to false) and its model's events: App\Events\Setting\Saving
+ *   encrypts the value of a setting flagged encrypted, App\Events\Setting\Retrieved decrypts it;
+ * - Laravel's router as far as routes go: a RouteCollection whose name look-ups are taken when a
+ *   route is added and refreshed once the application has booted; `php artisan route:cache` (a
+ *   snapshot of the routes a freshly booted application registers); a cached application that
+ *   replaces its routes with the snapshot once booted (Router::setCompiledRoutes), keeps routes
+ *   added after that (CompiledRouteCollection::add) and matches them when the snapshot does not;
+ *   and the Routing event fired before every match (Router::findRoute);
+ * - the facades Event, Route, Log, DB, Session, Crypt, the Request, and the helpers report(),
+ *   route(), redirect(), csrf_token(), abort(), class_basename(), event().
  */
 
 namespace StandIn {
@@ -51,13 +61,26 @@ namespace StandIn {
         }
     }
 
-    /** A route registered through the Route facade. */
+    /**
+     * A route (Illuminate\Routing\Route): method, URI, action. An array action may carry its
+     * name ('as') and middleware; a name set fluently with ->name() changes the route but not the
+     * collection's name look-up until that is refreshed (RouteCollection::refreshNameLookups).
+     */
     final class RouteDef
     {
         public array $middleware = [];
         public ?string $name = null;
+        public $action;
 
-        public function __construct(public string $method, public string $uri, public $action) {}
+        public function __construct(public string $method, public string $uri, $action)
+        {
+            if (is_array($action) && isset($action['uses'])) {
+                $this->name = isset($action['as']) ? (string) $action['as'] : null;
+                $this->middleware = (array) ($action['middleware'] ?? []);
+                $action = is_string($action['uses']) && str_contains($action['uses'], '@') ? explode('@', $action['uses'], 2) : $action['uses'];
+            }
+            $this->action = $action;
+        }
 
         public function middleware($m): self
         {
@@ -73,29 +96,205 @@ namespace StandIn {
         public function name(string $name): self
         {
             $this->name = $name;
-            Routes::$named[$name] = $this;
             return $this;
+        }
+
+        /** What the route cache keeps of a route (Route::prepareForSerialization + compile). */
+        public function toArray(): array
+        {
+            return ['method' => $this->method, 'uri' => $this->uri, 'action' => $this->action, 'name' => $this->name, 'middleware' => $this->middleware];
+        }
+
+        public static function fromArray(array $a): self
+        {
+            $route = new self($a['method'], $a['uri'], $a['action']);
+            $route->name = $a['name'];
+            $route->middleware = $a['middleware'];
+            return $route;
+        }
+
+        /** The URI's parameters when it matches $path, else null. */
+        public function matches(string $method, string $path): ?array
+        {
+            if ($method !== $this->method) {
+                return null;
+            }
+            $pattern = '#^' . preg_replace('/\\\{(\w+)\\\}/', '(?P<$1>[^/]+)', preg_quote($this->uri, '#')) . '$#';
+            return preg_match($pattern, $path, $m) === 1 ? array_filter($m, 'is_string', ARRAY_FILTER_USE_KEY) : null;
+        }
+    }
+
+    /** Illuminate\Routing\RouteCollection: routes, and name look-ups taken at add() (addLookups). */
+    class RouteCollection
+    {
+        /** @var RouteDef[] */
+        public array $routes = [];
+        /** @var array<string, RouteDef> */
+        protected array $nameList = [];
+
+        public function add(RouteDef $route): RouteDef
+        {
+            $this->routes[] = $route;
+            if ($route->name !== null && !isset($this->nameList[$route->name])) {
+                $this->nameList[$route->name] = $route;
+            }
+            return $route;
+        }
+
+        public function refreshNameLookups(): void
+        {
+            $this->nameList = [];
+            foreach ($this->routes as $route) {
+                if ($route->name !== null && !isset($this->nameList[$route->name])) {
+                    $this->nameList[$route->name] = $route;
+                }
+            }
+        }
+
+        public function getByName(string $name): ?RouteDef
+        {
+            return $this->nameList[$name] ?? null;
+        }
+
+        public function hasNamedRoute(string $name): bool
+        {
+            return $this->getByName($name) !== null;
+        }
+
+        /** @return array{0: RouteDef, 1: array}|null */
+        public function match(string $method, string $path): ?array
+        {
+            foreach ($this->routes as $route) {
+                if (($params = $route->matches($method, $path)) !== null) {
+                    return [$route, $params];
+                }
+            }
+            return null;
+        }
+    }
+
+    /**
+     * Illuminate\Routing\CompiledRouteCollection (Laravel 12.65, src/Illuminate/Routing/
+     * CompiledRouteCollection.php): the cached routes, plus "the dynamically added routes that were
+     * added after loading the cached, compiled routes" (add(), 78-81), matched when the cached
+     * ones do not match (match(), 126-136) and found by name (getByName, hasNamedRoute). Its
+     * refreshNameLookups() does nothing (90-93).
+     */
+    final class CompiledRouteCollection extends RouteCollection
+    {
+        /** @var RouteDef[] */
+        private array $compiled;
+        private RouteCollection $dynamic;
+
+        public function __construct(array $snapshot)
+        {
+            $this->compiled = array_map([RouteDef::class, 'fromArray'], $snapshot);
+            $this->dynamic = new RouteCollection();
+        }
+
+        public function add(RouteDef $route): RouteDef
+        {
+            return $this->dynamic->add($route);
+        }
+
+        public function refreshNameLookups(): void {}
+
+        public function getByName(string $name): ?RouteDef
+        {
+            foreach ($this->compiled as $route) {
+                if ($route->name === $name) {
+                    return $route;
+                }
+            }
+            return $this->dynamic->getByName($name);
+        }
+
+        public function match(string $method, string $path): ?array
+        {
+            foreach ($this->compiled as $route) {
+                if (($params = $route->matches($method, $path)) !== null) {
+                    return [$route, $params];
+                }
+            }
+            return $this->dynamic->match($method, $path);
+        }
+    }
+
+    /**
+     * Illuminate\Routing\Router and the application's route loading (Laravel 12.65):
+     * - not cached: AppRouteServiceProvider loads routes/web.php after the providers booted, and
+     *   refreshes the name look-ups in an app->booted callback (RouteServiceProvider::register,
+     *   53-66);
+     * - cached (bootstrap/cache/routes-v7.php exists): in an app->booted callback, so after every
+     *   provider's boot() (AppServiceProvider::boot boots the extensions), the cache file calls
+     *   Router::setCompiledRoutes(), which puts a new CompiledRouteCollection in place of the one
+     *   the boot added to (RouteServiceProvider::loadCachedRoutes 141-152; Router.php 1457-1464);
+     * - `php artisan route:cache` boots a fresh application and writes what its router then holds
+     *   (RouteCacheCommand::getFreshApplicationRoutes, 78-96);
+     * - every request: findRoute() fires Illuminate\Routing\Events\Routing, then matches
+     *   (Router.php 773-784).
+     */
+    final class Router
+    {
+        public static RouteCollection $routes;
+
+        /** Paymenter's own routes that matter here (routes/web.php 46; Livewire's update route, AppServiceProvider 139-141). */
+        public const CORE = [
+            ['GET', '/services/{service}', 'services.show'],
+            ['POST', '/paymenter/update', 'paymenter.update'],
+        ];
+
+        public static function reset(): void
+        {
+            self::$routes = new RouteCollection();
+        }
+
+        public static function add(RouteDef $route): RouteDef
+        {
+            return self::$routes->add($route);
+        }
+
+        /** The providers have booted: load the application's routes, cached or not. */
+        public static function booted(?array $cache): void
+        {
+            if ($cache !== null) {
+                self::$routes = new CompiledRouteCollection($cache);
+                return;
+            }
+            foreach (self::CORE as [$method, $uri, $name]) {
+                self::add((new RouteDef($method, $uri, 'core'))->name($name));
+            }
+            self::$routes->refreshNameLookups();
+        }
+
+        /** What `php artisan route:cache` writes. */
+        public static function snapshot(): array
+        {
+            return array_map(static fn (RouteDef $r) => $r->toArray(), self::$routes->routes);
+        }
+
+        /** Router::findRoute(): the Routing event, then the match (null: 404). */
+        public static function findRoute(string $method, string $path, object $request): ?array
+        {
+            \event(new \Illuminate\Routing\Events\Routing($request));
+            return self::$routes->match($method, $path);
         }
     }
 
     final class Routes
     {
-        /** @var RouteDef[] */
-        public static array $named = [];
-        /** Paymenter's own named routes that the extension links to (routes/web.php). */
-        public const CORE = ['services.show' => '/services/{service}'];
-
+        /** UrlGenerator::route(): a named route's URL, or RouteNotFoundException. */
         public static function url(string $name, array $params): string
         {
-            $uri = self::CORE[$name] ?? (isset(self::$named[$name]) ? self::$named[$name]->uri : null);
-            if ($uri === null) {
-                throw new \InvalidArgumentException("Route [{$name}] not defined.");
+            $route = Router::$routes->getByName($name);
+            if ($route === null) {
+                throw new \Symfony\Component\Routing\Exception\RouteNotFoundException("Route [{$name}] not defined.");
             }
             $uri = preg_replace_callback('/\{(\w+)\}/', function ($m) use (&$params) {
                 $v = $params[$m[1]] ?? '';
                 unset($params[$m[1]]);
                 return rawurlencode((string) $v);
-            }, $uri);
+            }, $route->uri);
             return 'http://paymenter.test' . $uri . ($params ? '?' . http_build_query($params) : '');
         }
     }
@@ -116,6 +315,18 @@ namespace StandIn {
         {
             return new RedirectResponse($url);
         }
+    }
+}
+
+namespace Symfony\Component\Routing\Exception {
+    class RouteNotFoundException extends \InvalidArgumentException {}
+}
+
+namespace Illuminate\Routing\Events {
+    /** Illuminate\Routing\Events\Routing: fired by Router::findRoute() before it matches a request. */
+    class Routing
+    {
+        public function __construct(public $request) {}
     }
 }
 
@@ -167,6 +378,7 @@ namespace Illuminate\Database\Eloquent {
 
 namespace Illuminate\Support\Facades {
     use StandIn\RouteDef;
+    use StandIn\Router;
     use StandIn\Store;
 
     class Event
@@ -192,12 +404,52 @@ namespace Illuminate\Support\Facades {
     {
         public static function post(string $uri, $action): RouteDef
         {
-            return new RouteDef('POST', $uri, $action);
+            return Router::add(new RouteDef('POST', $uri, $action));
         }
 
         public static function get(string $uri, $action): RouteDef
         {
-            return new RouteDef('GET', $uri, $action);
+            return Router::add(new RouteDef('GET', $uri, $action));
+        }
+
+        /** Router::has(): the collection's name look-up. */
+        public static function has(string $name): bool
+        {
+            return Router::$routes->hasNamedRoute($name);
+        }
+    }
+
+    /**
+     * Laravel's Crypt (AES-256-CBC with APP_KEY). The stand-in only needs a stored form that is not
+     * the value and that only decryptString() turns back (PHP without openssl here).
+     */
+    class Crypt
+    {
+        private const PREFIX = 'stand-in-crypt:';
+
+        public static function encryptString($value): string
+        {
+            $value = (string) $value;
+            return self::PREFIX . base64_encode($value ^ self::pad(strlen($value)));
+        }
+
+        public static function decryptString($payload): string
+        {
+            $payload = (string) $payload;
+            if (!str_starts_with($payload, self::PREFIX)) {
+                throw new \RuntimeException('The payload is invalid.');
+            }
+            $raw = (string) base64_decode(substr($payload, strlen(self::PREFIX)), true);
+            return $raw ^ self::pad(strlen($raw));
+        }
+
+        private static function pad(int $length): string
+        {
+            $pad = '';
+            for ($i = 0; strlen($pad) < $length; $i++) {
+                $pad .= hash('sha256', 'APP_KEY' . $i, true);
+            }
+            return substr($pad, 0, $length);
         }
     }
 
@@ -299,6 +551,56 @@ namespace App\Attributes {
 namespace App\Exceptions {
     /** app/Exceptions/DisplayException.php; Livewire components show its message (App\Livewire\Component::exception). */
     class DisplayException extends \Exception {}
+}
+
+namespace App\Events\Setting {
+    use App\Models\Setting;
+    use Illuminate\Support\Facades\Crypt;
+    use Throwable;
+
+    /** app/Events/Setting/Saving.php (v1.5.8, 19-51): an encrypted setting's value is encrypted, else cast to its type. */
+    class Saving
+    {
+        public function __construct(Setting $setting)
+        {
+            if ($setting->encrypted) {
+                $setting->value = Crypt::encryptString($setting->value);
+                return;
+            }
+            switch ($setting->type) {
+                case 'boolean':
+                    $setting->value = (bool) $setting->value;
+                    break;
+                case 'integer':
+                    $setting->value = (int) $setting->value;
+                    break;
+            }
+        }
+    }
+
+    /** app/Events/Setting/Retrieved.php (v1.5.8, 19-46): decrypted (null when it cannot be), then cast to its type. */
+    class Retrieved
+    {
+        public function __construct(Setting $setting)
+        {
+            if ($setting->encrypted && $setting->value) {
+                try {
+                    $setting->value = Crypt::decryptString($setting->value);
+                } catch (Throwable $th) {
+                    report($th);
+                    $setting->value = null;
+                }
+            }
+            switch ($setting->type) {
+                case 'boolean':
+                    $setting->value = (bool) $setting->value;
+                    break;
+                case 'integer':
+                    $setting->value = (int) $setting->value;
+                    break;
+            }
+        }
+    }
 }
 
 namespace App\Events\Service {
@@ -408,23 +710,107 @@ namespace App\Models {
         protected const TABLE = 'plans';
     }
 
-    /** A row of `settings` (key, value); values are already decrypted (App\Events\Setting\Retrieved). */
-    class Setting extends Model {}
+    /**
+     * app/Models/Setting.php: a row of `settings` (key, value, type, encrypted, settingable_*), with
+     * 'retrieved' => Retrieved and 'saving' => Saving ($dispatchesEvents), and the table's defaults
+     * (type 'string', encrypted false). Products keep plain values here ("setting_values").
+     */
+    class Setting extends Model
+    {
+        protected const TABLE = 'settings';
 
-    /** extensions table, type = server. */
+        /** A row read from the table: the Retrieved event decrypts and casts it. */
+        public static function retrieve(array $row): self
+        {
+            $setting = new self($row);
+            new \App\Events\Setting\Retrieved($setting);
+            $setting->original = $setting->attributes;
+            return $setting;
+        }
+
+        public function save(): bool
+        {
+            $this->attributes += ['type' => 'string', 'encrypted' => false];
+            new \App\Events\Setting\Saving($this);
+            if (!isset($this->attributes['id'])) {
+                $ids = array_map('intval', array_keys(Store::$db['settings'] ?? []));
+                $this->attributes['id'] = (string) (($ids ? max($ids) : 0) + 1);
+            }
+            $this->attributes['encrypted'] = (bool) $this->attributes['encrypted'];
+            Store::$db['settings'][(string) $this->attributes['id']] = $this->attributes;
+            $this->original = $this->attributes;
+            return true;
+        }
+    }
+
+    /** $model->settings(): a morphMany of Setting (App\Models\Extension::settings). */
+    class SettingRelation
+    {
+        public function __construct(private string $type, private string $id, private array $where = []) {}
+
+        public function where(string $key, $value): self
+        {
+            return new self($this->type, $this->id, $this->where + [$key => $value]);
+        }
+
+        /** The rows, retrieved (decrypted). */
+        public function get(): Collection
+        {
+            $out = [];
+            foreach (Store::$db['settings'] ?? [] as $row) {
+                if ($row['settingable_type'] !== $this->type || (string) $row['settingable_id'] !== $this->id) {
+                    continue;
+                }
+                foreach ($this->where as $k => $v) {
+                    if ((string) ($row[$k] ?? '') !== (string) $v) {
+                        continue 2;
+                    }
+                }
+                $out[] = Setting::retrieve($row);
+            }
+            return new Collection($out);
+        }
+
+        public function first(): ?Setting
+        {
+            return $this->get()->first();
+        }
+
+        /** Eloquent updateOrCreate: firstOrNew($attributes) (retrieved, so decrypted), fill($values), save(). */
+        public function updateOrCreate(array $attributes, array $values = []): Setting
+        {
+            $attributes += ['settingable_type' => $this->type, 'settingable_id' => $this->id];
+            $setting = (new self($this->type, $this->id, $attributes))->first() ?? new Setting($attributes);
+            foreach ($values as $k => $v) {
+                $setting->$k = $v;
+            }
+            $setting->save();
+            return $setting;
+        }
+    }
+
+    /** app/Models/Server.php: the extensions table, type = server. */
     class Server extends Model
     {
         protected const TABLE = 'servers';
 
-        // The JSON row keeps the values under "setting_values": "settings" is the relation.
-
-        public function settings(): Collection
+        public static function create(array $attributes): self
         {
-            $out = [];
-            foreach ($this->attributes['setting_values'] ?? [] as $k => $v) {
-                $out[] = new Setting(['key' => $k, 'value' => $v]);
-            }
-            return new Collection($out);
+            $ids = array_map('intval', array_keys(Store::$db[static::TABLE] ?? []));
+            $attributes['id'] = (string) (($ids ? max($ids) : 0) + 1);
+            Store::$db[static::TABLE][$attributes['id']] = $attributes;
+            return new self($attributes);
+        }
+
+        public function settings(): SettingRelation
+        {
+            return new SettingRelation('App\\Models\\Server', (string) $this->attributes['id']);
+        }
+
+        /** $server->settings: the relation's rows, each retrieved (decrypted). */
+        public function getSettingsAttribute(): Collection
+        {
+            return $this->settings()->get();
         }
 
         public function getTypeAttribute(): string
@@ -602,6 +988,12 @@ namespace App\Helpers {
                 $config = self::settingsToArray($config);
             }
             return new $class($config);
+        }
+
+        /** getConfig($type, $extension, $config = []): the extension's config fields. */
+        public static function getConfig($type, $extension, $config = [])
+        {
+            return self::getExtension($type, $extension)->getConfig($config);
         }
 
         public static function hasFunction($extension, $function)

@@ -8,9 +8,14 @@
  *
  * PM_STATE is the "database" (see paymenter-stub.php); it is read at start and written back.
  * Every run starts like a Paymenter request: AppServiceProvider::boot() calls boot() on each
- * server extension, then the flow runs, then the queue worker runs the jobs it dispatched.
+ * server extension, then the routes are loaded (or the route cache replaces them), then the flow
+ * runs, then the queue worker runs the jobs it dispatched. A request through a route (show,
+ * post-change-ip) goes through Router::findRoute (the Routing event, then the match).
  *
  * Commands (each names the Paymenter code it follows):
+ *   create-server <json settings>    Admin → Servers → Create (ServerResource\Pages\CreateServer::handleRecordCreation)
+ *   edit-server <json settings>      Admin → Servers → a server → Save (EditServer::handleRecordUpdate)
+ *   artisan route:cache|route:clear  php artisan route:cache (a freshly booted application's routes) / route:clear
  *   discover                         ExtensionHelper::getAvailableExtensions + the admin/checkout forms
  *   test-config [json]               admin "Test Connection" (ServerResource), unsaved values merged over the saved ones
  *   checkout <product> <ip> [user]   Livewire Products\Checkout::rules/validate + Cart::checkout (service pending)
@@ -31,7 +36,7 @@ use App\Models\Service;
 use App\Models\User;
 use Illuminate\Support\Facades\DB;
 use Illuminate\Support\Facades\Session;
-use StandIn\Routes;
+use StandIn\Router;
 use StandIn\Store;
 
 require __DIR__ . '/paymenter-stub.php';
@@ -53,15 +58,29 @@ $command = $argv[1] ?? '';
 $args = array_slice($argv, 2);
 $out = ['command' => $command, 'failed_jobs' => [], 'jobs' => [], 'emails' => []];
 
-// AppServiceProvider::boot(): boot() of every server extension, once per extension, errors reported.
-$booted = [];
-foreach (Store::$db['servers'] as $row) {
-    $server = Server::find($row['id']);
-    if (!isset($booted[$server->extension])) {
-        $booted[$server->extension] = true;
-        ExtensionHelper::call($server, 'boot', mayFail: true);
+/**
+ * Application::boot(): the providers boot (AppServiceProvider::boot calls boot() of every server
+ * extension, once per extension, errors reported: AppServiceProvider.php 154-164), then the
+ * booted callbacks load the routes: routes/web.php and fresh name look-ups, or, when the routes
+ * are cached, the cache in place of everything registered so far.
+ */
+function bootApplication(bool $useCache): void
+{
+    // A new application: its own router and event dispatcher (the facades point at it).
+    Router::reset();
+    Illuminate\Support\Facades\Event::$listeners = [];
+    $booted = [];
+    foreach (Store::$db['servers'] ?? [] as $row) {
+        $server = Server::find($row['id']);
+        if (!isset($booted[$server->extension])) {
+            $booted[$server->extension] = true;
+            ExtensionHelper::call($server, 'boot', mayFail: true);
+        }
     }
+    Router::booted($useCache ? (Store::$db['route_cache'] ?? null) : null);
 }
+
+bootApplication(true);
 
 /** The queue worker: each job gets the service fresh from the database (SerializesModels). */
 function work(array &$out): void
@@ -184,9 +203,78 @@ function nextId(string $table): string
 }
 
 $serverRow = reset(Store::$db['servers']);
-$server = Server::find($serverRow['id']);
+$server = $serverRow ? Server::find($serverRow['id']) : null;
+
+/** A form's settings as JSON from the command line (Filament's state: strings, a checkbox a bool). */
+function formSettings(?string $json): array
+{
+    $settings = json_decode($json ?? '{}', true);
+    return is_array($settings) ? $settings : [];
+}
+
+/** The server's settings rows as stored (for the test: flags, and whether the value is stored as typed). */
+function storedSettings(Server $server, array $typed): array
+{
+    $rows = [];
+    foreach (Store::$db['settings'] ?? [] as $row) {
+        if ((string) $row['settingable_id'] === (string) $server->id) {
+            $rows[$row['key']] = ['type' => $row['type'], 'encrypted' => (bool) $row['encrypted'],
+                'stored_as_typed' => array_key_exists($row['key'], $typed) && (string) $row['value'] === (string) $typed[$row['key']]];
+        }
+    }
+    ksort($rows);
+    return $rows;
+}
 
 switch ($command) {
+    case 'create-server':
+        // CreateServer::handleRecordCreation (v1.5.8, 22-45): the record, then each non-null form
+        // value with updateOrCreate(['key' => $key], ['value' => $value]) (no type, no encrypted
+        // flag), then ExtensionHelper::call($record, 'enabled', [$record], mayFail: true).
+        $data = formSettings($args[0] ?? null);
+        $record = Server::create(['name' => 'License Bridge', 'extension' => 'LicenseBridge', 'type' => 'server', 'enabled' => true]);
+        foreach ($data as $key => $value) {
+            if (is_null($value)) {
+                continue;
+            }
+            $record->settings()->updateOrCreate(['key' => $key], ['value' => $value]);
+        }
+        ExtensionHelper::call($record, 'enabled', [$record], mayFail: true);
+        $out['server_id'] = $record->id;
+        $out['settings'] = storedSettings($record, $data);
+        break;
+
+    case 'edit-server':
+        // EditServer::handleRecordUpdate (v1.5.8, 32-58): the form is filled with every stored
+        // (decrypted) value (mutateFormDataBeforeFill); each config option is stored with its
+        // database_type and encrypted flag; then ExtensionHelper::call($record, 'updated', [$record]).
+        $data = array_merge(ExtensionHelper::settingsToArray($server->settings), formSettings($args[0] ?? null));
+        foreach (ExtensionHelper::getConfig($server->type, $server->extension) as $option) {
+            $server->settings()->updateOrCreate([
+                'key' => $option['name'],
+                'settingable_id' => (string) $server->id,
+                'settingable_type' => 'App\\Models\\Server',
+            ], [
+                'type' => $option['database_type'] ?? 'string',
+                'value' => isset($data[$option['name']]) ? (is_array($data[$option['name']]) ? json_encode($data[$option['name']]) : $data[$option['name']]) : null,
+                'encrypted' => $option['encrypted'] ?? false,
+            ]);
+        }
+        ExtensionHelper::call($server, 'updated', [$server], mayFail: true);
+        $out['settings'] = storedSettings($server, $data);
+        break;
+
+    case 'artisan':
+        if (($args[0] ?? '') === 'route:cache') {
+            // RouteCacheCommand: a fresh application, booted without the cache, and its routes.
+            bootApplication(false);
+            Store::$db['route_cache'] = Router::snapshot();
+            $out['cached_routes'] = array_values(array_filter(array_column(Store::$db['route_cache'], 'name')));
+        } elseif (($args[0] ?? '') === 'route:clear') {
+            unset(Store::$db['route_cache']);
+        }
+        break;
+
     case 'discover':
         // ExtensionHelper::getAvailableExtensions: extensions/<Type>s/<Name>/<Name>.php whose class exists.
         $found = [];
@@ -298,6 +386,12 @@ switch ($command) {
         break;
 
     case 'show':
+        // GET /services/{service} (routes/web.php 46), or Livewire's update request for it: the
+        // router fires Routing and matches before the component renders.
+        $found = Router::findRoute('GET', '/services/' . $args[0], new Illuminate\Http\Request([], User::find('7')));
+        if ($found === null || $found[0]->name !== 'services.show') {
+            throw new RuntimeException('stand-in: the services.show route is missing');
+        }
         $service = Service::find($args[0]);
         // HasNotifications::bootHasNotifications
         $notification = Session::get('notification');
@@ -333,32 +427,41 @@ switch ($command) {
         break;
 
     case 'post-change-ip':
-        $route = Routes::$named['extensions.servers.licensebridge.change-ip'] ?? null;
-        if (!$route) {
-            throw new RuntimeException('the extension registered no change-ip route');
-        }
+        // The change-IP form's POST, dispatched as Laravel dispatches a request: Router::findRoute
+        // (the Routing event, then the match: 404 when no route matches), the route's middleware
+        // (web: VerifyCsrfToken, 419; auth: a guest is redirected to the login), the implicit
+        // binding of {service} (404), then the controller: the container builds the class with
+        // no arguments ($config = []) and calls the method.
+        $path = '/extensions/licensebridge/services/' . rawurlencode($args[0]) . '/change-ip';
         $input = ['new_ip' => $args[1], '_token' => $args[3] ?? Session::get('_token')];
         $user = User::find($args[2] ?? '7');
+        $request = new Illuminate\Http\Request($input, $user);
+        $found = Router::findRoute('POST', $path, $request);
         $response = ['status' => 200];
-        if (in_array('web', $route->middleware, true) && $input['_token'] !== Session::get('_token')) {
-            $response = ['status' => 419]; // VerifyCsrfToken
-        } elseif (in_array('auth', $route->middleware, true) && !$user) {
-            $response = ['status' => 302, 'location' => 'http://paymenter.test/login'];
-        } elseif (!($service = Service::find($args[0]))) {
-            $response = ['status' => 404]; // implicit route-model binding
+        if ($found === null) {
+            $response = ['status' => 404];
         } else {
-            [$class, $method] = $route->action;
-            $controller = new $class(); // the container: no arguments, $config = []
-            try {
-                $result = $controller->$method(new Illuminate\Http\Request($input, $user), $service);
-                $response = $result instanceof StandIn\RedirectResponse ? ['status' => 302, 'location' => $result->targetUrl] : ['status' => 200, 'body' => $result];
-            } catch (Symfony\Component\HttpKernel\Exception\HttpException $e) {
-                $response = ['status' => $e->statusCode];
+            [$route, $params] = $found;
+            if (in_array('web', $route->middleware, true) && $input['_token'] !== Session::get('_token')) {
+                $response = ['status' => 419];
+            } elseif (in_array('auth', $route->middleware, true) && !$user) {
+                $response = ['status' => 302, 'location' => 'http://paymenter.test/login'];
+            } elseif (!($service = Service::find($params['service'] ?? ''))) {
+                $response = ['status' => 404];
+            } else {
+                [$class, $method] = $route->action;
+                $controller = new $class();
+                try {
+                    $result = $controller->$method($request, $service);
+                    $response = $result instanceof StandIn\RedirectResponse ? ['status' => 302, 'location' => $result->targetUrl] : ['status' => 200, 'body' => $result];
+                } catch (Symfony\Component\HttpKernel\Exception\HttpException $e) {
+                    $response = ['status' => $e->statusCode];
+                }
             }
+            $out['route'] = ['uri' => $route->uri, 'middleware' => $route->middleware, 'name' => $route->name];
         }
         $out['response'] = $response;
         $out['session_notification'] = Session::get('notification');
-        $out['route'] = ['uri' => $route->uri, 'middleware' => $route->middleware];
         break;
 
     default:
@@ -371,6 +474,7 @@ if (isset($args[0]) && isset(Store::$db['services'][$args[0]])) {
 } elseif (isset($out['service_id'])) {
     $out['state'] = serviceState($out['service_id']);
 }
+$out['routes_cached'] = isset(Store::$db['route_cache']);
 $out['log'] = Store::$log;
 Store::save();
 echo json_encode($out, JSON_UNESCAPED_SLASHES | JSON_PRETTY_PRINT | JSON_INVALID_UTF8_SUBSTITUTE);

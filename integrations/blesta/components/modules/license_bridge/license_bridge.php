@@ -24,15 +24,21 @@ class LicenseBridge extends Module
 {
     /** Service field: the licence's IP address (shown as the service's name, config.json service.name_key). */
     private const FIELD_IP = 'license_ip';
-    /** Service field: the name the bridge knows this service by (its service_identifier). */
+    /** Service field: the name the bridge knows this service by (its service_identifier), stored once bought. */
     private const FIELD_REF = 'license_ref';
     /** Service field: the bridge's licence key (license_key), accepted by every call. */
     private const FIELD_KEY = 'license_key';
     /** Service field: the install command, for the welcome e-mail tag {service.license_install_command}. */
     private const FIELD_COMMAND = 'license_install_command';
 
-    /** What this module generates as service_identifier: Blesta has no service id yet when addService runs. */
-    private const REF_PATTERN = '/^blesta-[0-9a-f]{24}$/';
+    /**
+     * Admin add form only (never stored): a one-time token in a hidden field, posted again with the
+     * form, so that adding the same service again after an error names the same order.
+     */
+    private const FIELD_ADD_TOKEN = 'license_add_token';
+    private const ADD_TOKEN_PATTERN = '/^[0-9a-f]{32}$/D';
+    /** The name earlier versions of this module stored at order time (blesta- and 24 random hex digits). */
+    private const LEGACY_REF_PATTERN = '/^blesta-[0-9a-f]{24}$/D';
     /** A product id of the bridge's catalogue (the bridge's own id rule). */
     private const PRODUCT_PATTERN = '/^[A-Za-z0-9_.:-]{1,64}$/';
 
@@ -44,10 +50,21 @@ class LicenseBridge extends Module
     /** The service_identifier the connection test asks about; the bridge answers 404 when the token is right. */
     private const PROBE_SERVICE = 'blesta-connection-test';
 
-    /** Months per Blesta term: [period => [term => bridge billing cycle]]. */
-    private const CYCLES = [
-        'month' => [1 => 'monthly', 3 => 'quarterly', 6 => 'semiannually', 12 => 'annually', 24 => 'biennially', 36 => 'triennially'],
-        'year' => [1 => 'annually', 2 => 'biennially', 3 => 'triennially'],
+    /** Months per unit of a Blesta pricing period; other periods (day, week, onetime) are no licence term. */
+    private const PERIOD_MONTHS = ['month' => 1, 'year' => 12];
+
+    /**
+     * Blesta's name for each bridge call, as the shared hints say it ("run Activate again").
+     */
+    private const ACTION_NAMES = [
+        'create' => 'Activate',
+        'suspend' => 'Suspend',
+        'unsuspend' => 'Unsuspend',
+        'terminate' => 'Cancel',
+        'renew' => 'Renew',
+        'change-ip' => 'Change IP',
+        'change-package' => 'Change Package',
+        'info' => 'the page',
     ];
 
     /**
@@ -317,8 +334,10 @@ class LicenseBridge extends Module
     // ---------------------------------------------------------------------------------------
 
     /**
-     * Admin's "add service" fields: the IP, and the bridge's name for the service (hidden), kept
-     * across a re-submit so that adding again after an error orders the same licence.
+     * Admin's "add service" fields: the IP, and a one-time token (hidden) that the form posts again
+     * on a re-submit, so that adding the same service again after an error names the same order
+     * (see serviceIdentifier()). Blesta shows these fields on a pending service's page too; there
+     * the token is ignored, since activation names the service by its id.
      *
      * @param stdClass $package The package
      * @param stdClass $vars Post data
@@ -327,9 +346,9 @@ class LicenseBridge extends Module
     public function getAdminAddFields($package, $vars = null)
     {
         $fields = $this->ipFields($vars, 'LicenseBridge.service_field.tooltip.license_ip_admin');
-        $ref = isset($vars->{self::FIELD_REF}) && is_string($vars->{self::FIELD_REF})
-            && preg_match(self::REF_PATTERN, $vars->{self::FIELD_REF}) ? $vars->{self::FIELD_REF} : $this->newRef();
-        $fields->setField($fields->fieldHidden(self::FIELD_REF, $ref, ['id' => 'license_bridge_license_ref']));
+        $token = isset($vars->{self::FIELD_ADD_TOKEN}) && is_string($vars->{self::FIELD_ADD_TOKEN})
+            && preg_match(self::ADD_TOKEN_PATTERN, $vars->{self::FIELD_ADD_TOKEN}) ? $vars->{self::FIELD_ADD_TOKEN} : bin2hex(random_bytes(16));
+        $fields->setField($fields->fieldHidden(self::FIELD_ADD_TOKEN, $token, ['id' => 'license_bridge_license_add_token']));
 
         return $fields;
     }
@@ -347,9 +366,7 @@ class LicenseBridge extends Module
     }
 
     /**
-     * Admin's "edit service" fields: the IP (a change moves the licence with change-ip), and the
-     * bridge's name for the service (hidden), so activating a pending service from this form
-     * orders the licence the service was given when it was added.
+     * Admin's "edit service" fields: the IP (a change moves the licence with change-ip).
      *
      * @param stdClass $package The package
      * @param stdClass $vars The service's fields
@@ -357,12 +374,7 @@ class LicenseBridge extends Module
      */
     public function getAdminEditFields($package, $vars = null)
     {
-        $fields = $this->ipFields($vars, 'LicenseBridge.service_field.tooltip.license_ip_admin');
-        if (isset($vars->{self::FIELD_REF}) && is_string($vars->{self::FIELD_REF})) {
-            $fields->setField($fields->fieldHidden(self::FIELD_REF, $vars->{self::FIELD_REF}, ['id' => 'license_bridge_license_ref']));
-        }
-
-        return $fields;
+        return $this->ipFields($vars, 'LicenseBridge.service_field.tooltip.license_ip_admin');
     }
 
     /**
@@ -409,14 +421,14 @@ class LicenseBridge extends Module
     }
 
     /**
-     * An IPv4 or IPv6 address.
+     * An IPv4 or IPv6 address (the shared rule; whether it may hold a licence is the bridge's call).
      *
      * @param string $ip
      * @return bool
      */
     public function validateIp($ip)
     {
-        return is_string($ip) && filter_var(trim($ip), FILTER_VALIDATE_IP) !== false;
+        return is_string($ip) && \LicenseBridgeRules::ip($ip) !== null;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -428,7 +440,9 @@ class LicenseBridge extends Module
      * when a pending service is activated (after payment, or by an admin). The bridge is called
      * only when Blesta asks for provisioning (use_module 'true'); a refused or unfinished
      * purchase is an Input error, so Blesta neither stores nor activates the service and tries
-     * again later with the same fields (the same service_identifier: nothing is bought twice).
+     * again later. The retry names the same service at the bridge (serviceIdentifier(): derived
+     * from what Blesta passes every time, never from a field only this module stored), so it
+     * continues the same order and nothing is bought twice.
      *
      * @param stdClass $package The package
      * @param array $vars license_ip, use_module, client_id, pricing_id, date_renews, stored fields
@@ -457,18 +471,14 @@ class LicenseBridge extends Module
             return null;
         }
 
-        $provision = $this->usesModule($vars);
-        // A name Blesta stored (activation) or the admin form carried (re-submit) is kept; an
-        // order's input is never trusted for it: a pending service always gets a fresh one.
-        $ref = $provision && isset($vars[self::FIELD_REF]) && is_string($vars[self::FIELD_REF])
-            && preg_match(self::REF_PATTERN, $vars[self::FIELD_REF]) ? $vars[self::FIELD_REF] : $this->newRef();
         $fields = [
             self::FIELD_IP => $vars[self::FIELD_IP],
-            self::FIELD_REF => $ref,
+            // The bridge's name is known once it has the licence (the answer's service_identifier).
+            self::FIELD_REF => '',
             self::FIELD_KEY => '',
             self::FIELD_COMMAND => '',
         ];
-        if (!$provision) {
+        if (!$this->usesModule($vars)) {
             return $this->fieldList($fields);
         }
 
@@ -481,7 +491,7 @@ class LicenseBridge extends Module
             return null;
         }
         $params = [
-            'service_identifier' => $ref,
+            'service_identifier' => $this->serviceIdentifier($package, $vars, $fields[self::FIELD_IP]),
             'package_identifier' => $this->productOf($package),
             'ip' => $fields[self::FIELD_IP],
             // An address the bridge would refuse is left out rather than failing the purchase.
@@ -870,6 +880,10 @@ class LicenseBridge extends Module
         Loader::loadModels($this, ['Services']);
         $this->Services->edit($service->id, [self::FIELD_IP => $newIp]);
         if (($errors = $this->Services->errors())) {
+            if (isset($errors['api']['ip_in_use'])) {
+                // The bridge's answer names the service holding that IP: not for a customer's eyes.
+                $errors = [self::FIELD_IP => ['ip_in_use' => Language::_('LicenseBridge.!error.change_ip.in_use', true)]];
+            }
             $this->Input->setErrors($errors);
             return null;
         }
@@ -1059,7 +1073,7 @@ class LicenseBridge extends Module
             $this->writeLog($url, $received, 'output', $status === 200);
         };
 
-        return new LicenseBridgeClient($this->rowBaseUrl($meta), $token, (int) $timeout, $logger);
+        return new LicenseBridgeClient($this->rowBaseUrl($meta), $token, (int) $timeout, $logger, 'blesta');
     }
 
     /**
@@ -1116,7 +1130,9 @@ class LicenseBridge extends Module
     }
 
     /**
-     * A readable sentence for a failed call, without the token.
+     * A readable sentence for a failed call, without the token: the bridge's error and code and
+     * what to do about it, in the words every module shares (LicenseBridgeMessages, generated from
+     * the bridge's own list), naming the Blesta action to repeat.
      *
      * @param string $call
      * @param array $result
@@ -1124,29 +1140,16 @@ class LicenseBridge extends Module
      */
     private function describe($call, array $result)
     {
-        $error = $this->safeText((string) ($result['error'] ?? ''));
-        $code = (string) ($result['code'] ?? '');
+        $action = self::ACTION_NAMES[$call] ?? $call;
+        $result['error'] = $this->safeText((string) ($result['error'] ?? ''));
         if (!empty($result['pending'])) {
-            return Language::_('LicenseBridge.!error.pending', true, $call, $error);
+            return Language::_('LicenseBridge.!error.call', true, $action, \LicenseBridgeMessages::pending($action, $result['error']));
         }
-        switch ($code) {
-            case 'ip_change_limit':
-                return Language::_('LicenseBridge.!error.change_ip.limit', true);
-            case 'insufficient_balance':
-            case 'upstream_refused':
-            case 'upstream_unauthorized':
-                return Language::_('LicenseBridge.!error.refused', true, $call, $error, $code);
-            case 'unknown_service':
-                return Language::_('LicenseBridge.!error.unknown_service', true);
-            case 'unauthorized':
-                return Language::_('LicenseBridge.!error.token.unauthorized', true);
-            case 'retry_later':
-                return Language::_('LicenseBridge.!error.retry_later', true, $call, $error);
-            case 'unreachable':
-                return Language::_('LicenseBridge.!error.connection.unreachable', true, $error);
+        if (($result['code'] ?? null) === 'ip_change_limit') {
+            return Language::_('LicenseBridge.!error.change_ip.limit', true);
         }
 
-        return Language::_('LicenseBridge.!error.call', true, $call, $error, $code);
+        return Language::_('LicenseBridge.!error.call', true, $action, \LicenseBridgeMessages::failure($result, $action));
     }
 
     /**
@@ -1516,12 +1519,14 @@ class LicenseBridge extends Module
         }
         $period = isset($pricing->period) ? (string) $pricing->period : '';
         $term = isset($pricing->term) ? (int) $pricing->term : 0;
-        if (!isset(self::CYCLES[$period][$term])) {
+        // The shared rule: a bridge cycle for 1, 3, 6, 12, 24 or 36 months, false for any other.
+        $cycle = isset(self::PERIOD_MONTHS[$period]) && $term > 0 ? \LicenseBridgeRules::cycle($term * self::PERIOD_MONTHS[$period]) : false;
+        if (!is_string($cycle)) {
             $this->setError('pricing_id', 'cycle', Language::_('LicenseBridge.!error.pricing_id.cycle', true, $term, $period));
             return null;
         }
 
-        return self::CYCLES[$period][$term];
+        return $cycle;
     }
 
     /**
@@ -1609,13 +1614,72 @@ class LicenseBridge extends Module
     }
 
     /**
-     * A fresh name for a service at the bridge.
+     * The service_identifier of a service being provisioned: the same for every retry of the same
+     * activation, whatever Blesta passes back in $vars, and different for every service.
      *
+     * - A pending service being activated (the Provision Paid Pending Services task, or an admin
+     *   saving a pending service as active): Blesta's Services::edit() calls addService with the
+     *   $vars its validateEdit() returned, which always hold the service's id ($vars['service_id'],
+     *   app/models/services.php in Blesta 4.7 and 5.13), and the service row exists, pending, for
+     *   that client. Its id names it, as every other panel's module names a service by the panel's
+     *   id. A service ordered under an earlier version of this module kept the name it stored at
+     *   order time ("blesta-" and 24 hex digits, possibly already sent to the bridge): that name is
+     *   read from Blesta's own row, not from $vars, and kept.
+     * - A service added as active (Services::add(), the admin's add form or the API): Blesta calls
+     *   addService before it inserts the row, so no id exists yet. The name is a hash of what
+     *   defines this order: the client, the package, the IP, and the add form's one-time token
+     *   (posted again when the admin re-submits after an error). The same form names the same
+     *   order; another form for the same client, package and IP names another one, which the
+     *   bridge refuses (ip_in_use) rather than share a licence. Without a token (an API call) the
+     *   client, package and IP alone name it.
+     *
+     * @param stdClass $package
+     * @param array $vars addService's $vars
+     * @param string $ip The licence's IP (validated)
      * @return string
      */
-    private function newRef()
+    private function serviceIdentifier($package, array $vars, $ip)
     {
-        return 'blesta-' . bin2hex(random_bytes(12));
+        $service = $this->activatingService($vars);
+        if ($service !== null) {
+            $stored = $this->storedFields($service)[self::FIELD_REF];
+            return preg_match(self::LEGACY_REF_PATTERN, $stored) === 1 ? $stored : (string) (int) $service->id;
+        }
+        $token = isset($vars[self::FIELD_ADD_TOKEN]) && is_string($vars[self::FIELD_ADD_TOKEN])
+            && preg_match(self::ADD_TOKEN_PATTERN, $vars[self::FIELD_ADD_TOKEN]) === 1 ? $vars[self::FIELD_ADD_TOKEN] : '';
+        $packed = @inet_pton((string) \LicenseBridgeRules::ip($ip));
+        $order = implode("\n", [
+            'blesta-add',
+            (string) ($vars['client_id'] ?? ''),
+            (string) (isset($package->id) ? $package->id : ''),
+            $packed !== false ? bin2hex($packed) : strtolower(trim($ip)),
+            $token,
+        ]);
+
+        return 'blesta-' . substr(hash('sha256', $order), 0, 24);
+    }
+
+    /**
+     * The pending service that addService is activating, when Blesta's Services::edit() is the
+     * caller: $vars['service_id'] names an existing pending service of the same client.
+     *
+     * @param array $vars
+     * @return stdClass|null
+     */
+    private function activatingService(array $vars)
+    {
+        $id = isset($vars['service_id']) && is_scalar($vars['service_id']) ? (string) $vars['service_id'] : '';
+        if (preg_match('/^[1-9][0-9]{0,18}$/D', $id) !== 1) {
+            return null;
+        }
+        Loader::loadModels($this, ['Services']);
+        $service = $this->Services->get((int) $id);
+        if (!$service || ($service->status ?? null) !== 'pending'
+            || (string) ($service->client_id ?? '') !== (string) ($vars['client_id'] ?? '')) {
+            return null;
+        }
+
+        return $service;
     }
 
     /**

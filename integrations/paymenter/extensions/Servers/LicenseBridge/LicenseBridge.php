@@ -16,7 +16,10 @@
  * - Every call is safe to repeat: the bridge keys a licence by Paymenter's service id, so a second
  *   createServer() buys nothing.
  * - The token travels only in the Authorization header (LicenseBridgeClient); it is never logged,
- *   put in a message, or rendered.
+ *   put in a message, or rendered. It is stored encrypted from the server's first save (enabled()).
+ * - The shared core (LicenseBridgeClient.php, LicenseBridgeRules.php, LicenseBridgeMessages.php,
+ *   copies of integrations/shared/) sends every call, cleans names, checks IP syntax, maps billing
+ *   cycles and words every error's hint; this file adds only what is Paymenter's.
  */
 
 namespace Paymenter\Extensions\Servers\LicenseBridge;
@@ -29,9 +32,11 @@ use App\Models\Product;
 use App\Models\Service;
 use Exception;
 use Illuminate\Http\Request;
+use Illuminate\Routing\Events\Routing;
 use Illuminate\Support\Facades\DB;
 use Illuminate\Support\Facades\Event;
 use Illuminate\Support\Facades\Log;
+use Illuminate\Support\Facades\Route;
 use Illuminate\Support\Facades\Session;
 use Throwable;
 
@@ -49,20 +54,28 @@ class LicenseBridge extends Server
     public const IP_PROPERTY = 'license_ip';
     public const KEY_PROPERTY = 'license_key';
 
-    /** Bridge billing cycles by months (service contract, section 8). */
-    private const CYCLES = [1 => 'monthly', 3 => 'quarterly', 6 => 'semiannually', 12 => 'annually', 24 => 'biennially', 36 => 'triennially'];
+    /** The client area's change-IP form posts to this route (routes.php). */
+    public const CHANGE_IP_ROUTE = 'extensions.servers.licensebridge.change-ip';
+
+    /** Paymenter's name for each call (Trigger Extension Action), as the shared hints say it ("run Create server again"). */
+    private const ACTIONS = [
+        'create' => 'Create server',
+        'suspend' => 'Suspend server',
+        'unsuspend' => 'Unsuspend server',
+        'terminate' => 'Terminate server',
+        'change-package' => 'Upgrade server',
+        'renew' => 'Upgrade server',
+    ];
 
     /** A page view or a payment must not hang on the bridge for the whole job timeout. */
     private const INTERACTIVE_TIMEOUT = 10;
-
-    private static bool $booted = false;
 
     /** Licence answers already fetched in this request: getActions() and getView() both need one. */
     private static array $infoCache = [];
 
     // ------------------------------------------------------------------ settings forms
 
-    /** Server settings (Admin → Servers). The token is stored encrypted (Setting "encrypted"). */
+    /** Server settings (Admin → Servers). The token is stored encrypted (Setting "encrypted", see enabled()). */
     public function getConfig($values = []): array
     {
         return [
@@ -132,6 +145,37 @@ class LicenseBridge extends Server
         }
     }
 
+    /**
+     * Admin → Servers → Create: Paymenter calls this right after the create page stored the new
+     * server's settings (CreateServer::handleRecordCreation, then ExtensionHelper::call($record,
+     * 'enabled', [$record])). That page stores each value with the settings table's defaults
+     * (type string, not encrypted), while the edit page applies each option's 'encrypted' and
+     * 'database_type' (EditServer::handleRecordUpdate): without this, the token stayed in clear
+     * until the server was saved a second time. Each of this server's settings is given the flags
+     * its option declares, as the edit page stores it; saving a setting flagged encrypted encrypts
+     * its value (App\Events\Setting\Saving). Paymenter reports (mayFail) anything thrown here.
+     *
+     * @param \App\Models\Server $server the server just created
+     */
+    public function enabled($server): void
+    {
+        foreach ($this->getConfig() as $option) {
+            $setting = $server->settings()->where('key', $option['name'])->first();
+            if ($setting === null) {
+                continue;
+            }
+            $encrypted = (bool) ($option['encrypted'] ?? false);
+            $type = (string) ($option['database_type'] ?? 'string');
+            if ((bool) $setting->encrypted === $encrypted && (string) $setting->type === $type) {
+                continue;
+            }
+            // Retrieved, so its value is the plain one: Saving encrypts it now.
+            $setting->encrypted = $encrypted;
+            $setting->type = $type;
+            $setting->save();
+        }
+    }
+
     /** Product settings (Admin → Products → the product's server tab). */
     public function getProductConfig($values = []): array
     {
@@ -195,13 +239,13 @@ class LicenseBridge extends Server
             throw new Exception("license-bridge: service #{$service->id} has no IP address (service property " . self::IP_PROPERTY . '); set it, then run Create again');
         }
         $user = $service->user;
-        $name = $user ? self::printableName((string) $user->name) : '';
         $r = $this->client()->create([
             'service_identifier' => (string) $service->id,
             'package_identifier' => $product,
             'ip' => $ip,
             'customer_email' => $user ? (string) $user->email : null,
-            'customer_name' => $name === '' ? null : $name,
+            // Cleaned by the shared rules (LicenseBridgeRules::customerName): a name never blocks a purchase.
+            'customer_name' => $user ? (string) $user->name : null,
             'billing_cycle' => $this->billingCycle($service),
             'next_due_date' => $this->paidUntil($service),
         ]);
@@ -212,10 +256,10 @@ class LicenseBridge extends Server
             $this->remember($service, self::KEY_PROPERTY, 'Licence key', $key);
         }
         if ($r['pending']) {
-            throw new Exception("license-bridge: the licence of service #{$service->id} is still being bought (pending); the bridge goes on by itself. Run Create again later to confirm: repeating is safe and buys nothing twice.");
+            throw new Exception("license-bridge, service #{$service->id}: " . \LicenseBridgeMessages::pending(self::ACTIONS['create'], (string) $r['error']));
         }
         if (!$r['ok']) {
-            throw $this->failure('create the licence of', $service, $r);
+            throw $this->failure('create the licence of', $service, $r, 'create');
         }
         $licence = $r['data'];
         if (is_string($licence['ip'] ?? null) && $licence['ip'] !== $ip) {
@@ -268,7 +312,7 @@ class LicenseBridge extends Server
         $product = $this->bridgeProduct((array) $settings);
         $r = $this->client()->changePackage($this->target($service, $properties) + ['package_identifier' => $product]);
         if (!$r['ok']) {
-            throw $this->failure("change to product {$product} the licence of", $service, $r);
+            throw $this->failure("change to product {$product} the licence of", $service, $r, 'change-package');
         }
         $this->sendPaidUntil($service, $properties, true, 'The package is changed, but ');
         return true;
@@ -277,21 +321,44 @@ class LicenseBridge extends Server
     // ------------------------------------------------------------------ renewals
 
     /**
-     * Paymenter has no renew hook: a paid renewal of an active service only moves expires_at
-     * (Services\Service\RenewServiceService). This listener, registered in boot() as Paymenter's
-     * own Stripe gateway does, sends the new expiry to the bridge as the paid-until date; the
-     * bridge's renewal sweep then renews upstream before its term ends. Never throws.
+     * Runs on every request and console command (AppServiceProvider::boot). Two things:
+     *
+     * - The change-IP route. Paymenter loads an extension's routes only from its boot() (Paymenter's
+     *   docs, "Routes, Views etc"; Stripe, PayPal, Mollie do the same). Under `php artisan
+     *   route:cache` Laravel replaces the routes with the cached ones once the application has
+     *   booted (RouteServiceProvider::loadCachedRoutes, Router::setCompiledRoutes), so a route added
+     *   in boot() is dropped, and the cache holds it only if it was made while this server existed.
+     *   The router fires Illuminate\Routing\Events\Routing before it matches each request, after the
+     *   cache is loaded; a route added then is kept (CompiledRouteCollection::add) and matched
+     *   when the cached ones do not match. So the route is added here for an uncached application,
+     *   and again, if missing, when each request is routed. It is named in its action, so the name
+     *   is known at once (a compiled collection never refreshes its name look-ups).
+     * - Renewals. Paymenter has no renew hook: a paid renewal of an active service only moves
+     *   expires_at (Services\Service\RenewServiceService). This listener, registered as Paymenter's
+     *   own Stripe gateway does, sends the new expiry to the bridge as the paid-until date; the
+     *   bridge's renewal sweep then renews upstream before its term ends. Never throws.
+     *
+     * Paymenter calls boot() once per application (AppServiceProvider::boot, once per extension),
+     * so nothing here guards against a second call: `php artisan route:cache` boots a second, fresh
+     * application in the same process, and its routes and listeners must be registered too.
      */
     public function boot()
     {
-        if (self::$booted) {
-            return;
-        }
-        self::$booted = true;
-        require __DIR__ . '/routes.php';
+        self::registerRoutes();
+        Event::listen(Routing::class, static function (): void {
+            self::registerRoutes();
+        });
         Event::listen(\App\Events\Service\Updated::class, static function ($event): void {
             self::onServiceUpdated($event->service ?? null);
         });
+    }
+
+    /** Adds the change-IP route unless the router has it already (cached, or added before). */
+    public static function registerRoutes(): void
+    {
+        if (!Route::has(self::CHANGE_IP_ROUTE)) {
+            require __DIR__ . '/routes.php';
+        }
     }
 
     /** A service was saved: when its expiry moved while active, tell the bridge. */
@@ -337,12 +404,12 @@ class LicenseBridge extends Server
         if ($r['ok'] || $r['pending']) {
             return; // pending: stored by the bridge, applied shortly
         }
+        $failure = $this->failure("record the paid-until date {$due} of", $service, $r, 'renew')->getMessage();
         if ($throw) {
-            throw new Exception($prefix . $this->failure("record the paid-until date {$due} of", $service, $r)->getMessage());
+            throw new Exception($prefix . $failure);
         }
         // Not thrown (a payment must go through), but reported: Debug Logs → exception, like a failed job.
-        report(new Exception($this->failure("record the paid-until date {$due} of", $service, $r)->getMessage()
-            . ' Run "Trigger Extension Action → Upgrade server" on the service to send it again.'));
+        report(new Exception($failure . ' (Trigger Extension Action → Upgrade server sends the date again.)'));
     }
 
     // ------------------------------------------------------------------ client area
@@ -405,7 +472,8 @@ class LicenseBridge extends Server
         } elseif ($left !== null && (int) $left <= 0) {
             $html .= '<p data-ip-changes-left="0">This licence has no IP changes left. Contact support if your server has moved.</p>';
         } else {
-            $action = route('extensions.servers.licensebridge.change-ip', ['service' => $service->id]);
+            self::registerRoutes();
+            $action = route(self::CHANGE_IP_ROUTE, ['service' => $service->id]);
             $html .= '<form method="POST" action="' . $e($action) . '" class="flex flex-col gap-2 max-w-md">'
                 . '<input type="hidden" name="_token" value="' . $e(csrf_token()) . '">'
                 . '<label for="license-bridge-new-ip">New IP address</label>'
@@ -515,7 +583,7 @@ class LicenseBridge extends Server
         if ($timeoutCap !== null) {
             $timeout = min($timeout, $timeoutCap);
         }
-        return new \LicenseBridgeClient($url, (string) $this->config('token'), $timeout, self::logger());
+        return new \LicenseBridgeClient($url, (string) $this->config('token'), $timeout, self::logger(), 'paymenter');
     }
 
     /** Each call into Laravel's log, without the token (the client removes it before this sees it). */
@@ -565,7 +633,7 @@ class LicenseBridge extends Server
         return $product;
     }
 
-    /** The bridge's billing cycle from the service's plan; a licence is billed in whole terms. */
+    /** The bridge's billing cycle from the service's plan (the shared rule); a licence is billed in whole terms. */
     private function billingCycle(Service $service): string
     {
         $plan = $service->plan;
@@ -578,11 +646,12 @@ class LicenseBridge extends Server
             'year' => 12 * $period,
             default => 0,
         };
-        if ($plan->type !== 'recurring' || !isset(self::CYCLES[$months])) {
+        $cycle = $months > 0 ? \LicenseBridgeRules::cycle($months) : false;
+        if ($plan->type !== 'recurring' || !is_string($cycle)) {
             $what = $plan->type !== 'recurring' ? "a {$plan->type} plan" : "a plan billed every {$period} {$plan->billing_unit}(s)";
             throw new Exception("license-bridge: service #{$service->id} is on {$what}; a licence needs a recurring plan of 1, 3, 6, 12, 24 or 36 months (or 1, 2, 3 years)");
         }
-        return self::CYCLES[$months];
+        return $cycle;
     }
 
     /** The service's expiry (paid up to), as an ISO 8601 date; null while it has none. */
@@ -598,14 +667,19 @@ class LicenseBridge extends Server
         return null;
     }
 
-    /** Why an IP cannot hold a licence (same spirit as the bridge's own check), or null. */
+    /**
+     * Why an IP cannot hold a licence, or null: the shared syntax rule (LicenseBridgeRules::ip),
+     * then the ranges the bridge refuses, checked here only so that a customer can correct the
+     * address at checkout or in the form rather than after paying. The bridge checks again and
+     * decides (422 ip_unusable); keep "Allow private IPs" equal to its ALLOW_PRIVATE_IPS.
+     */
     private function ipProblem(string $ip): ?string
     {
-        $ip = trim($ip);
-        if ($ip === '') {
+        if (trim($ip) === '') {
             return 'is required';
         }
-        if (filter_var($ip, FILTER_VALIDATE_IP) === false) {
+        $ip = \LicenseBridgeRules::ip($ip);
+        if ($ip === null) {
             return 'must be an IPv4 or IPv6 address';
         }
         if (filter_var($ip, FILTER_VALIDATE_IP, FILTER_FLAG_NO_RES_RANGE) === false) {
@@ -625,33 +699,21 @@ class LicenseBridge extends Server
         return null;
     }
 
-    /**
-     * The customer's name as the bridge takes it (no control characters, at most 200 UTF-16 units):
-     * a name must never block a purchase.
-     */
-    private static function printableName(string $name): string
-    {
-        return (string) \LicenseBridgeRules::customerName($name);
-    }
-
     /** Stores a value on the service, as Paymenter's own server extensions do. */
     private function remember(Service $service, string $key, string $name, string $value): void
     {
         $service->properties()->updateOrCreate(['key' => $key], ['name' => $name, 'value' => $value]);
     }
 
-    /** A failed call as the exception Paymenter records (never the token: the client leaves it out). */
-    private function failure(string $what, Service $service, array $r): Exception
+    /**
+     * A failed call as the exception Paymenter records (never the token: the client leaves it out):
+     * the bridge's error, its code and what to do, in the words every module shares
+     * (LicenseBridgeMessages, generated from the bridge's own list), naming Paymenter's action.
+     */
+    private function failure(string $what, Service $service, array $r, string $call): Exception
     {
-        $hint = match ($r['code']) {
-            'insufficient_balance' => ' Top up the reseller balance, then run the action again: nothing is bought twice.',
-            'unauthorized' => ' Check the provisioning token in the server settings.',
-            'upstream_unauthorized' => " Check the bridge's reseller API token.",
-            'unreachable' => ' Check the Bridge URL and that the bridge is running; then run the action again.',
-            'retry_later' => ' Run the action again in a minute.',
-            default => '',
-        };
-        return new Exception("license-bridge could not {$what} service #{$service->id}: " . ($r['error'] ?? 'no answer') . ' (' . ($r['code'] ?? 'error') . ', HTTP ' . $r['status'] . ').' . $hint);
+        return new Exception("license-bridge could not {$what} service #{$service->id} (HTTP {$r['status']}): "
+            . \LicenseBridgeMessages::failure($r, self::ACTIONS[$call] ?? $call));
     }
 
     /** The bridge's messages for one parameter of a 422, joined. */
@@ -673,8 +735,8 @@ class LicenseBridge extends Server
             return true;
         }
         if ($r['pending']) {
-            throw new Exception("license-bridge: the {$call} of service #{$service->id} is still in progress (pending); the bridge goes on by itself. Run the action again later to confirm.");
+            throw new Exception("license-bridge, service #{$service->id}: " . \LicenseBridgeMessages::pending(self::ACTIONS[$call] ?? $call, (string) $r['error']));
         }
-        throw $this->failure($call, $service, $r);
+        throw $this->failure($call, $service, $r, $call);
     }
 }

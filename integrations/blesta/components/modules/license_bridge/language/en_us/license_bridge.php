@@ -111,13 +111,11 @@ $lang['LicenseBridge.!error.client_id.missing'] = 'The client of this service co
 $lang['LicenseBridge.!error.pricing_id.missing'] = 'The service\'s pricing is not one of the package\'s pricings.';
 $lang['LicenseBridge.!error.pricing_id.cycle'] = 'License Bridge sells licences for 1, 3, 6, 12, 24 or 36 months (or 1, 2, 3 years); this term (%1$s %2$s) has no match, so nothing was ordered.';
 $lang['LicenseBridge.!error.create.not_active'] = 'The bridge answered that the licence is %1$s, not active; the service was not activated.';
-$lang['LicenseBridge.!error.pending'] = 'The bridge is still working on this %1$s (%2$s). Nothing is lost and nothing is bought twice: repeat the action in a minute to get its outcome.';
-$lang['LicenseBridge.!error.refused'] = 'The reseller refused the %1$s: %2$s (%3$s). The operator must fix this on the bridge; repeating the action afterwards continues the same order.';
-$lang['LicenseBridge.!error.retry_later'] = 'The bridge cannot do this %1$s now: %2$s';
-$lang['LicenseBridge.!error.unknown_service'] = 'The bridge has no licence for this service.';
 $lang['LicenseBridge.!error.no_licence'] = 'This service has no licence at the bridge (it was not provisioned through the module).';
-$lang['LicenseBridge.!error.call'] = 'The bridge refused the %1$s: %2$s (%3$s).';
+// %1$s is the Blesta action (Activate, Suspend, ...); %2$s the bridge's error, its code and what to do, in the words all modules share.
+$lang['LicenseBridge.!error.call'] = 'License Bridge (%1$s): %2$s';
 $lang['LicenseBridge.!error.change_ip.limit'] = 'This licence has no IP changes left (the product allows a limited number). Please contact support to move it.';
+$lang['LicenseBridge.!error.change_ip.in_use'] = 'That IP address already has a licence of this kind.';
 $lang['LicenseBridge.!error.change_ip.not_active'] = 'The IP can only be changed while the service is active.';
 $lang['LicenseBridge.!error.internal'] = 'The License Bridge module failed unexpectedly (%1$s); nothing was changed in Blesta.';
 $lang['LicenseBridge.!error.change_ip.same'] = 'The licence already belongs to this IP address.';
