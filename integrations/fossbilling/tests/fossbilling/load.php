@@ -5,11 +5,11 @@ declare(strict_types=1);
 /**
  * STAND-IN (test only) for src/load.php of FOSSBilling 0.8.5 (commit 544bf2b8): what a request sets
  * up before any module runs, as far as a module can tell.
- *  - preInit (L155-199): PATH_ROOT is this folder; the Composer autoloader (vendor/autoload.php) is
+ *  - preInit (L170-210): PATH_ROOT is this folder; the Composer autoloader (vendor/autoload.php) is
  *    required before anything else; PATH_LIBRARY, PATH_THEMES, PATH_MODS;
- *  - init (L204-266): DEBUG (here on, so FOSSBilling\Exception logs its stack traces), the
+ *  - init (L215-282): DEBUG (here on, so FOSSBilling\Exception logs its stack traces), the
  *    timezone, PATH_DATA, PATH_LOG, and the DI container from di.php;
- *  - postInit (L271-287): errors are logged to PATH_LOG/php_error.log.
+ *  - postInit (L287-303): errors are logged to PATH_LOG/php_error.log.
  * NOTHING here changes include_path (no set_include_path anywhere in FOSSBilling outside the
  * installer), and the working directory is whatever it is: index.php's folder for a web request,
  * the caller's for `php cron.php`.
