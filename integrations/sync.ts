@@ -20,7 +20,7 @@ export const GENERATED = join(SHARED_DIR, "LicenseBridgeMessages.php");
 export const MODULE_CORE_DIRS: Readonly<Record<string, string>> = {
   whmcs: "whmcs/modules/servers/licensebridge/lib",
   blesta: "blesta/components/modules/license_bridge/lib",
-  fossbilling: "fossbilling/library/Plugin/LicenseBridge",
+  fossbilling: "fossbilling/src/modules/Servicelicensebridge/lib",
   paymenter: "paymenter/extensions/Servers/LicenseBridge",
   hostbill: "hostbill/includes/modules/Hosting/license_bridge/lib",
 };

@@ -3,24 +3,28 @@
 declare(strict_types=1);
 
 /**
- * Test driver (never shipped): a fake FOSSBilling installation that runs the REAL LicenseBridge
- * plug-in the way FOSSBilling does. One php-cli run is one FOSSBilling request.
+ * Test driver (never shipped): a fake FOSSBilling 0.8.5 installation that runs the REAL
+ * Servicelicensebridge module the way FOSSBilling does. One php-cli run is one FOSSBilling request,
+ * on `php -n -d extension=curl` with PHP's own include_path (nothing sets it).
  *
- *   LB_FB_ROOT=<dir> LB_URL=<bridge> LB_TOKEN=<token> php standin.php install '<options json>'
- *       lays out <dir> as a FOSSBilling root: load.php, modules/Order, modules/Servicecustom
- *       (the stand-ins in ./fossbilling), library/FOSSBilling, and library/Plugin/LicenseBridge/
- *       with the plug-in's files as an admin copies them, config.php made from config.example.php.
- *       options: include_path "php_ini" (library/ on include_path, the fix the README gives),
- *       "symlink" (the README's other fix), "none" (a stock PHP); settings: config.php overrides;
- *       config_php: the raw text of config.php instead.
- *   LB_FB_ROOT=<dir> php standin.php checkout '{"client_id":1,"product_id":5,"period":"1M","form":{"ip":"..."}}'
- *   LB_FB_ROOT=<dir> php standin.php admin <module>_<method> '<json>'   e.g. order_activate, servicecustom_changePackage
- *   LB_FB_ROOT=<dir> php standin.php client <client id> servicecustom_call '<json>'
- *   LB_FB_ROOT=<dir> php standin.php invoice <order id> activate|renew
+ *   LB_FB_ROOT=<dir> php standin.php install '<options json>'
+ *       lays out <dir> as a FOSSBilling root from ./fossbilling (load.php, di.php, vendor/, library/,
+ *       the stand-in core modules), then uploads the module as an operator does:
+ *       integrations/fossbilling/src/modules/Servicelicensebridge/ copied to modules/Servicelicensebridge/.
+ *       Seeds two clients and the products of the tests. options: legacy_plugin (also put the old
+ *       Servicecustom plug-in's file at library/Plugin/LicenseBridge/LicenseBridge.php).
+ *   LB_FB_ROOT=<dir> php standin.php admin <module>_<method> '<json>'        an admin API call
+ *   LB_FB_ROOT=<dir> php standin.php client <client id> <module>_<method> '<json>'
+ *   LB_FB_ROOT=<dir> php standin.php checkout <client id> <product id> '<json>'   the order form, then checkout
+ *   LB_FB_ROOT=<dir> php standin.php invoice <order id> activate|renew       a paid invoice's task
+ *   LB_FB_ROOT=<dir> php standin.php template client|admin <name>            where Twig finds a template
+ *   LB_FB_ROOT=<dir> php standin.php seed-legacy-order '{"ip": ...}'          an order the old plug-in activated
+ * LB_FB_CWD=<dir> runs the request from that working directory (cron runs from anywhere).
  *
  * Prints JSON: `api` (the HTTP status and body FOSSBilling's API would answer), `uncaught` (an
- * \Error FOSSBilling's handlers do not catch: the request dies on the error page), the order, its
- * status notes, and the plug-in calls made.
+ * \Error FOSSBilling's handlers do not catch: the request dies on the error page), `result`, the
+ * order, its service_licensebridge row, its status notes, include_path, and what the order
+ * e-mails were given.
  */
 
 $root = getenv('LB_FB_ROOT') ?: '';
@@ -36,60 +40,106 @@ if ($command === 'install') {
     exit(0);
 }
 
-require $root . '/load.php';
+$cwd = getenv('LB_FB_CWD');
+chdir($cwd !== false && $cwd !== '' ? $cwd : $root);
+$di = require $root . '/load.php';
+$di['db']; // opens the stand-in's database
 
 $out = ['api' => null, 'uncaught' => null, 'result' => null];
 $orderId = null;
 try {
     switch ($command) {
-        case 'checkout':
-            $order = StandInOrder::checkout(json_decode($argv[2], true, 512, JSON_THROW_ON_ERROR));
-            $orderId = $order['id'];
-            $out['result'] = $order['id'];
-            break;
         case 'admin':
             $data = json_decode($argv[3] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
-            $orderId = $data['id'] ?? $data['order_id'] ?? null;
-            $out['api'] = api(static function () use ($argv, $data) {
-                [$module, $method] = explode('_', $argv[2], 2);
-                return $module === 'order' ? StandInOrder::adminApi($method, $data) : StandInServicecustom::adminCall($method, $data);
-            }, $data);
+            $orderId = $data['order_id'] ?? (str_starts_with($argv[2], 'order_') ? ($data['id'] ?? null) : null);
+            $admin = (new RedBeanPHP\OODBBean('admin', ['id' => '1', 'role' => 'admin', 'email' => 'admin@example.com']))->box();
+            $out['api'] = api(static fn () => $di['api_dispatcher']->dispatch('admin', $admin, $argv[2], $data), $data);
             break;
         case 'client':
             $data = json_decode($argv[4] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
-            $orderId = $data['order_id'] ?? null;
-            if ($argv[3] !== 'servicecustom_call') {
-                throw new LogicException('only servicecustom_call is imitated');
-            }
-            $out['api'] = api(static fn () => StandInServicecustom::clientCall((int) $argv[2], $data), $data);
+            $orderId = $data['order_id'] ?? $data['id'] ?? null;
+            $client = $di['db']->getExistingModelById('Client', (int) $argv[2], 'Client not found');
+            $out['api'] = api(static fn () => $di['api_dispatcher']->dispatch('client', $client, $argv[3], $data), $data);
+            break;
+        case 'checkout':
+            $data = json_decode($argv[4] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
+            $client = $di['db']->getExistingModelById('Client', (int) $argv[2], 'Client not found');
+            $out['api'] = api(static function () use ($di, $client, $argv, $data, &$orderId) {
+                $order = $di['mod_service']('cart')->checkout($client, (int) $argv[3], $data);
+                $orderId = $order->id;
+
+                return (int) $order->id;
+            }, $data);
             break;
         case 'invoice':
-            $orderId = $argv[2];
-            StandInOrder::invoicePaid(StandInOrder::get($orderId), $argv[3]);
+            $orderId = (int) $argv[2];
+            $di['mod_service']('invoice', 'InvoiceItem')->executeTask($orderId, $argv[3]);
+            break;
+        case 'seed-legacy-order':
+            // An order the old Servicecustom plug-in activated (where PHP's include_path let it):
+            // a Custom product's order, active, whose ServiceCustom names the plug-in.
+            $data = json_decode($argv[2] ?? '{}', true, 512, JSON_THROW_ON_ERROR);
+            $db = $di['db'];
+            $config = json_encode(['period' => '1M', 'ip' => $data['ip']]);
+            $custom = $db->dispense('ServiceCustom');
+            $custom->client_id = 1;
+            $custom->plugin = 'LicenseBridge';
+            $custom->plugin_config = null;
+            $custom->config = $config;
+            $db->store($custom);
+            $order = $db->dispense('ClientOrder');
+            $order->client_id = 1;
+            $order->product_id = 20;
+            $order->title = 'Licence by the old plug-in';
+            $order->service_type = 'custom';
+            $order->service_id = $custom->id;
+            $order->period = '1M';
+            $order->status = 'active';
+            $order->config = $config;
+            $order->expires_at = date('Y-m-d H:i:s', strtotime('+1 month'));
+            $db->store($order);
+            $orderId = $order->id;
+            $out['result'] = (int) $order->id;
+            break;
+        case 'template':
+            $out['result'] = $di['mod_service']('theme')->findTemplate($argv[2] === 'client', $argv[2] === 'client' ? 'huraga' : 'admin_default', $argv[3]);
+            if (is_string($out['result'])) {
+                $out['result'] = substr($out['result'], strlen($root) + 1);
+            }
             break;
         default:
             throw new LogicException("unknown command {$command}");
     }
 } catch (\Throwable $e) {
-    // FOSSBilling's global handler (load.php L161) logs it; the visitor gets the error page.
+    // FOSSBilling's global handler (load.php exceptionHandler) logs it; the visitor gets the error page.
     error_log("{$e->getMessage()} at {$e->getFile()} : {$e->getLine()}");
     $out['uncaught'] = ['class' => get_class($e), 'message' => $e->getMessage()];
 } finally {
-    StandInDb::save();
+    Box_Database::save();
 }
 
-$state = StandInDb::state();
-$out['order'] = $orderId !== null ? ($state['orders'][(string) $orderId] ?? null) : null;
-$out['service'] = $out['order'] !== null && $out['order']['service_id'] !== null ? ($state['services'][(string) $out['order']['service_id']] ?? null) : null;
-$out['history'] = array_values(array_filter($state['history'], static fn ($h) => (string) $h['order_id'] === (string) $orderId));
-$out['calls'] = StandInTrace::$calls;
+$state = Box_Database::state();
+$order = $orderId !== null ? ($state['rows']['client_order'][(string) $orderId] ?? null) : null;
+$out['order'] = $order;
+$out['service'] = null;
+foreach ($state['rows']['service_licensebridge'] ?? [] as $row) {
+    if ($orderId !== null && (string) $row['order_id'] === (string) $orderId) {
+        $out['service'] = $row;
+    }
+}
+$out['history'] = array_values(array_map(
+    static fn ($h) => ['status' => $h['status'], 'notes' => $h['notes']],
+    array_filter($state['rows']['client_order_status'] ?? [], static fn ($h) => (string) $h['client_order_id'] === (string) $orderId),
+));
+$out['include_path'] = get_include_path();
+$out['emails'] = Box\Mod\Order\Service::$emails;
 echo json_encode($out, JSON_UNESCAPED_SLASHES), "\n";
 
 /**
- * The API controller (modules/Api/Controller/Client.php, FOSSBilling 0.8.5): CSRFToken is removed
- * from the parameters; a result is {"result": ..., "error": null}; any \Exception becomes
+ * The API controller (src/modules/Api/Controller/Client.php tryCall, FOSSBilling 0.8.5): CSRFToken
+ * is removed from the parameters; a result is {"result": ..., "error": null}; any \Exception becomes
  * {"result": null, "error": {"message", "code" (0 -> 9999)}} with the HTTP status of
- * Http/ApiResponseFactory; an \Error is not caught.
+ * Http/ApiResponseFactory (L50-70); an \Error is not caught.
  */
 function api(callable $call, array &$data): array
 {
@@ -107,58 +157,49 @@ function api(callable $call, array &$data): array
             in_array($code, [701, 879], true) => 400,
             default => 200,
         };
+
         return ['http' => $http, 'body' => ['result' => null, 'error' => ['message' => $e->getMessage(), 'code' => $code]], 'class' => get_class($e)];
     }
 }
 
 function install(string $root, array $options): void
 {
-    $here = __DIR__;
-    $module = dirname($here) . '/library/Plugin/LicenseBridge';
-    copyTree($here . '/fossbilling', $root);
-    @mkdir($root . '/library/Plugin/LicenseBridge', 0o755, true);
-    foreach (['LicenseBridge.php', 'LicenseBridgeClient.php'] as $file) {
-        copy($module . '/' . $file, $root . '/library/Plugin/LicenseBridge/' . $file);
+    copyTree(__DIR__ . '/fossbilling', $root);
+    // The operator's upload: the module's folder into modules/ (README, "Install").
+    copyTree(dirname(__DIR__) . '/src/modules/Servicelicensebridge', $root . '/modules/Servicelicensebridge');
+    @mkdir($root . '/themes/huraga/html', 0o755, true);
+    @mkdir($root . '/themes/admin_default/html', 0o755, true);
+
+    if (!empty($options['legacy_plugin'])) {
+        // The old Servicecustom plug-in's place and class; were it ever loaded, it would say so.
+        @mkdir($root . '/library/Plugin/LicenseBridge', 0o755, true);
+        file_put_contents($root . '/library/Plugin/LicenseBridge/LicenseBridge.php', "<?php\n\nfinal class LicenseBridge\n{\n    public function __construct(\$config = [])\n    {\n    }\n\n    public function activate(\$data, \$order_data, \$params = [])\n    {\n        file_put_contents(PATH_ROOT . '/legacy-plugin-ran', 'activate');\n    }\n}\n");
     }
 
-    if (array_key_exists('config_php', $options)) {
-        if ($options['config_php'] !== null) {
-            file_put_contents($root . '/library/Plugin/LicenseBridge/config.php', $options['config_php']);
-        }
-    } else {
-        // As the README says: config.example.php copied to config.php and filled in.
-        $settings = require $module . '/config.example.php';
-        $settings['url'] = getenv('LB_URL') ?: '';
-        $settings['token'] = getenv('LB_TOKEN') ?: '';
-        $settings['products'] = ['5' => '12', '6' => '13', '7' => '20'];
-        $settings = array_replace($settings, $options['settings'] ?? []);
-        file_put_contents($root . '/library/Plugin/LicenseBridge/config.php', "<?php\n\nreturn " . var_export($settings, true) . ";\n");
-    }
-
-    $mode = $options['include_path'] ?? 'php_ini';
-    $php = [];
-    if ($mode === 'php_ini') {
-        $php['include_path'] = '.' . PATH_SEPARATOR . '/usr/share/php' . PATH_SEPARATOR . $root . '/library';
-    } elseif ($mode === 'symlink') {
-        symlink('../../library/Plugin', $root . '/modules/Servicecustom/Plugin');
-    }
-    file_put_contents($root . '/php-settings.json', json_encode($php));
-
-    $client = [
-        'id' => 1, 'email' => 'ann@example.com', 'email_approved' => 1, 'type' => 'individual', 'company' => null,
-        'company_vat' => null, 'company_number' => null, 'first_name' => 'Ann', 'last_name' => 'Example', 'gender' => null,
-        'birthday' => null, 'phone_cc' => '1', 'phone' => '5550100', 'address_1' => '1 Main St', 'address_2' => null,
-        'city' => 'Springfield', 'state' => null, 'postcode' => '12345', 'country' => 'US', 'currency' => 'USD',
-        'lang' => 'en_US', 'timezone' => 'UTC', 'billing_email' => 'billing@example.com',
+    $client = static fn (int $id, string $email, string $first, string $last, ?string $company = null) => [
+        'id' => (string) $id, 'email' => $email, 'first_name' => $first, 'last_name' => $last, 'company' => $company,
+        'status' => 'active', 'currency' => 'USD', 'created_at' => date('Y-m-d H:i:s'),
     ];
-    $product = static fn (int $id, string $title) => ['id' => $id, 'title' => $title, 'type' => 'custom', 'plugin' => 'LicenseBridge', 'plugin_config' => null, 'form_id' => 1, 'config' => null];
+    $recurrent = json_encode(['1M', '3M', '6M', '1Y', '2Y', '3Y', '1W']);
+    $product = static fn (int $id, string $title, string $type, ?string $plugin = null) => [
+        'id' => (string) $id, 'title' => $title, 'type' => $type, 'setup' => 'after_payment', 'config' => null,
+        'plugin' => $plugin, 'plugin_config' => null, 'periods' => $recurrent,
+    ];
+    // The tables FOSSBilling's installer creates (any column); a module's own come from its install().
+    $tables = array_fill_keys(['client', 'admin', 'client_order', 'client_order_status', 'product', 'extension', 'extension_meta', 'service_custom'], null);
     $state = [
-        'seq' => [],
-        'clients' => ['1' => $client, '2' => ['id' => 2, 'email' => 'bob@example.com', 'first_name' => 'Bob', 'last_name' => 'Other'] + $client],
-        'products' => ['5' => $product(5, 'cPanel licence'), '6' => $product(6, 'LiteSpeed licence'), '7' => $product(7, 'cPanel + CloudLinux'), '9' => $product(9, 'Unmapped licence')],
-        'orders' => [],
-        'services' => [],
-        'history' => [],
+        'tables' => $tables,
+        'rows' => [
+            'client' => ['1' => $client(1, 'ann@example.com', 'Ann', 'Example'), '2' => $client(2, 'bob@example.com', 'Bob', 'Other')],
+            'product' => [
+                '5' => $product(5, 'cPanel licence', 'licensebridge'),
+                '6' => $product(6, 'LiteSpeed licence', 'licensebridge'),
+                '9' => $product(9, 'Licence nobody set up', 'licensebridge'),
+                '20' => $product(20, 'Licence by the old plug-in', 'custom', 'LicenseBridge'),
+                '21' => $product(21, 'Licence by a mistyped plug-in name', 'custom', 'LicenceBridge'),
+            ],
+        ],
+        'seq' => ['client' => 2, 'product' => 21],
     ];
     file_put_contents($root . '/state.json', json_encode($state, JSON_PRETTY_PRINT));
 }

@@ -49,6 +49,7 @@ namespace FOSSBilling {
                 $lines[] = '#' . $i . ' ' . ($frame['file'] ?? 'NO_FILE') . '(' . ($frame['line'] ?? '?') . '): '
                     . ($frame['class'] ?? '') . ($frame['type'] ?? '') . $frame['function'] . '(' . implode(', ', $args) . ')';
             }
+
             return implode("\n", $lines);
         }
     }

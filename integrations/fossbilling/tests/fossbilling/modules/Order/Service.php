@@ -2,317 +2,303 @@
 
 declare(strict_types=1);
 
+namespace Box\Mod\Order;
+
 /**
- * STAND-IN for FOSSBilling's order module (test only): the order flows that call a custom
- * product's plug-in, and what each does with the plug-in's exception. Written from FOSSBilling
- * 0.8.5 (commit 544bf2b8):
- *  - src/modules/Order/Service.php: toApiArray (L374-399), activateOrder / createFromOrder
- *    (L893-985: exception -> status failed_setup, a status note with the message, rethrown),
- *    renewFromOrder (L1157: failed_renew), suspendFromOrder (only active orders),
- *    unsuspendFromOrder, cancelFromOrder (not canceled / pending_setup / failed_setup orders),
- *    uncancelFromOrder, deleteFromOrder (force_delete logs and goes on), assertOrderUsable;
- *  - src/modules/Order/Api/Admin.php: activate, renew (pending/failed setup -> activate),
- *    suspend, unsuspend (only suspended), cancel, uncancel (only canceled), delete;
- *  - src/modules/Invoice/ServiceInvoiceItem.php executeTask (L51-91): a paid invoice activates
- *    ("setup after payment") or renews, unsuspending a suspended order first; exceptions become
- *    error_log lines and status notes;
- *  - src/modules/Cart/Service.php checkoutCart (L600-650): the order's config is the cart item:
- *    the add-to-cart request (form fields included) merged with the cart product's fields.
+ * STAND-IN (test only) for src/modules/Order/Service.php of FOSSBilling 0.8.5 (commit 544bf2b8): the
+ * order flows that call a product type's service module, and what each does with its exception.
+ *  - getOrderService (L234-258): a built-in type's service is its model (ServiceCustom, ...); any
+ *    other type's is the row of table service_<type> with id = the order's service_id (findOne);
+ *  - _callOnService (L992-1028): a built-in type's service gets action_<action>($order); any other
+ *    type's service module gets <action>($o, $service), where $o is the order re-read as a plain
+ *    client_order bean and $service the plain service_<type> bean (load) or null; a module without
+ *    the method is skipped with a log line (the action then succeeds);
+ *  - createFromOrder (L931-985): no service yet -> the module's create() (or action_create) must
+ *    return an object whose id becomes the order's service_id; then activate: an exception makes
+ *    the order failed_setup, adds a status note with its message and is thrown on; on success the
+ *    expiry moves by one period from the old expiry (or now), the order is active;
+ *  - activateOrder (L893-928): an active order is left alone; only pending_setup / failed_setup;
+ *  - renewOrder / renewFromOrder (L1132-1198): an exception -> failed_renew + note, thrown on; on
+ *    success the expiry moves by one period from the old expiry, or per the order module's
+ *    "order_renewal_logic" setting (from_today: from now; from_greater: the later of the two);
+ *  - suspendFromOrder (only active orders), unsuspendFromOrder, cancelFromOrder (not canceled /
+ *    pending_setup / failed_setup orders; the expiry is cleared), uncancelFromOrder (expiry = one
+ *    period from now), deleteFromOrder (an exception stops it unless forced), L1200-1440;
+ *  - getOrderServiceData (L1654-1670): the module's toApiArray($service, true, $identity) (the
+ *    client's and admin's order pages, and the order e-mails);
+ *  - onAfterAdminOrderActivate (L81-104): the activation e-mail is given getOrderServiceData($order);
+ *  - assertOrderUsable (L1631): an order past its expiry is not usable.
  */
-final class StandInOrder
+class Service implements \FOSSBilling\InjectionAwareInterface
 {
-    public static function get($id): array
+    private const BUILT_IN = ['custom', 'license', 'downloadable', 'hosting', 'domain'];
+
+    /** What the order e-mails were given (the stand-in sends none). */
+    public static array $emails = [];
+
+    protected ?\Pimple\Container $di = null;
+
+    public function setDi(\Pimple\Container $di): void
     {
-        $order = StandInDb::state()['orders'][(string) $id] ?? null;
-        if ($order === null) {
-            throw new \FOSSBilling\InformationException('Order not found');
-        }
-        return $order;
+        $this->di = $di;
     }
 
-    private static function put(array $order): void
+    public function getOrderService(\Model_ClientOrder $order)
     {
-        $order['updated_at'] = StandInDb::now();
-        $state = &StandInDb::state();
-        $state['orders'][(string) $order['id']] = $order;
-    }
-
-    public static function service(array $order): ?array
-    {
-        return $order['service_id'] === null ? null : (StandInDb::state()['services'][(string) $order['service_id']] ?? null);
-    }
-
-    public static function orderOfService(array $model): array
-    {
-        foreach (StandInDb::state()['orders'] as $order) {
-            if ((string) $order['service_id'] === (string) $model['id'] && $order['service_type'] === 'custom') {
-                return $order;
+        if ($order->service_id !== null) {
+            if (in_array($order->service_type, self::BUILT_IN, true)) {
+                return $this->di['db']->load('Service' . ucfirst((string) $order->service_type), $order->service_id);
             }
+
+            return $this->di['db']->findOne('service_' . $order->service_type, 'id = :id', [':id' => $order->service_id]);
         }
-        throw new \FOSSBilling\Exception('Order not found for service');
+
+        return null;
     }
 
-    public static function saveStatusChange(array $order, string $notes): void
+    public function getConfig(\Model_ClientOrder $model)
     {
-        $state = &StandInDb::state();
-        $state['history'][] = ['order_id' => $order['id'], 'status' => $order['status'], 'notes' => $notes, 'created_at' => StandInDb::now()];
+        return json_decode($model->config ?? '', true) ?? [];
     }
 
-    /** Cart checkout: a pending_setup order whose config is the cart item. */
-    public static function checkout(array $in): array
+    public function saveStatusChange(\Model_ClientOrder $order, $notes = null): void
     {
-        $state = &StandInDb::state();
-        $product = $state['products'][(string) $in['product_id']];
-        $id = StandInDb::nextId('client_order');
-        $cartProductId = StandInDb::nextId('cart_product');
-        // Cart::addItem: the add-to-cart request minus id/addons ...; cartProductToApiArray merges the rest.
-        $request = ['period' => $in['period']] + ($in['form'] ?? []);
-        $item = array_merge($request, [
-            'id' => $cartProductId,
-            'product_id' => $product['id'],
-            'form_id' => $product['form_id'],
-            'title' => $product['title'],
-            'type' => 'custom',
-            'quantity' => 1,
-            'unit' => 'product',
-            'price' => 10.0,
-            'setup_price' => 0.0,
-            'discount' => 0,
-            'discount_price' => 0,
-            'discount_setup' => 0,
-            'total' => 10.0,
-        ]);
-        $order = [
-            'id' => $id, 'client_id' => $in['client_id'], 'product_id' => $product['id'], 'form_id' => $product['form_id'],
-            'promo_id' => null, 'group_id' => $id, 'group_master' => 1, 'invoice_option' => 'issue-invoice',
-            'title' => $product['title'], 'currency' => 'USD', 'unpaid_invoice_id' => null, 'service_id' => null,
-            'service_type' => 'custom', 'period' => $in['period'] ?? null, 'quantity' => 1, 'unit' => 'product',
-            'price' => 10.0, 'discount' => 0.0, 'status' => 'pending_setup', 'reason' => null, 'notes' => null,
-            'config' => json_encode($item), 'referred_by' => null, 'expires_at' => null, 'activated_at' => null,
-            'suspended_at' => null, 'unsuspended_at' => null, 'canceled_at' => null,
-            'created_at' => StandInDb::now(), 'updated_at' => StandInDb::now(),
-        ];
-        $state['orders'][(string) $id] = $order;
-        self::saveStatusChange($order, 'Order Created');
-        return $order;
+        $status = $this->di['db']->dispense('ClientOrderStatus');
+        $status->client_order_id = $order->id;
+        $status->status = $order->status;
+        $status->notes = $notes;
+        $status->created_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($status);
     }
 
-    /** Order\Service::toApiArray($order) with no identity, as callOnAdapter calls it. */
-    public static function toApiArray(array $order): array
+    public function assertOrderUsable(\Model_ClientOrder $order): void
     {
-        $data = StandInDb::row($order);
-        $data['config'] = json_decode($order['config'] ?? '', true) ?? [];
-        $data['total'] = $order['price'] - $order['discount'];
-        $data['discount'] ??= 0;
-        $data['meta'] = [];
-        $data['active_tickets'] = 0;
-        $client = StandInDb::state()['clients'][(string) $order['client_id']];
-        $data['client'] = StandInDb::row(array_intersect_key($client, array_flip([
-            'id', 'email', 'email_approved', 'type', 'company', 'company_vat', 'company_number', 'first_name', 'last_name',
-            'gender', 'birthday', 'phone_cc', 'phone', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country',
-            'currency', 'lang', 'timezone',
-        ])));
-        return $data;
-    }
-
-    public static function assertOrderUsable(array $order): void
-    {
-        if ($order['expires_at'] !== null && strtotime($order['expires_at']) <= time()) {
+        if ($order->expires_at !== null && strtotime((string) $order->expires_at) <= time()) {
             throw new \FOSSBilling\InformationException('Subscription expired');
         }
     }
 
-    private static function expiry(?string $period, ?string $from): ?string
+    public function activateOrder(\Model_ClientOrder $order, $data = []): bool
     {
-        if (empty($period)) {
-            return $from;
-        }
-        $qty = (int) $period[0];
-        $unit = ['D' => 'days', 'W' => 'weeks', 'M' => 'months', 'Y' => 'years'][strtoupper($period[1])];
-        return date('Y-m-d H:i:s', strtotime("+{$qty} {$unit}", $from === null ? time() : strtotime($from)));
-    }
-
-    // ---- Order\Service flows ----------------------------------------------------------------
-
-    public static function activateOrder(array $order, array $data = []): bool
-    {
+        $order = $this->di['db']->load('ClientOrder', $order->id);
         $force = !empty($data['force']);
-        if ($order['status'] === 'active' && !$force) {
+        if ($order->status === \Model_ClientOrder::STATUS_ACTIVE && !$force) {
             return true;
         }
-        if (!in_array($order['status'], ['pending_setup', 'failed_setup'], true) && !$force) {
+        if (!in_array($order->status, [\Model_ClientOrder::STATUS_PENDING_SETUP, \Model_ClientOrder::STATUS_FAILED_SETUP]) && !$force) {
             throw new \FOSSBilling\Exception('Only pending setup or failed orders can be activated');
         }
-        if (self::service($order) === null) {
-            $model = StandInServicecustom::action_create($order);
-            $order['service_id'] = $model['id'];
-            self::put($order);
-        }
+        $this->createFromOrder($order);
         try {
-            StandInServicecustom::action('activate', $order);
+            self::$emails[] = ['code' => 'mod_service' . $order->service_type . '_activated', 'service' => $this->getOrderServiceData($this->di['db']->load('ClientOrder', $order->id))];
         } catch (\Exception $e) {
-            $order['status'] = 'failed_setup';
-            self::put($order);
-            self::saveStatusChange($order, $e->getMessage());
-            throw $e;
+            error_log('Failed to send order activation email: ' . $e->getMessage());
         }
-        $order = self::get($order['id']);
-        $order['expires_at'] = self::expiry($order['period'], $order['expires_at']);
-        $order['status'] = 'active';
-        $order['activated_at'] = StandInDb::now();
-        $order['suspended_at'] = null;
-        $order['canceled_at'] = null;
-        self::put($order);
-        self::saveStatusChange($order, 'Order activated');
+
         return true;
     }
 
-    public static function renewFromOrder(array $order): bool
+    public function createFromOrder(\Model_ClientOrder $order)
     {
+        $service = $this->getOrderService($order);
+        if (!is_object($service)) {
+            $s = $this->di['mod']('service' . $order->service_type)->getService();
+            if (method_exists($s, 'create') || method_exists($s, 'action_create')) {
+                $service = $this->_callOnService($order, \Model_ClientOrder::ACTION_CREATE);
+                if (!is_object($service)) {
+                    throw new \FOSSBilling\Exception('Error creating ' . $order->service_type . ' service for order ' . $order->id);
+                }
+                $order->service_id = $service->id;
+                $order->updated_at = date('Y-m-d H:i:s');
+                $this->di['db']->store($order);
+            }
+        }
+
         try {
-            StandInServicecustom::action('renew', $order);
+            $result = $this->_callOnService($order, \Model_ClientOrder::ACTION_ACTIVATE);
         } catch (\Exception $e) {
-            $order['status'] = 'failed_renew';
-            self::put($order);
-            self::saveStatusChange($order, $e->getMessage());
+            $order->status = \Model_ClientOrder::STATUS_FAILED_SETUP;
+            $this->di['db']->store($order);
+            $this->saveStatusChange($order, $e->getMessage());
+
             throw $e;
         }
-        $order = self::get($order['id']);
-        $order['expires_at'] = self::expiry($order['period'], $order['expires_at']);
-        $order['status'] = 'active';
-        $order['suspended_at'] = null;
-        $order['unsuspended_at'] = null;
-        $order['canceled_at'] = null;
-        self::put($order);
-        self::saveStatusChange($order, 'Order renewed');
+
+        if (!empty($order->period)) {
+            $from = $order->expires_at === null ? time() : strtotime((string) $order->expires_at);
+            $order->expires_at = date('Y-m-d H:i:s', $this->di['period']($order->period)->getExpirationTime($from));
+        }
+        $order->status = \Model_ClientOrder::STATUS_ACTIVE;
+        $order->activated_at = date('Y-m-d H:i:s');
+        $order->suspended_at = null;
+        $order->canceled_at = null;
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, 'Order activated');
+
+        return $result;
+    }
+
+    protected function _callOnService(\Model_ClientOrder $order, $action)
+    {
+        $repo = $this->di['mod_service']('service' . $order->service_type);
+        if (in_array($order->service_type, self::BUILT_IN, true)) {
+            $m = 'action_' . $action;
+            if (!method_exists($repo, $m) || !is_callable([$repo, $m])) {
+                throw new \FOSSBilling\Exception('Service ' . $order->service_type . ' do not support ' . $m);
+            }
+
+            return $repo->$m($order);
+        }
+
+        $o = $this->di['db']->findOne('client_order', 'id = :id', [':id' => $order->id]);
+        $service = null;
+        if ($order->service_id) {
+            $service = $this->di['db']->load('service_' . $order->service_type, $order->service_id);
+        }
+        if (method_exists($repo, $action) && is_callable([$repo, $action])) {
+            return $repo->$action($o, $service);
+        }
+        error_log("Service {$order->service_type} does not support action {$action}.");
+
+        return null;
+    }
+
+    public function renewOrder(\Model_ClientOrder $order): bool
+    {
+        $this->renewFromOrder($order);
+
         return true;
     }
 
-    public static function suspendFromOrder(array $order, ?string $reason = null): bool
+    public function renewFromOrder(\Model_ClientOrder $order): void
     {
-        if ($order['status'] !== 'active') {
+        try {
+            $this->_callOnService($order, \Model_ClientOrder::ACTION_RENEW);
+        } catch (\Exception $e) {
+            $order->status = \Model_ClientOrder::STATUS_FAILED_RENEW;
+            $this->di['db']->store($order);
+            $this->saveStatusChange($order, $e->getMessage());
+
+            throw $e;
+        }
+
+        if (!empty($order->period)) {
+            $from = $order->expires_at === null ? time() : strtotime((string) $order->expires_at);
+            $logic = $this->di['mod_config']('order')['order_renewal_logic'] ?? '';
+            if ($logic == 'from_today') {
+                $from = time();
+            } elseif ($logic == 'from_greater') {
+                $from = strtotime((string) $order->expires_at) > time() ? strtotime((string) $order->expires_at) : time();
+            }
+            $order->expires_at = date('Y-m-d H:i:s', $this->di['period']($order->period)->getExpirationTime($from));
+        }
+        $order->status = \Model_ClientOrder::STATUS_ACTIVE;
+        $order->suspended_at = null;
+        $order->unsuspended_at = null;
+        $order->canceled_at = null;
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, 'Order renewed');
+    }
+
+    public function suspendFromOrder(\Model_ClientOrder $order, $reason = null, $skipEvent = false): bool
+    {
+        if ($order->status != \Model_ClientOrder::STATUS_ACTIVE) {
             throw new \FOSSBilling\InformationException('Only active orders can be suspended');
         }
-        StandInServicecustom::action('suspend', $order);
-        $order['status'] = 'suspended';
-        $order['reason'] = $reason;
-        $order['suspended_at'] = StandInDb::now();
-        self::put($order);
-        self::saveStatusChange($order, $reason === null ? 'Order suspended' : 'Order suspended for ' . $reason);
+        $this->_callOnService($order, \Model_ClientOrder::ACTION_SUSPEND);
+        $order->status = \Model_ClientOrder::STATUS_SUSPENDED;
+        $order->reason = $reason;
+        $order->suspended_at = date('Y-m-d H:i:s');
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, $reason === null ? 'Order suspended' : 'Order suspended for ' . $reason);
+
         return true;
     }
 
-    public static function unsuspendFromOrder(array $order): bool
+    public function unsuspendFromOrder(\Model_ClientOrder $order): bool
     {
-        StandInServicecustom::action('unsuspend', $order);
-        $order['status'] = 'active';
-        $order['reason'] = null;
-        $order['suspended_at'] = null;
-        $order['unsuspended_at'] = StandInDb::now();
-        self::put($order);
-        self::saveStatusChange($order, 'Order unsuspended');
+        $this->_callOnService($order, \Model_ClientOrder::ACTION_UNSUSPEND);
+        $order->status = \Model_ClientOrder::STATUS_ACTIVE;
+        $order->reason = null;
+        $order->suspended_at = null;
+        $order->unsuspended_at = date('Y-m-d H:i:s');
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, 'Order unsuspended');
+
         return true;
     }
 
-    public static function cancelFromOrder(array $order, ?string $reason = null): bool
+    public function cancelFromOrder(\Model_ClientOrder $order, $reason = null, $skipEvent = false): bool
     {
-        if (in_array($order['status'], ['canceled', 'pending_setup', 'failed_setup'], true)) {
-            throw new \FOSSBilling\Exception('Cannot cancel ' . $order['status'] . ' order');
+        if (in_array($order->status, [\Model_ClientOrder::STATUS_CANCELED, \Model_ClientOrder::STATUS_PENDING_SETUP, \Model_ClientOrder::STATUS_FAILED_SETUP], true)) {
+            throw new \FOSSBilling\Exception('Cannot cancel ' . $order->status . ' order');
         }
-        StandInServicecustom::action('cancel', $order);
-        $order['status'] = 'canceled';
-        $order['reason'] = $reason;
-        $order['canceled_at'] = StandInDb::now();
-        $order['expires_at'] = null;
-        $order['suspended_at'] = null;
-        self::put($order);
-        self::saveStatusChange($order, $reason === null ? 'Order canceled' : 'Canceled order for ' . $reason);
+        $this->_callOnService($order, \Model_ClientOrder::ACTION_CANCEL);
+        $order->status = \Model_ClientOrder::STATUS_CANCELED;
+        $order->reason = $reason;
+        $order->canceled_at = date('Y-m-d H:i:s');
+        $order->expires_at = null;
+        $order->suspended_at = null;
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, $reason === null ? 'Order canceled' : 'Canceled order for ' . $reason);
+
         return true;
     }
 
-    public static function uncancelFromOrder(array $order): bool
+    public function uncancelFromOrder(\Model_ClientOrder $order): bool
     {
-        StandInServicecustom::action('uncancel', $order);
-        $order['status'] = 'active';
-        $order['reason'] = null;
-        $order['activated_at'] = StandInDb::now();
-        $order['expires_at'] = self::expiry($order['period'], null);
-        $order['suspended_at'] = null;
-        $order['canceled_at'] = null;
-        self::put($order);
-        self::saveStatusChange($order, 'Activated canceled order');
+        $this->_callOnService($order, \Model_ClientOrder::ACTION_UNCANCEL);
+        $expires = null;
+        if ($order->period) {
+            $expires = date('Y-m-d H:i:s', $this->di['period']($order->period)->getExpirationTime(time()));
+        }
+        $order->status = \Model_ClientOrder::STATUS_ACTIVE;
+        $order->reason = null;
+        $order->activated_at = date('Y-m-d H:i:s');
+        $order->expires_at = $expires;
+        $order->suspended_at = null;
+        $order->canceled_at = null;
+        $order->updated_at = date('Y-m-d H:i:s');
+        $this->di['db']->store($order);
+        $this->saveStatusChange($order, 'Activated canceled order');
+
         return true;
     }
 
-    public static function deleteFromOrder(array $order, bool $force = false): bool
+    public function deleteFromOrder(\Model_ClientOrder $order, bool $forceDelete = false): bool
     {
         try {
-            StandInServicecustom::action('delete', $order);
+            $this->_callOnService($order, \Model_ClientOrder::ACTION_DELETE);
         } catch (\Exception $e) {
-            if (!$force) {
+            if (!$forceDelete) {
                 throw $e;
             }
             error_log("{$e->getMessage()} in {$e->getFile()} : {$e->getFile()}");
         }
-        $state = &StandInDb::state();
-        unset($state['orders'][(string) $order['id']]);
+        foreach ($this->di['db']->find('ClientOrderStatus', 'client_order_id = :id', [':id' => $order->id]) as $status) {
+            $this->di['db']->trash($status);
+        }
+        $this->di['db']->trash($order);
+
         return true;
     }
 
-    // ---- Order\Api\Admin ---------------------------------------------------------------------
-
-    public static function adminApi(string $method, array $data)
+    public function getOrderServiceData(\Model_ClientOrder $order, $identity = null)
     {
-        $order = self::get($data['id'] ?? null);
-        switch ($method) {
-            case 'activate':
-                return self::activateOrder($order, $data);
-            case 'renew':
-                if (in_array($order['status'], ['pending_setup', 'failed_setup'], true)) {
-                    return self::activateOrder($order, $data);
-                }
-                return self::renewFromOrder($order);
-            case 'suspend':
-                return self::suspendFromOrder($order, $data['reason'] ?? null);
-            case 'unsuspend':
-                if ($order['status'] !== 'suspended') {
-                    throw new \FOSSBilling\InformationException('Only suspended orders can be unsuspended');
-                }
-                return self::unsuspendFromOrder($order);
-            case 'cancel':
-                return self::cancelFromOrder($order, $data['reason'] ?? null);
-            case 'uncancel':
-                if ($order['status'] !== 'canceled') {
-                    throw new \FOSSBilling\InformationException('Only canceled orders can be uncanceled');
-                }
-                return self::uncancelFromOrder($order);
-            case 'delete':
-                return self::deleteFromOrder($order, !empty($data['force_delete']));
+        $service = $this->getOrderService($order);
+        if (!is_object($service)) {
+            return null;
         }
-        throw new \FOSSBilling\Exception(':type API call :method does not exist in module :module', [':type' => 'Admin', ':method' => $method, ':module' => 'order'], 740);
-    }
+        $srepo = $this->di['mod_service']('service' . $order->service_type);
+        if (!method_exists($srepo, 'toApiArray')) {
+            return null;
+        }
 
-    // ---- Invoice\ServiceInvoiceItem::executeTask --------------------------------------------
-
-    public static function invoicePaid(array $order, string $task): void
-    {
-        if ($task === 'activate') {
-            try {
-                self::activateOrder($order);
-            } catch (\Exception $e) {
-                error_log($e->getMessage());
-                self::saveStatusChange(self::get($order['id']), "Order could not be activated due to error: {$e->getMessage()}.");
-            }
-            return;
-        }
-        try {
-            if ($order['status'] === 'suspended') {
-                self::unsuspendFromOrder($order);
-            }
-            self::renewFromOrder(self::get($order['id']));
-        } catch (\Exception $e) {
-            error_log($e->getMessage());
-            self::saveStatusChange(self::get($order['id']), "Order could not renew due to error: {$e->getMessage()}.");
-        }
+        return $srepo->toApiArray($service, true, $identity);
     }
 }
