@@ -93,6 +93,9 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     send: (call) => sendWithRetries(call, attempt, retry, logger),
     // undici's global dispatcher owns the connections; nothing of ours to close.
     async close() {},
+    addSecret(secret) {
+      if (secret && !secrets.includes(secret)) secrets.push(secret);
+    },
   };
 }
 

@@ -59,8 +59,29 @@ export const RESTART_ONLY = [
   "RENEWAL_CRON",
   "RENEWAL_LEAD_DAYS",
   "OPERATOR_EMAIL",
+  "MAIL_FROM",
   "LOG_LEVEL",
 ] as const satisfies readonly (keyof Config)[];
+
+/**
+ * The mailer the mail jobs hold, whose transport a reload can replace (SMTP_URL rotated). The old
+ * one is closed a minute later, once a mail it is still sending has had its time.
+ */
+function swappableMailer(initial: Mailer): Mailer & { swap(next: Mailer): void } {
+  let current = initial;
+  return {
+    get description() {
+      return current.description;
+    },
+    send: (mail) => current.send(mail),
+    close: () => current.close(),
+    swap(next) {
+      const old = current;
+      current = next;
+      setTimeout(() => old.close(), 60_000).unref();
+    },
+  };
+}
 
 /** host:port of SMTP_URL, for /readyz's reachability check; undefined for the file outbox. */
 function smtpAddressOf(config: Config): { host: string; port: number } | undefined {
@@ -181,7 +202,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // Provisioning calls wait for their jobs here: no transaction and no worker slot held.
   const waiter = new JobWaiter(store.jobs);
   const alerts = createAlerts({ store, logger: logger.child({ component: "alerts" }), operatorEmail: config.OPERATOR_EMAIL });
-  const mailer = options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) });
+  const mailer = swappableMailer(options.mailer ?? createMailer(config, { logger: logger.child({ component: "mail" }) }));
   if (!options.mailer) opened.push(() => mailer.close());
   const definitions: JobDefinition[] = [
     ...lifecycleJobs(deps, { afterPayment: (id) => sweep.sweepService(id) }),
@@ -325,6 +346,16 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     const restartNeeded = RESTART_ONLY.filter((k) => JSON.stringify(current.config[k]) !== JSON.stringify(next[k]));
     const app = buildApp(next);
     deps.catalog = next.catalog;
+    // The reseller's tokens (rotated in its panel): the next call uses the new one. A token given
+    // by a test's own clients (options.reseller) is theirs to set.
+    const was = current.config.upstream;
+    const now = next.upstream;
+    if (!options.reseller && was.mode === "live" && now.mode === "live") {
+      if (now.apiToken !== was.apiToken) reseller.v1.setToken(now.apiToken);
+      if (now.legacy && was.legacy && now.legacy.token !== was.legacy.token) reseller.v2?.setToken(now.legacy.token);
+    }
+    // A new SMTP server or password: the next mail goes through a transport built from it.
+    if (!options.mailer && next.SMTP_URL !== current.config.SMTP_URL) mailer.swap(createMailer(next, { logger: logger.child({ component: "mail" }) }));
     current = { config: next, app };
     return { restartNeeded };
   };

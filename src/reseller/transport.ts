@@ -65,6 +65,8 @@ export interface Transport {
   send(call: Call): Promise<Answer>;
   /** Closes the transport's own connections; a `pool` passed in is left to its owner. */
   close(): Promise<void>;
+  /** A token to scrub too (a rotated one; the old one stays scrubbed, answers may still quote it). */
+  addSecret(secret: string): void;
 }
 
 /** How one upstream call (its retries included) ended, for metrics and a one-line log; never a body. */
@@ -211,6 +213,9 @@ export function createTransport(options: TransportOptions): Transport {
     send: (call) => sendWithRetries(call, attempt, retry, logger),
     async close() {
       if (!options.pool) await pool.close();
+    },
+    addSecret(secret) {
+      if (secret && !secrets.includes(secret)) secrets.push(secret);
     },
   };
 }

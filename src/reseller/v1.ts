@@ -95,6 +95,8 @@ export interface BalanceAnswer extends RawAnswer {
 export interface V1Client {
   /** Closes the client's own connections; a `pool` passed in is left to its owner. */
   close(): Promise<void>;
+  /** Uses `token` from the next call on (SIGHUP after the reseller's token was rotated). */
+  setToken(token: string): void;
   installCommand(input: z.input<typeof licenseRef>): Promise<{ command: string; raw: unknown }>;
   listLicenses(): Promise<UpstreamLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
@@ -159,6 +161,11 @@ export function createV1Client(options: V1ClientOptions): V1Client {
 
   return {
     close: () => transport.close(),
+    setToken(token) {
+      if (token.trim() === "") throw new TypeError("reseller v1: token is empty");
+      transport.addSecret(token);
+      headers.Authorization = `Bearer ${token}`;
+    },
 
     async installCommand(input) {
       const op = "v1.installCommand";

@@ -51,6 +51,8 @@ export interface V2Answer {
 export interface V2Client {
   /** Closes the client's own connections; a `pool` passed in is left to its owner. */
   close(): Promise<void>;
+  /** Uses `token` from the next call on (SIGHUP after the reseller's token was rotated). */
+  setToken(token: string): void;
   register(input: z.input<typeof termInput>): Promise<V2Answer>;
   renew(input: z.input<typeof termInput>): Promise<V2Answer>;
   changeIp(input: z.input<typeof changeIpInput>): Promise<V2Answer>;
@@ -71,9 +73,11 @@ export function createV2Client(options: V2ClientOptions): V2Client {
     maxAnswerBytes: options.maxAnswerBytes,
   });
 
+  let token = options.token;
+
   async function call(operation: string, path: string, params: Record<string, string | number | undefined>): Promise<V2Answer> {
     const url = new URL(base + path);
-    url.searchParams.set("token", options.token);
+    url.searchParams.set("token", token);
     for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, String(value));
     let message = "";
     const answer = await observeCall(options.observer, operation, method, async () => {
@@ -86,6 +90,11 @@ export function createV2Client(options: V2ClientOptions): V2Client {
 
   return {
     close: () => transport.close(),
+    setToken(next) {
+      if (next.trim() === "") throw new TypeError("reseller v2: token is empty");
+      transport.addSecret(next);
+      token = next;
+    },
 
     async register(input) {
       const op = "v2.register";
