@@ -4,9 +4,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
+import { loadConfig } from "../../src/config/load.js";
+import { silentLogger } from "../../src/log/logger.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
+import { MAIN_RESELLER_ID } from "../../src/sandbox/state.js";
+import { startService, type RunningService } from "../../src/service.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import { databaseLabel, migrateBeyondCodeOf, readStoreOf } from "../helpers/test-store.js";
+import { databaseLabel, migrateBeyondCodeOf, readStoreOf, TEST_STORE } from "../helpers/test-store.js";
 import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";
@@ -292,6 +296,23 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
     expect(sb.sandbox.balance()).toBe(475);
   });
 
+  it("reseller balance without an id reads the bridge's own account, RESELLER_ACCOUNT_ID", async () => {
+    const asked = calls("admin-reseller-balance").length;
+    const run = await runCli(["reseller", "balance", "--json"], { ...env, RESELLER_ACCOUNT_ID: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ id: "1", balance: sb.sandbox.balance() });
+    expect(calls("admin-reseller-balance").slice(asked)).toEqual([expect.objectContaining({ status: 200, params: { id: "1" } })]);
+  });
+
+  it("reseller balance without an id or RESELLER_ACCOUNT_ID is a usage error naming both, and calls nothing", async () => {
+    const asked = calls("admin-reseller-balance").length;
+    const run = await runCli(["reseller", "balance"], env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(lines(run.stderr)).toEqual(["license-bridge: give the account id (reseller balance <id>), or set RESELLER_ACCOUNT_ID to the reseller's own account"]);
+    expect(calls("admin-reseller-balance")).toHaveLength(asked);
+  });
+
   it("reseller credit 1 50 --description adds 50 to the balance", async () => {
     const before = sb.sandbox.balance();
     const run = await runCli(["reseller", "credit", "1", "50", "--description", "test"], env);
@@ -424,5 +445,28 @@ describe("sandbox command", () => {
     expect(run.code).toBe(78);
     expect(run.stdout).toBe("");
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^license-bridge: invalid sandbox environment: SANDBOX_PORT: /)]);
+  });
+});
+
+// Sandbox mode takes no DATABASE_URL (a live setting): SQLite only.
+describe.skipIf(TEST_STORE === "postgres")("reseller balance in sandbox mode", () => {
+  let dir: string;
+  let service: RunningService | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "lb-cli-sandbox-balance-"));
+    const config = loadConfig({ env: { HOST: "127.0.0.1", PORT: "0", DATABASE_PATH: join(dir, "bridge.db"), LOG_LEVEL: "silent" }, cwd: process.cwd() });
+    service = await startService({ config, logger: silentLogger(), renewalSchedule: false });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("without an id reads the running service's sandbox's own reseller, with no setting", async () => {
+    const run = await runCli(["reseller", "balance", "--json"], { DATABASE_PATH: join(dir, "bridge.db") });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ id: String(MAIN_RESELLER_ID), balance: 1000 });
   });
 });
