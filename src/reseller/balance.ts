@@ -114,7 +114,7 @@ export function createBalanceReader(o: BalanceReaderOptions): BalanceReader {
     try {
       const answer = await c.resellerBalance(id);
       if (answer.balance === undefined || !Number.isFinite(answer.balance)) {
-        return settle({ balance: null, checkedAt, reason: "the reseller's answer carries no balance (looked for balance at the top level and under data)" });
+        return settle({ balance: null, checkedAt, reason: "the reseller answered without a balance (none under balance or new_balance, at the top, under data or one level inside it)" });
       }
       return settle({ balance: answer.balance, checkedAt, reason: null });
     } catch (err) {
@@ -169,6 +169,8 @@ export function ownBalance(config: Config, o: OwnBalanceOptions): OwnBalance {
   let reader: BalanceReader = createBalanceReader({ client: null, accountId: undefined });
 
   const configure = (cfg: Config): void => {
+    // Live or sandbox is a restart's business (RESELLER_API_URL): until then, the running one.
+    if (cfg.upstream.mode !== config.upstream.mode) return;
     const accountId = ownAccountId(cfg);
     const token = config.upstream.mode === "live" ? resellerEndpoints(cfg, "admin").v1.token : DEFAULT_SANDBOX_TOKENS.admin;
     const next = JSON.stringify([accountId, token]);
@@ -177,10 +179,12 @@ export function ownBalance(config: Config, o: OwnBalanceOptions): OwnBalance {
     if (current) {
       // Replaced: its connections close once a read under way on it has ended.
       const { client, call } = current;
-      void call.then(async () => {
-        open.delete(client);
-        await client.close();
-      });
+      void call
+        .then(async () => {
+          open.delete(client);
+          await client.close();
+        })
+        .catch(() => undefined);
     }
     current = null;
     if (url === undefined || accountId === undefined) {
@@ -188,7 +192,14 @@ export function ownBalance(config: Config, o: OwnBalanceOptions): OwnBalance {
       reader = createBalanceReader({ client: null, accountId, unavailable });
       return;
     }
-    const client = createV1Client({ baseUrl: url, token, timeoutMs: cfg.RESELLER_TIMEOUT_MS, logger, observer: o.observer });
+    let client: V1Client;
+    try {
+      // RESELLER_TIMEOUT_MS as the service runs with it: a restart changes it, not a reload.
+      client = createV1Client({ baseUrl: url, token, timeoutMs: config.RESELLER_TIMEOUT_MS, logger, observer: o.observer });
+    } catch (err) {
+      reader = createBalanceReader({ client: null, accountId, unavailable: `no client for the reseller's admin endpoint: ${(err as Error).message}` });
+      return;
+    }
     open.add(client);
     const mine = { client, call: Promise.resolve() as Promise<unknown> };
     current = mine;

@@ -1,8 +1,10 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { BALANCE_TTL_MS, createBalanceReader, NO_ACCOUNT_ID } from "../../src/reseller/balance.js";
 import { ForbiddenError, NotFoundError, UnauthorizedError, UnexpectedAnswerError, UpstreamUnavailableError } from "../../src/reseller/errors.js";
-import type { BalanceAnswer } from "../../src/reseller/v1.js";
+import { createV1Client, type BalanceAnswer } from "../../src/reseller/v1.js";
 
 /** A client whose answers the test hands out, counting the calls and the ids asked for. */
 function fakeClient(answer: (n: number) => Promise<BalanceAnswer> | BalanceAnswer) {
@@ -84,7 +86,7 @@ describe("the reseller balance reader", () => {
 
   it("an answer without a balance is a reason, not a 0", async () => {
     const reader = createBalanceReader({ client: fakeClient(() => ({ raw: { success: true } })), accountId: "7" });
-    expect(await reader.read()).toMatchObject({ balance: null, reason: expect.stringMatching(/carries no balance/) });
+    expect(await reader.read()).toMatchObject({ balance: null, reason: expect.stringMatching(/answered without a balance/) });
   });
 
   it("a failure is kept for the TTL too, and a later success replaces it", async () => {
@@ -110,5 +112,29 @@ describe("the reseller balance reader", () => {
     slow.resolve({ balance: 11, raw: {} });
     expect((await reader.read({ waitMs: 20 })).balance).toBe(11);
     expect(client.ids).toHaveLength(2);
+  });
+
+  it("reads the answer as liberally as the client does: a number or decimal text, at the top, under data, or one level inside it", async () => {
+    let body: unknown;
+    const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body)));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const client = createV1Client({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, token: "t", retry: { maxRetries: 0 } });
+    try {
+      const cases: [unknown, number | null][] = [
+        [{ balance: 12.5 }, 12.5],
+        [{ success: true, data: { id: 7, balance: "980.25" } }, 980.25],
+        [{ data: { reseller: { balance: 3 } } }, 3],
+        [{ success: true, data: { id: 7 } }, null],
+        [{ balance: "lots" }, null],
+      ];
+      for (const [answer, balance] of cases) {
+        body = answer;
+        const reading = await createBalanceReader({ client, accountId: "7" }).read();
+        expect({ answer, balance: reading.balance, known: reading.reason === null }).toEqual({ answer, balance, known: balance !== null });
+      }
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
