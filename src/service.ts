@@ -23,6 +23,7 @@ import { provisioningOffRouter, provisioningRouter } from "./provisioning/routes
 import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js";
 import { scheduleRenewals } from "./renewals/schedule.js";
 import { createSweep, type Sweep } from "./renewals/sweep.js";
+import { ownBalance, SCRAPE_WAIT_MS } from "./reseller/balance.js";
 import { connectReseller, observeUpstream, type ResellerClients } from "./reseller/connect.js";
 import { createUpstream, type Upstream } from "./reseller/upstream.js";
 import { openStore } from "./store/open.js";
@@ -239,7 +240,14 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     },
   });
 
-  metrics.track({ jobCounts: () => store.jobs.counts(), openAlerts: async () => (await alerts.open()).length });
+  // The reseller balance of the bridge's own account, for /metrics and GET /admin/balance.
+  const balance = ownBalance(config, { sandbox: reseller.sandbox, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
+  opened.push(() => balance.close());
+  metrics.track({
+    jobCounts: () => store.jobs.counts(),
+    openAlerts: async () => (await alerts.open()).length,
+    resellerBalance: () => balance.read({ waitMs: SCRAPE_WAIT_MS }),
+  });
 
   // Draining (SIGTERM): /readyz says so at once, new events and provisioning calls are refused
   // with 503 and Retry-After (a balancer or the panel sends them to another instance or later),
@@ -264,7 +272,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store }),
+        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store, balance }),
         cfg.PROVISIONING_TOKEN
           ? provisioningRouter({
               token: cfg.PROVISIONING_TOKEN,
@@ -331,6 +339,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         server.close(() => r());
         server.closeAllConnections();
       });
+      await balance.close();
       if (!options.reseller) await reseller.close();
       if (!options.mailer) mailer.close();
       await store.close();
@@ -356,6 +365,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     }
     // A new SMTP server or password: the next mail goes through a transport built from it.
     if (!options.mailer && next.SMTP_URL !== current.config.SMTP_URL) mailer.swap(createMailer(next, { logger: logger.child({ component: "mail" }) }));
+    balance.configure(next);
     current = { config: next, app };
     return { restartNeeded };
   };

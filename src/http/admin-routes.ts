@@ -1,16 +1,19 @@
 import express, { type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../jobs/types.js";
+import type { BalanceReader } from "../reseller/balance.js";
 import { SERVICE_STATUSES, type Store } from "../store/store.js";
 import { fieldErrors } from "../webhooks/event-schema.js";
 import { requireBearer } from "./auth.js";
 import { sendError } from "./errors.js";
-import { historyView, jobView, licenceView, modulesView } from "./views.js";
+import { balanceView, historyView, jobView, licenceView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
   adminToken: string | readonly string[];
   store: Store;
+  /** The reseller balance of the bridge's own account (src/reseller/balance.ts). */
+  balance: BalanceReader;
 }
 
 /**
@@ -26,6 +29,10 @@ export const jobsQuerySchema = z.strictObject({
   state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
   service_id: noFilterIfEmpty(z.string().max(64)),
   kind: noFilterIfEmpty(z.string().max(64)),
+});
+/** `fresh=true` asks the reseller now instead of answering the reading of the last minute. */
+export const balanceQuerySchema = z.strictObject({
+  fresh: noFilterIfEmpty(z.enum(["", "true", "false"])).describe("true: ask the reseller now rather than answer the reading of the last 60 s"),
 });
 /** What a job id looks like wherever one is typed (admin API, CLI). */
 export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";
@@ -61,6 +68,12 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const q = jobsQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
     res.json({ jobs: (await jobs.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
+  });
+
+  router.get("/admin/balance", async (req, res) => {
+    const q = balanceQuerySchema.safeParse(req.query);
+    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
+    res.json(balanceView(await deps.balance.read({ fresh: q.data.fresh === "true" })));
   });
 
   router.get("/admin/modules", async (_req, res) => {

@@ -7,12 +7,12 @@ import { SERVICE_STATUSES } from "../store/store.js";
 import { billingEventSchema, EVENT_TYPES } from "../webhooks/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
-import { jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
+import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "./error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import { PROVISIONING_CALLS, type ProvisionedLicence } from "../provisioning/provisioning.js";
-import type { historyView, jobView, licenceView, modulesView } from "./views.js";
+import type { balanceView, historyView, jobView, licenceView, modulesView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -120,6 +120,15 @@ export const modulesSchema = z.object({
   ),
 });
 
+export const balanceSchema = z.object({
+  balance: z.number().nullable().describe("The reseller balance of the bridge's own account; null while it is unknown (see reason)"),
+  checked_at: nullableIso.describe("When the reseller was last asked, whatever it answered; null when it was not asked"),
+  reason: z
+    .string()
+    .nullable()
+    .describe("Why balance is null (RESELLER_ACCOUNT_ID not set, the token lacks the admin role, the reseller unreachable, ...); null when it is not"),
+});
+
 export const driftItemSchema = z.object({
   kind: z.enum(DRIFT_KINDS),
   service_id: z.string().nullable(),
@@ -187,7 +196,8 @@ const responseShapesMatch: [
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
   Same<z.output<typeof provisionedLicenceSchema>, ProvisionedLicence>,
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
-] = [true, true, true, true, true, true];
+  Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
+] = [true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -357,6 +367,24 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/balance": {
+        get: {
+          tags: ["admin"],
+          operationId: "getBalance",
+          summary: "The reseller balance of the bridge's own account",
+          description:
+            "Read through the reseller's admin endpoint (GET /admin/reseller/{id}/balance) for RESELLER_ACCOUNT_ID with RESELLER_ADMIN_TOKEN " +
+            "(in sandbox mode: the sandbox's own reseller), and kept 60 s; the same reading as the license_bridge_reseller_balance gauge. " +
+            "A balance that cannot be read is answered 200 with balance null and the reason.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(balanceQuerySchema),
+          responses: {
+            "200": { description: "The balance, or why it is unknown", ...json(ref("Balance")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
       "/admin/jobs/{id}/retry": {
         post: {
           tags: ["admin"],
@@ -448,6 +476,7 @@ export function openApiDocument(): Record<string, unknown> {
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
         Modules: jsonSchema(modulesSchema, "output"),
+        Balance: jsonSchema(balanceSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
         ProvisionedLicence: jsonSchema(provisionedLicenceSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),

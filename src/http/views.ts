@@ -1,4 +1,5 @@
 import type { Job } from "../jobs/types.js";
+import type { BalanceReading } from "../reseller/balance.js";
 import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
 import type { HistoryRow, ServiceRow } from "../store/store.js";
 
@@ -59,4 +60,9 @@ export function modulesView(rows: { module: string; services: number }[]) {
       return { module: r.module, panel, version, services: r.services, outdated: version !== "" && isOutdated(version) };
     }),
   };
+}
+
+/** The reseller balance of the bridge's own account, as GET /admin/balance answers it. */
+export function balanceView(b: BalanceReading) {
+  return { balance: b.balance, checked_at: iso(b.checkedAt), reason: b.reason };
 }

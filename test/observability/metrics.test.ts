@@ -153,3 +153,29 @@ describe("/metrics", () => {
     }
   });
 });
+
+describe("the reseller balance gauges", () => {
+  const lines = async (metrics: ReturnType<typeof createMetrics>) =>
+    (await metrics.scrape()).split("\n").filter((l) => l.startsWith("license_bridge_reseller_balance"));
+
+  it("report the source's reading; unknown is no sample (never a 0), while a real 0 is reported", async () => {
+    const metrics = createMetrics();
+    expect(await lines(metrics)).toEqual([]);
+    metrics.track({ resellerBalance: async () => ({ balance: null, checkedAt: null }) });
+    expect(await lines(metrics)).toEqual([]);
+    metrics.track({ resellerBalance: async () => ({ balance: null, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance_up 0"]);
+    metrics.track({ resellerBalance: async () => ({ balance: 0, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance 0", "license_bridge_reseller_balance_up 1"]);
+    metrics.track({ resellerBalance: async () => ({ balance: 812.4, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance 812.4", "license_bridge_reseller_balance_up 1"]);
+  });
+
+  it("a source that throws leaves them without samples and the rest of the scrape intact", async () => {
+    const metrics = createMetrics();
+    metrics.track({ jobCounts: () => ({ queued: 2 }), resellerBalance: () => Promise.reject(new Error("boom")) });
+    const text = await metrics.scrape();
+    expect(await lines(metrics)).toEqual([]);
+    expect(sample(text, "license_bridge_jobs", { state: "queued" })).toBe(2);
+  });
+});
