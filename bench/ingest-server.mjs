@@ -26,7 +26,7 @@ let dir;
 async function bridge() {
   const [{ loadConfig }, { createApp }, { systemClock }, { createLogger }, { openStore }, { billingSource }, { createIntake }, { webhookRouter }, { secretKey }] =
     await Promise.all(
-      ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "webhooks/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
+      ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "intake/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
     );
   dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
   const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });

@@ -193,7 +193,7 @@ describe("production runs compiled JavaScript", () => {
     // the OpenAPI version is read from ../../package.json of dist/http/ (0.0.0 if it were not found).
     expect(openapiVersion).toBe(pkg.version);
     expectNoTypeScriptLoader(run.loads);
-    expect(bundledModules(run.loads)).toContain("dist/service.js");
+    expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
     expect(run.loads.packages).toContain("express");
   });
 

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load.js";
 import { silentLogger } from "../src/log/logger.js";
-import { MAIN_RESELLER_ID } from "../src/sandbox/state.js";
-import { startService, type RunningService } from "../src/service.js";
+import { startService, type RunningService } from "../src/compose/service.js";
 import { runCli } from "./cli/helpers.js";
+import { MAIN_RESELLER_ID } from "../src/vocabulary/sandbox-identity.js";
 
 /**
  * The reseller balance in sandbox mode, which needs no setting. Sandbox mode takes no

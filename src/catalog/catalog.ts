@@ -11,7 +11,7 @@ import {
   type BillingCycleMonths,
   type LitespeedVariant,
   type ProductType,
-} from "../reseller/vocabulary.js";
+} from "../vocabulary/products.js";
 import { BILLING_CYCLES, type BillingCycle } from "./billing-cycles.js";
 
 export { BILLING_CYCLES, type BillingCycle };

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, type Config } from "../config/load.js";
 import { SECRET_KEYS } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
-import type { RunningService } from "../service.js";
+import type { RunningService } from "../compose/service.js";
 
 /** The names of the settings whose values differ (never the values: some are secrets). */
 function changedSettings(before: Config, after: Config): string[] {

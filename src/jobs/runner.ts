@@ -2,11 +2,11 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { ZodError } from "zod";
 import type { Clock } from "../clock.js";
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import type { Logger } from "../log/logger.js";
 import type { JobEnding, JobOps, ServiceChange, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
-import type { JobDefinition } from "./define.js";
+import type { JobContext, JobDefinition } from "./define.js";
 import {
   isDisposed,
   isProgrammingError,
@@ -17,20 +17,8 @@ import {
   JobSkippedError,
   type Disposition,
 } from "./errors.js";
-import type { Job, JobState } from "./types.js";
+import type { Job, JobState } from "../vocabulary/jobs.js";
 
-export interface JobContext {
-  logger: Logger;
-  /**
-   * Records that a call which may charge money is being made, and resolves once that record
-   * is on disk (await it before the call). A later attempt that finds `job.intent` set must
-   * check upstream before calling again. `durable: false` for bookkeeping whose loss only costs
-   * a check: written without waiting for an fsync.
-   */
-  recordIntent(intent: unknown, options?: { durable?: boolean }): Promise<void>;
-  /** Clears the intent once the call is known not to have taken effect. */
-  clearIntent(): Promise<void>;
-}
 
 export type AttemptOutcome = "succeeded" | "skipped" | "retry" | "deferred" | "failed" | "blocked";
 

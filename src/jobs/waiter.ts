@@ -1,5 +1,5 @@
 import type { JobOps } from "../store/store.js";
-import type { Job } from "./types.js";
+import type { Job } from "../vocabulary/jobs.js";
 
 /** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
 export const isSettled = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";

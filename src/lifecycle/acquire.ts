@@ -1,10 +1,10 @@
 import { JobBlockedError } from "../jobs/errors.js";
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import { LITESPEED_VARIANTS, type BillingCycleMonths, type LitespeedVariant, type ProductType } from "../reseller/vocabulary.js";
+import { LITESPEED_VARIANTS, type BillingCycleMonths, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
 import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { charging, once, type Intent } from "./once.js";

@@ -1,6 +1,6 @@
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
-import type { LitespeedVariant } from "../reseller/vocabulary.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { LitespeedVariant } from "../vocabulary/products.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, once } from "./once.js";
 

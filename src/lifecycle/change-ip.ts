@@ -1,14 +1,11 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import { sameIp } from "../reseller/ip-address.js";
-import { ipSchema } from "../reseller/vocabulary.js";
+import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
 import { NOT_CHARGING, once } from "./once.js";
 import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { CHANGE_IP } from "../intake/jobs.js";
 
-export const CHANGE_IP = jobKind({ kind: JOB_KINDS.changeIp, payload: z.object({ ip: ipSchema }) });
 
 /** `service.ip_changed`: re-bind the licence (its cpanel companions follow upstream by themselves). */
 export function changeIpJob(deps: LifecycleDeps) {

@@ -1,9 +1,9 @@
 import type { Clock } from "../clock.js";
 import { JobDeferredError, JobFailedError, JobLeaseLostError } from "../jobs/errors.js";
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
 import { ResellerError } from "../reseller/errors.js";
-import { checkCharge, type ChargePurpose } from "./charge-rule.js";
+import { checkCharge, type ChargePurpose } from "../intake/charge-rule.js";
 import type { LifecycleDeps } from "./deps.js";
 
 export interface Intent {

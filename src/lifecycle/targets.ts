@@ -1,7 +1,7 @@
 import { JobFailedError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import type { ProductType } from "../reseller/vocabulary.js";
+import type { ProductType } from "../vocabulary/products.js";
 import type { EventOutcome, NewJob, ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 

@@ -1,23 +1,16 @@
 import { NotFoundError } from "../reseller/errors.js";
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobBlockedError, JobFailedError, JobRetryError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { bundleComponents } from "../reseller/upstream.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceRow } from "../store/store.js";
 import { createTemplates, TemplateError, type InstallCommand, type MailTemplates } from "./templates.js";
 import type { Mailer } from "./transport.js";
 import { jobChange, licenceTypes, mustGet } from "../lifecycle/targets.js";
+import { INSTALL_MAIL } from "../intake/jobs.js";
 
-/** One install mail per order event (or per service, for a job queued without an event). */
-export const INSTALL_MAIL = jobKind({
-  kind: JOB_KINDS.installMail,
-  payload: z.object({}).loose(),
-  uniqueKey: (_p, where) => `mail:install:${where.eventId ?? where.serviceId ?? ""}`,
-});
 
 export interface InstallMailDeps extends LifecycleDeps {
   mailer: Mailer;

@@ -1,10 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ALERT_JOB_KIND } from "../alerts/alerts.js";
 import type { AttemptOutcome, RunnerObserver } from "../jobs/runner.js";
-import { JOB_STATES } from "../jobs/types.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import { JOB_STATES } from "../vocabulary/jobs.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import type { UpstreamObserver } from "../reseller/transport.js";
-import type { WebhookObserver } from "../webhooks/route.js";
 
 /** Every metric name starts with this (the service contract, section 4). */
 export const METRIC_PREFIX = "license_bridge_";
@@ -34,7 +33,7 @@ export interface Metrics {
   /** Content-Type of `scrape()`'s text. */
   readonly contentType: string;
   /** For `billingWebhookRouter({ observer })`. */
-  readonly webhooks: Required<WebhookObserver>;
+  readonly webhooks: { received(source: string, type: string, outcome: string): void };
   /** For `provisioningRouter({ observer })`: calls by the module that made them. */
   readonly provisioning: { called(call: string, module: string, status: number): void };
   /** For the job runner's observer (chain it with the others). */

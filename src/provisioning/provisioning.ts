@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import type { Catalog } from "../catalog/catalog.js";
-import type { ErrorCode } from "../http/error-codes.js";
-import type { Job } from "../jobs/types.js";
-import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
+import type { Job } from "../vocabulary/jobs.js";
+import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { licenceTypes } from "../lifecycle/targets.js";
 import type { Logger } from "../log/logger.js";
-import type { ProductType } from "../reseller/vocabulary.js";
+import type { ProductType } from "../vocabulary/products.js";
 import type { JobOps, ServiceOps, ServiceRow } from "../store/store.js";
-import { fieldErrors, type BillingEvent, type FieldErrors } from "../webhooks/event-schema.js";
-import type { Intake as AcceptEvents } from "../webhooks/intake.js";
-import { project } from "../lifecycle/projection.js";
+import { fieldErrors, type BillingEvent, type FieldErrors } from "../intake/event-schema.js";
+import type { Intake as AcceptEvents } from "../intake/intake.js";
+import { project } from "../intake/projection.js";
 import { isSettled, type JobWaiter } from "../jobs/waiter.js";
 import {
   changeIpParams,

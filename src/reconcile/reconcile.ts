@@ -1,14 +1,14 @@
 import { jobOf } from "../jobs/define.js";
 import { JobWaiter } from "../jobs/waiter.js";
-import { ENFORCE_SUSPENSION } from "../lifecycle/enforce-suspension.js";
-import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { licenceTypes } from "../lifecycle/targets.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
-import { canonicalIp as canonical } from "../reseller/ip-address.js";
+import { canonicalIp as canonical } from "../vocabulary/ip-address.js";
 import type { Upstream } from "../reseller/upstream.js";
-import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
+import { CPANEL_COMPANIONS, type ProductType } from "../vocabulary/products.js";
 import type { NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
+import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
 

@@ -1,7 +1,7 @@
 import { JobFailedError } from "../jobs/errors.js";
 import { concurrencyLimit } from "./limit.js";
 import type { UpstreamLicense } from "./answers.js";
-import { sameIp } from "./ip-address.js";
+import { sameIp } from "../vocabulary/ip-address.js";
 import type { V1Client } from "./v1.js";
 import type { V2Client } from "./v2.js";
 import {
@@ -10,7 +10,7 @@ import {
   type BillingCycleMonths,
   type LitespeedVariant,
   type ProductType,
-} from "./vocabulary.js";
+} from "../vocabulary/products.js";
 
 export type Protocol = "v1" | "v2";
 

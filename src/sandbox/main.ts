@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Logger } from "../log/logger.js";
-import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxTokens } from "./app.js";
+import { createSandbox, type RunningSandbox, type Sandbox } from "./app.js";
+import { DEFAULT_SANDBOX_TOKENS, type SandboxTokens } from "../vocabulary/sandbox-identity.js";
 
 /** Unset and empty variables both mean "use the default", as a blank line in a .env file would. */
 const unsetIfEmpty = (v: unknown): unknown => (v === "" ? undefined : v);

@@ -1,4 +1,4 @@
-import type { ProductType } from "../reseller/vocabulary.js";
+import type { ProductType } from "../vocabulary/products.js";
 
 /**
  * Monthly prices the sandbox charges. The real price list is private; these only need to

@@ -1,8 +1,9 @@
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../reseller/vocabulary.js";
+import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
 import { BUNDLES, type BundleId, bundlePrice, licencePrice } from "./prices.js";
 
 export type Via = "v1" | "v2";
@@ -100,7 +101,6 @@ export type Failure =
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 export const ADMIN_ACCOUNT_ID = 0;
-export const MAIN_RESELLER_ID = 1;
 export const LICENSE_EXISTS = "License already exists";
 
 const licenseSchema = z.object({

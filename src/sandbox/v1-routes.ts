@@ -1,13 +1,7 @@
 import express, { type Request, type Router } from "express";
 import { hadMalformedBody, tolerantJson } from "./body.js";
 import { apiEntry, type SandboxContext } from "./context.js";
-import {
-  type Account,
-  ADMIN_ACCOUNT_ID,
-  type LicenseStatus,
-  MAIN_RESELLER_ID,
-  type Outcome,
-} from "./state.js";
+import { type Account, ADMIN_ACCOUNT_ID, type LicenseStatus, type Outcome } from "./state.js";
 import {
   billingCycle,
   bundleId,
@@ -27,6 +21,7 @@ import {
   productType,
   text,
 } from "./v1-validation.js";
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 
 interface Reply {
   status: number;

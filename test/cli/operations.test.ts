@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import { databaseLabel, migrateBeyondCodeOf, readStoreOf } from "../helpers/test-store.js";
 import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -12,6 +11,7 @@ import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * The operator's commands (spec section 5) run as the real binary against a running bridge,

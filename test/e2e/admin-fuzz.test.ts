@@ -3,8 +3,8 @@ import { parse as parseQuery } from "node:querystring";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_STATES, type JobState } from "../../src/jobs/types.js";
-import { SERVICE_STATUSES } from "../../src/store/store.js";
+import { JOB_STATES, type JobState } from "../../src/vocabulary/jobs.js";
+import { SERVICE_STATUSES } from "../../src/vocabulary/service-statuses.js";
 import { createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { settle } from "../helpers/e2e-harness.js";
 

@@ -2,10 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { loadConfig } from "../../src/config/load.js";
 import { BALANCE_TTL_MS } from "../../src/reseller/balance.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
-import { MAIN_RESELLER_ID } from "../../src/sandbox/state.js";
 import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { orderActive, upstreamCalls, usePair } from "../helpers/e2e-harness.js";
+import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * The reseller balance of the bridge's own account (issue 23 item 5): the gauge

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/context.js";
 import { createdEvent, serviceEvent } from "../helpers/bridge.js";
 import { orderActive, settle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * An order for an IP where the reseller already holds licences (left suspended by a terminated

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach } from "vitest";
 import type { RecordedRequest } from "../../src/sandbox/app.js";
-import type { ServiceStatus } from "../../src/store/store.js";
+import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
 import {
   createdEvent,

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { ERROR_HINTS } from "../../src/vocabulary/error-codes.js";
 import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import type { ServiceRow } from "../../src/store/store.js";
 import { TEST_PROVISIONING_TOKEN, TEST_SECRET } from "../helpers/bridge.js";

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from "../../src/clock.js";
 import { defineJob, jobKind } from "../../src/jobs/define.js";
 import { JobBlockedError, JobDeferredError, JobFailedError, JobRetryError } from "../../src/jobs/errors.js";
 import { JobRunner } from "../../src/jobs/runner.js";
-import type { Job } from "../../src/jobs/types.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
 import { sqliteFactory, type OpenedStore } from "../helpers/stores.js";

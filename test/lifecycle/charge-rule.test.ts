@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { chargeRefusal, type ChargePurpose } from "../../src/lifecycle/charge-rule.js";
-import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
-import type { Job } from "../../src/jobs/types.js";
-import type { ServiceRow, ServiceStatus } from "../../src/store/store.js";
+import { chargeRefusal, type ChargePurpose } from "../../src/intake/charge-rule.js";
+import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
+import type { ServiceRow } from "../../src/store/store.js";
+import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 
 /** The charging rule alone: the service's row and the jobs queued behind the charging job → buy, or why not. */
 

@@ -3,14 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import type { Job } from "../../src/jobs/types.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { createV1Client } from "../../src/reseller/v1.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
-import { observeUpstream, startService } from "../../src/service.js";
+import { observeUpstream, startService } from "../../src/compose/service.js";
 import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { waitFor } from "../helpers/wait.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /** The value of one sample of the Prometheus text, 0 when the series does not exist yet. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {

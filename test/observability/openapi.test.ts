@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingEventSchema } from "../../src/webhooks/event-schema.js";
+import { billingEventSchema } from "../../src/intake/event-schema.js";
 import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 
 type Schema = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JOB_KINDS, serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { reconcile, type ReconcileProgress } from "../../src/reconcile/reconcile.js";
 import { serviceEvent } from "../helpers/bridge.js";
 import { orderActive, settle, usePair, waitStatus } from "../helpers/e2e-harness.js";

@@ -1,7 +1,7 @@
 import request from "supertest";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
-import { reconcileRouter } from "../../src/http/reconcile-routes.js";
+import { reconcileRouter } from "../../src/admin/reconcile-routes.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { orderActive, settle, usePair } from "../helpers/e2e-harness.js";

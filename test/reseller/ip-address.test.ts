@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalIp, classifyIp, SPECIAL_PURPOSE_RANGES, unusableIpReason, type IpClass } from "../../src/reseller/ip-address.js";
+import { canonicalIp, classifyIp, SPECIAL_PURPOSE_RANGES, unusableIpReason, type IpClass } from "../../src/vocabulary/ip-address.js";
 
 type Verdict = "accepted" | "refused" | "private";
 

@@ -1,12 +1,12 @@
 import { Option, type Command } from "commander";
-import type { licenceView } from "../../http/views.js";
-import { SERVICE_STATUSES, type ServiceStatus } from "../../store/store.js";
+import type { licenceView } from "../../admin/views.js";
+import { SERVICE_STATUSES, type ServiceStatus } from "../../vocabulary/service-statuses.js";
 import { CliError, emit, table, type Output } from "../output.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
   const [{ historyView, licenceView }, { configOrExit }, { withBridgeStore }] = await Promise.all([
-    import("../../http/views.js"),
+    import("../../admin/views.js"),
     import("../context.js"),
     import("../store.js"),
   ]);

@@ -1,6 +1,6 @@
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { BillingCycle } from "../../catalog/catalog.js";
-import { panelEventSchema, type EventType } from "../event-schema.js";
+import { panelEventSchema, type EventType } from "../../intake/event-schema.js";
 import type { TranslateContext, TranslatedEvent, Translation, WebhookSource } from "../route.js";
 import {
   catalogueVerdict,

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { BillingCycle, Catalog } from "../../catalog/catalog.js";
-import { sameIp } from "../../reseller/ip-address.js";
+import { sameIp } from "../../vocabulary/ip-address.js";
 import type { TranslatedEvent } from "../route.js";
 import { str } from "./field-maps.js";
 

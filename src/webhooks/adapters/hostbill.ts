@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { BillingCycle } from "../../catalog/catalog.js";
 import { checkTimestamp } from "../signature.js";
-import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../../intake/event-schema.js";
 import type { TranslatedEvent, Translation, WebhookSource } from "../route.js";
 import { panelGet } from "./panel-api.js";
 import {

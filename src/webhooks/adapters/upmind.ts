@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../../intake/event-schema.js";
 import type { WebhookSource } from "../route.js";
 import {
   anyDigestMatches,

@@ -1,11 +1,12 @@
 import express, { type Router } from "express";
 import { z } from "zod";
-import { JOB_STATES } from "../jobs/types.js";
+import { JOB_STATES } from "../vocabulary/jobs.js";
 import type { BalanceReader } from "../reseller/balance.js";
-import { SERVICE_STATUSES, type Store } from "../store/store.js";
-import { fieldErrors } from "../webhooks/event-schema.js";
-import { requireBearer } from "./auth.js";
-import { sendError } from "./errors.js";
+import { type Store } from "../store/store.js";
+import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { fieldErrors } from "../intake/event-schema.js";
+import { requireBearer } from "../http/auth.js";
+import { sendError } from "../http/errors.js";
 import { balanceView, historyView, jobView, licenceView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {

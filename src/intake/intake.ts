@@ -1,16 +1,12 @@
 import type { Catalog } from "../catalog/catalog.js";
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { jobOf } from "../jobs/define.js";
-import { CHANGE_IP } from "../lifecycle/change-ip.js";
-import { CHANGE_PRODUCT } from "../lifecycle/change-product.js";
-import { serviceQueueKey } from "../lifecycle/job-kinds.js";
-import { RECORD_PAYMENT } from "../lifecycle/record-payment.js";
-import { REGISTER } from "../lifecycle/register.js";
-import { SUSPEND, TERMINATE, UNSUSPEND } from "../lifecycle/status.js";
+import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import type { IntakeDecision, IntakeView, NewJob, ServicePatch, Store } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
-import { project, type Projection } from "../lifecycle/projection.js";
+import { project, type Projection } from "./projection.js";
 import { businessErrors } from "./rules.js";
+import { CHANGE_IP, CHANGE_PRODUCT, RECORD_PAYMENT, REGISTER, SUSPEND, TERMINATE, UNSUSPEND } from "./jobs.js";
 
 export type IntakeResult =
   /** `jobId`: the job the event queued, when it needs work. */

@@ -1,4 +1,4 @@
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { BalanceReading } from "../reseller/balance.js";
 import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
 import type { HistoryRow, ServiceRow } from "../store/store.js";

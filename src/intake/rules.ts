@@ -1,8 +1,8 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
-import type { ErrorCode } from "../http/error-codes.js";
-import type { Projection } from "../lifecycle/projection.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
+import type { Projection } from "./projection.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import { unusableIpReason } from "../reseller/ip-address.js";
+import { unusableIpReason } from "../vocabulary/ip-address.js";
 import type { ServiceRow } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 
