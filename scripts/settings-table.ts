@@ -126,7 +126,7 @@ export function renderSecretsTakeEffect(rows = settingsRows()): string {
 /** The generated blocks of the README: name → content between `<!-- name:start -->` and `<!-- name:end -->`. */
 export function generatedBlocks(): Record<string, string> {
   const rows = settingsRows();
-  return { settings: renderSettingsTable(rows) };
+  return { settings: renderSettingsTable(rows), "secrets-reload": renderSecretsTakeEffect(rows) };
 }
 
 /** The README with every generated block replaced by what the code says now. */
