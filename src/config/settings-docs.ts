@@ -75,7 +75,7 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   PROVISION_WAIT_SECONDS: { meaning: "how long a provisioning call waits for its work before answering `202 pending` (0-300)" },
   SMTP_URL: {
     meaning: "`smtp://user:pass@mail.example:587` (STARTTLS when offered) or `smtps://…`",
-    unset: "`.eml` files in `outbox/` beside the SQLite file (`./data/outbox/`)",
+    unset: "`.eml` files in `outbox/` in the folder of `DATABASE_PATH` (`./data/outbox/`)",
     takesEffect: "restart",
   },
   MAIL_FROM: {
