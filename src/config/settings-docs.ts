@@ -45,13 +45,17 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
     meaning: "`postgres://user:pass@host:5432/db`: PostgreSQL instead of SQLite, for several instances (see [More than one machine](#more-than-one-machine-postgresql))",
   },
   RESELLER_API_URL: { meaning: "v1 base URL, ending in `/api/v1`; unset means sandbox mode" },
-  RESELLER_API_TOKEN: { meaning: "v1 bearer token", unset: "required with the URL", takesEffect: "restart" },
+  RESELLER_API_TOKEN: { meaning: "v1 bearer token", unset: "required with the URL" },
   RESELLER_LEGACY_URL: { meaning: "v2.0 base URL (with `RESELLER_LEGACY_TOKEN`: both or neither)" },
-  RESELLER_LEGACY_TOKEN: { meaning: "v2.0 token (with `RESELLER_LEGACY_URL`)", takesEffect: "restart" },
+  RESELLER_LEGACY_TOKEN: { meaning: "v2.0 token (with `RESELLER_LEGACY_URL`)" },
   RESELLER_ADMIN_TOKEN: {
-    meaning: "token with the reseller's admin role, for `license-bridge reseller …`",
+    meaning: "token with the reseller's admin role: the service reads its own balance with it (`RESELLER_ACCOUNT_ID`), and `license-bridge reseller …` uses it",
     unset: "`RESELLER_API_TOKEN`",
-    takesEffect: "each command",
+  },
+  RESELLER_ACCOUNT_ID: {
+    meaning:
+      "the reseller's own account id, to read its balance (`license_bridge_reseller_balance`, `GET /admin/balance`, `reseller balance`) through the admin endpoint; not needed in sandbox mode",
+    unset: "balance unknown",
   },
   RESELLER_PROTOCOL: { meaning: "`v1` or `v2`: which interface provisioning uses" },
   RESELLER_TIMEOUT_MS: { meaning: "timeout of one reseller call" },
@@ -76,12 +80,10 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   SMTP_URL: {
     meaning: "`smtp://user:pass@mail.example:587` (STARTTLS when offered) or `smtps://…`",
     unset: "`.eml` files in `outbox/` in the folder of `DATABASE_PATH` (`./data/outbox/`)",
-    takesEffect: "restart",
   },
   MAIL_FROM: {
     meaning:
       "sender of customer mail: `addr@example.com` or `Name <addr@example.com>` (a name with a comma in quotes); anything else stops start-up",
-    takesEffect: "restart",
   },
   OPERATOR_EMAIL: { meaning: "where alerts go", unset: "log only" },
   PRODUCTS_FILE: {
