@@ -140,7 +140,8 @@ function expectNoTypeScriptLoader(loads: Loads): void {
 
 describe("production runs compiled JavaScript", () => {
   it("npm start, the bin and main point at the compiled code with plain node", () => {
-    expect(pkg.scripts.start).toBe("node bin/license-bridge.mjs serve");
+    // exec: node replaces the shell, so npm's SIGTERM reaches the service (test/npm-start.test.ts).
+    expect(pkg.scripts.start).toBe("exec node bin/license-bridge.mjs serve");
     expect(pkg.bin["license-bridge"]).toBe("bin/license-bridge.mjs");
     expect(pkg.main).toBe("dist/cli/main.js");
     expect(existsSync(resolve(ROOT, pkg.main))).toBe(true);
