@@ -2,7 +2,7 @@
 //   npm run docs:settings             rewrite the README's generated blocks
 //   npm run docs:settings -- --check  exit 1 when the README differs (test/docs/settings-table.test.ts does the same)
 // Meanings: src/config/settings-docs.ts. Defaults: the zod schemas. Secret: SECRET_KEYS. Live only:
-// LIVE_KEYS. When a change takes effect: RESTART_ONLY (src/service.ts) and the docs' takesEffect.
+// LIVE_KEYS. When a change takes effect: RESTART_ONLY (src/config/restart-only.ts) and the docs' takesEffect.
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,7 +11,7 @@ import { OTHER_KNOWN_VARIABLES } from "../src/config/load.js";
 import { configSchema, LIVE_KEYS, SECRET_KEYS } from "../src/config/schema.js";
 import { OTHER_SETTING_DOCS, SETTING_DOCS, type SettingDoc } from "../src/config/settings-docs.js";
 import { sandboxEnvSchema } from "../src/sandbox/main.js";
-import { RESTART_ONLY } from "../src/service.js";
+import { RESTART_ONLY } from "../src/config/restart-only.js";
 
 export const README = resolve(import.meta.dirname, "../README.md");
 

@@ -4,6 +4,7 @@ import { alertForStoppedJob, resolveOnSuccess } from "../alerts/job-alerts.js";
 import { systemClock, type Clock } from "../clock.js";
 import { secretValues } from "../config/describe.js";
 import type { Config } from "../config/load.js";
+import { RESTART_ONLY } from "../config/restart-only.js";
 import { adminRouter } from "../admin/admin-routes.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
@@ -39,31 +40,6 @@ import { secretKey } from "../webhooks/signature.js";
 // For tests that build their own reseller clients with the service's metrics.
 export { observeUpstream };
 
-/**
- * Settings a SIGHUP does not change: the listener, the database, the runner's and the cron's
- * set-up. A reload that changes one says so and keeps the running value until a restart.
- */
-export const RESTART_ONLY = [
-  "HOST",
-  "PORT",
-  "DATABASE_PATH",
-  "DATABASE_URL",
-  "RESELLER_API_URL",
-  "RESELLER_LEGACY_URL",
-  "RESELLER_PROTOCOL",
-  "RESELLER_TIMEOUT_MS",
-  "RESELLER_SETTLE_SECONDS",
-  "WORKER_CONCURRENCY",
-  "JOB_MAX_ATTEMPTS",
-  "RETRY_MAX_DELAY_SECONDS",
-  "BLOCKED_RETRY_MINUTES",
-  "SHUTDOWN_GRACE_MS",
-  "RENEWAL_CRON",
-  "RENEWAL_LEAD_DAYS",
-  "OPERATOR_EMAIL",
-  "MAIL_FROM",
-  "LOG_LEVEL",
-] as const satisfies readonly (keyof Config)[];
 
 /**
  * The mailer the mail jobs hold, whose transport a reload can replace (SMTP_URL rotated). The old

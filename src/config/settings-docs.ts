@@ -1,4 +1,4 @@
-import { DEFAULT_SANDBOX_TOKENS } from "../sandbox/context.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
 import type { OTHER_KNOWN_VARIABLES } from "./load.js";
 import type { RawConfig } from "./schema.js";
 
@@ -7,7 +7,7 @@ import type { RawConfig } from "./schema.js";
  * `npm run docs:settings`, scripts/settings-table.ts; a test fails when the README differs). The
  * other columns come from the code: defaults from the zod schemas (configSchema, the sandbox's
  * sandboxEnvSchema), secret from SECRET_KEYS, live only from LIVE_KEYS, and when a change takes
- * effect from RESTART_ONLY (src/service.ts) and `takesEffect` below. EXPECTED (schema.ts) stays
+ * effect from RESTART_ONLY (src/config/restart-only.ts) and `takesEffect` below. EXPECTED (schema.ts) stays
  * the text of the one-line problem reports.
  *
  * Cells are Markdown.

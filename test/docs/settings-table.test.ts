@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { README, renderSettingsTable, settingsRows, updateReadme } from "../../scripts/settings-table.js";
 import { OTHER_KNOWN_VARIABLES } from "../../src/config/load.js";
 import { CONFIG_KEYS, SECRET_KEYS } from "../../src/config/schema.js";
-import { RESTART_ONLY } from "../../src/service.js";
+import { RESTART_ONLY } from "../../src/config/restart-only.js";
 
 describe("the README's settings table", () => {
   it("is what `npm run docs:settings` generates from the code", () => {
