@@ -7,7 +7,7 @@ import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
 import { requireBearer } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
-import { balanceView, historyView, jobView, licenceView, modulesView } from "./views.js";
+import { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
@@ -25,7 +25,7 @@ export interface AdminRouteDeps {
  */
 const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
 
-export const licencesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
+export const licensesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
 export const jobsQuerySchema = z.strictObject({
   state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
   service_id: noFilterIfEmpty(z.string().max(64)),
@@ -56,13 +56,13 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.get("/admin/services/:id", async (req, res) => {
     const svc = await services.get(req.params.id);
     if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
-    res.json({ ...licenceView(svc), history: (await services.history(svc.service_id)).map(historyView) });
+    res.json({ ...licenseView(svc), history: (await services.history(svc.service_id)).map(historyView) });
   });
 
   router.get("/admin/licenses", async (req, res) => {
-    const q = licencesQuerySchema.safeParse(req.query);
+    const q = licensesQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ licenses: (await services.list(q.data.status)).map(licenceView) });
+    res.json({ licenses: (await services.list(q.data.status)).map(licenseView) });
   });
 
   router.get("/admin/jobs", async (req, res) => {

@@ -7,12 +7,13 @@ import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
-import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
+import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
-import { PROVISIONING_CALLS, type ProvisionedLicence } from "../provisioning/provisioning.js";
-import type { balanceView, historyView, jobView, licenceView, modulesView } from "./views.js";
+import type { ProvisionedLicense } from "../provisioning/answers.js";
+import { PROVISIONING_CALLS } from "../provisioning/provisioning.js";
+import type { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -58,7 +59,7 @@ export const webhookAnswerSchema = z.object({
   status: z.enum(["accepted", "duplicate"]),
 });
 
-export const licenceSchema = z.object({
+export const licenseSchema = z.object({
   service_id: z.string(),
   product_id: z.string(),
   ip: z.string(),
@@ -87,7 +88,7 @@ export const historyItemSchema = z.object({
   job_id: z.number().int().nullable(),
 });
 
-export const serviceDetailSchema = licenceSchema.extend({
+export const serviceDetailSchema = licenseSchema.extend({
   history: z.array(historyItemSchema).describe("The service's events and what came of them, oldest first"),
 });
 
@@ -139,11 +140,11 @@ export const driftItemSchema = z.object({
   fixable: z.boolean(),
   fix: z.string().optional(),
 });
-export const settledItemSchema = driftItemSchema.extend({ error: z.string().optional() });
+export const handledItemSchema = driftItemSchema.extend({ error: z.string().optional() });
 export const reconcileResultSchema = z.object({
   drift: z.array(driftItemSchema).describe("Every difference found, before any repair"),
-  fixed: z.array(settledItemSchema).describe("Repaired by this run (empty without fix)"),
-  manual: z.array(settledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
+  fixed: z.array(handledItemSchema).describe("Repaired by this run (empty without fix)"),
+  manual: z.array(handledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
 });
 
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
@@ -155,7 +156,7 @@ export const notReadySchema = z.object({
   checks: checksSchema,
 });
 
-export const provisionedLicenceSchema = z.object({
+export const provisionedLicenseSchema = z.object({
   success: z.literal(true),
   license_key: z.string().describe("The bridge's stable name of the licence: returned by create, accepted by every other call"),
   service_identifier: z.string().describe("The panel's service id"),
@@ -190,11 +191,11 @@ export const provisionErrorSchema = errorSchema
 // The compiler checks that the documented responses are what the views produce.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const responseShapesMatch: [
-  Same<z.output<typeof licenceSchema>, ReturnType<typeof licenceView>>,
+  Same<z.output<typeof licenseSchema>, ReturnType<typeof licenseView>>,
   Same<z.output<typeof historyItemSchema>, ReturnType<typeof historyView>>,
   Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
-  Same<z.output<typeof provisionedLicenceSchema>, ProvisionedLicence>,
+  Same<z.output<typeof provisionedLicenseSchema>, ProvisionedLicense>,
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
   Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
 ] = [true, true, true, true, true, true, true];
@@ -333,9 +334,9 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: "listLicenses",
           summary: "Licences, optionally by status",
           security: ADMIN_SECURITY,
-          parameters: queryParameters(licencesQuerySchema),
+          parameters: queryParameters(licensesQuerySchema),
           responses: {
-            "200": { description: "The licences", ...json(listOf("licenses", "Licence")) },
+            "200": { description: "The licences", ...json(listOf("licenses", "License")) },
             "401": UNAUTHORIZED,
             "422": INVALID,
           },
@@ -472,13 +473,13 @@ export function openApiDocument(): Record<string, unknown> {
         WebhookAnswer: jsonSchema(webhookAnswerSchema, "output"),
         Error: jsonSchema(errorSchema, "output"),
         ValidationError: jsonSchema(validationErrorSchema, "output"),
-        Licence: jsonSchema(licenceSchema, "output"),
+        License: jsonSchema(licenseSchema, "output"),
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
         Modules: jsonSchema(modulesSchema, "output"),
         Balance: jsonSchema(balanceSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
-        ProvisionedLicence: jsonSchema(provisionedLicenceSchema, "output"),
+        ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),
       },
@@ -575,7 +576,7 @@ function provisioningPaths(): Record<string, unknown> {
   };
   const pr = (description: string, schemaName = "ProvisionError") => ({ description, ...json(ref(schemaName)) });
   const responses = {
-    "200": pr("Done (or nothing to do): the licence", "ProvisionedLicence"),
+    "200": pr("Done (or nothing to do): the licence", "ProvisionedLicense"),
     "202": pr(
       "Not done within PROVISION_WAIT_SECONDS, or queued behind a blocked job of the service (the message names it); the work goes on, and the same call made again later answers with its outcome",
       "ProvisionPending",

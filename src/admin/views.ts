@@ -6,7 +6,7 @@ import type { HistoryRow, ServiceRow } from "../store/store.js";
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /** A service's licence as the admin API and CLI show it. */
-export function licenceView(s: ServiceRow) {
+export function licenseView(s: ServiceRow) {
   return {
     service_id: s.service_id,
     product_id: s.product_id,

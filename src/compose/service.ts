@@ -19,7 +19,11 @@ import type { Logger } from "../log/logger.js";
 import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { JobWaiter } from "../jobs/waiter.js";
+import { licenseAnswerer } from "../provisioning/answers.js";
 import { createProvisioning } from "../provisioning/provisioning.js";
+import { outcomeWaiter } from "../provisioning/wait.js";
+import { cachedInstallCommands } from "../lifecycle/install-commands.js";
+import type { Intake } from "../intake/intake.js";
 import { provisioningOffRouter, provisioningRouter } from "../provisioning/routes.js";
 import { checkRenewalsAtRisk, healBlockedRenewals } from "../renewals/healing.js";
 import { scheduleRenewals } from "../renewals/schedule.js";
@@ -236,6 +240,15 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     return draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
   };
 
+  // Install commands for the panels' client areas: through the upstream, within WORKER_CONCURRENCY, as the install mail reads them.
+  const installCommands = cachedInstallCommands(upstream, clock);
+  /** The provisioning API of one configuration: it translates, the intake decides, it waits. */
+  const provisioningOf = (cfg: Config, accept: Intake) => {
+    const license = licenseAnswerer({ catalog: cfg.catalog, installCommands, logger: logger.child({ component: "provisioning" }) });
+    const outcome = outcomeWaiter({ services: store.services, jobs: store.jobs, waiter, waitMs: cfg.PROVISION_WAIT_SECONDS * 1000, now: () => Date.now(), license });
+    return createProvisioning({ accept, services: store.services, jobs: store.jobs, outcome, license });
+  };
+
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
@@ -256,17 +269,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
               services: store.services,
               logger: logger.child({ component: "provisioning" }),
               observer: metrics.provisioning,
-              provisioning: createProvisioning({
-                accept,
-                services: store.services,
-                jobs: store.jobs,
-                waiter,
-                catalog: cfg.catalog,
-                waitMs: cfg.PROVISION_WAIT_SECONDS * 1000,
-                // A read for a panel's client area: straight to the reseller, not behind the jobs' upstream slots.
-                installCommand: async (ip, type) => (await reseller.v1.installCommand({ ip, type })).command,
-                logger: logger.child({ component: "provisioning" }),
-              }),
+              provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
         reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),

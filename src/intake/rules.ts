@@ -76,8 +76,8 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     if (limit !== null && svc.ip_changes >= limit) {
       add("changes.ip", `IP change limit reached: product ${svc.product_id} allows ${limit} IP changes (max_ip_changes)`, "ip_change_limit");
     }
-    if (to === p.ip) add("changes.ip", "is the licence's current IP");
-    else {
+    // To the IP it has (or will have) already: nothing to change (decide.ts), not a refusal.
+    if (to !== p.ip) {
       checkUsable("changes.ip", to);
       if (!errors["changes.ip"]) checkFree("changes.ip", to, typesOf(svc));
     }

@@ -2,8 +2,8 @@ import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
-import { NOT_CHARGING, once } from "./once.js";
-import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { NOT_CHARGING, callOnce } from "./call-once.js";
+import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
 
@@ -22,12 +22,12 @@ export function changeIpJob(deps: LifecycleDeps) {
       // Nothing upstream yet: a later registration uses the new IP.
       detail = "no licence upstream yet; recorded locally";
     } else {
-      for (const type of licenceTypes(svc)) {
-        const r = await once(
+      for (const type of licenseTypes(svc)) {
+        const r = await callOnce(
           job,
           ctx,
           { op: `change_ip:${type}`, from, to },
-          async () => (await deps.upstream.licencesAt(to)).some((l) => l.type === type),
+          async () => (await deps.upstream.licensesAt(to)).some((l) => l.type === type),
           () => deps.upstream.changeIp(from, to, type),
           NOT_CHARGING,
         );

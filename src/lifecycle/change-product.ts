@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { LitespeedVariant } from "../vocabulary/products.js";
 import { changeCoreOnce } from "./change-core.js";
 import type { LifecycleDeps } from "./deps.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_PRODUCT } from "../intake/jobs.js";
 
 

@@ -2,7 +2,7 @@ import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
 import { NotFoundError } from "../reseller/errors.js";
 import type { LifecycleDeps } from "./deps.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 

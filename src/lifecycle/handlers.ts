@@ -10,7 +10,7 @@ import { recordPaymentJob } from "./record-payment.js";
 import { registerJob } from "./register.js";
 import { renewJob } from "./renew.js";
 import { statusJob } from "./status.js";
-import { jobChange, jobSkipped } from "./targets.js";
+import { jobChange, jobSkipped } from "./service-changes.js";
 
 /** The licence lifecycle's job kinds, each with its handler. */
 export function lifecycleJobs(deps: LifecycleDeps, hooks: { afterPayment?: (serviceId: string) => Promise<unknown> } = {}): JobDefinition[] {

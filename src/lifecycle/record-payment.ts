@@ -1,7 +1,7 @@
 import { defineJob } from "../jobs/define.js";
 import type { LifecycleDeps } from "./deps.js";
 import { addMonths } from "./record.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { RECORD_PAYMENT } from "../intake/jobs.js";
 
 

@@ -8,7 +8,7 @@ import { changeCoreOnce } from "./change-core.js";
 import { acquire, type Acquired } from "./acquire.js";
 import { checkCharge } from "../intake/charge-rule.js";
 import { addMonths } from "./record.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { companionsOf } from "../reseller/upstream.js";
 import { INSTALL_MAIL, REGISTER } from "../intake/jobs.js";
 

@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { NotFoundError } from "../reseller/errors.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
-import { jobChange, jobSkipped, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, jobSkipped, licenseTypes, mustGet } from "./service-changes.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";
@@ -44,7 +44,7 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     }
     const gone: string[] = [];
     if (step.call) {
-      for (const type of licenceTypes(svc)) {
+      for (const type of licenseTypes(svc)) {
         try {
           await deps.upstream[step.call](svc.ip, type);
         } catch (err) {

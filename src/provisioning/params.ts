@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
 import { ipSchema } from "../vocabulary/products.js";
-import { cycleFromMonths, normalizeDate } from "../webhooks/adapters/common.js";
 import { customerEmailSchema, dateSchema, idSchema, printableText } from "../intake/event-schema.js";
+import { cycleFromMonths, normalizeDate } from "../webhooks/adapters/panel-values.js";
 
 /**
  * The parameters of the provisioning API (service-contract.md section 8), as panels send them:

@@ -62,7 +62,7 @@ export function v1Routes(ctx: SandboxContext): Router {
     });
   };
 
-  const licenceKey = { ip: ipAddress, type: productType };
+  const licenseKey = { ip: ipAddress, type: productType };
   const purchase = { ip: ipAddress, type: productType, billingcycle: billingCycle };
 
   route("get", "/license/list", "list", { mutating: false }, (_req, caller) =>
@@ -70,10 +70,10 @@ export function v1Routes(ctx: SandboxContext): Router {
   );
 
   route("get", "/license/install-command", "install-command", { mutating: false }, (req, caller) =>
-    withInput(req, req.query, licenceKey, ({ ip, type }) => {
-      const licence = state.license(caller.id, ip, type);
-      if (!licence) return NOT_FOUND;
-      const command = `bash <(curl -fsSL https://sandbox.invalid/install/${type}.sh) --ip ${ip} --key ${licence.key}`;
+    withInput(req, req.query, licenseKey, ({ ip, type }) => {
+      const license = state.license(caller.id, ip, type);
+      if (!license) return NOT_FOUND;
+      const command = `bash <(curl -fsSL https://sandbox.invalid/install/${type}.sh) --ip ${ip} --key ${license.key}`;
       return success("Install command generated", { command });
     }),
   );
@@ -92,7 +92,7 @@ export function v1Routes(ctx: SandboxContext): Router {
 
   const statusRoute = (op: string, status: LicenseStatus, message: string): void =>
     route("post", `/license/${op}`, op, { mutating: true }, (req, caller) =>
-      withInput(req, req.body, licenceKey, ({ ip, type }) => fromOutcome(state.setStatus(caller.id, ip, type, status), message)),
+      withInput(req, req.body, licenseKey, ({ ip, type }) => fromOutcome(state.setStatus(caller.id, ip, type, status), message)),
     );
   statusRoute("suspend", "suspended", "License suspended successfully");
   statusRoute("unsuspend", "active", "License unsuspended successfully");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { healBlockedRenewals } from "../../src/renewals/healing.js";
 import { serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -53,7 +53,7 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
         sb.sandbox.setBalance(1000);
         await rerun(bridge, renewal.id);
         await waitStatus(bridge, id, endStatus);
-        await settle(bridge);
+        await untilIdle(bridge);
 
         expect(renewCharges(sb)).toEqual([]);
         const jobs = (await bridge.admin(`/admin/jobs?service_id=${id}`)).body.jobs as { id: number }[];
@@ -74,7 +74,7 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
     sb.sandbox.setBalance(1000);
     await reruns["the operator's jobs retry"](bridge, renewal.id);
     await waitFor(async () => renewCharges(sb).length === 1, 10_000, "the renewal's charge");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toHaveLength(1);
     expect((await bridge.admin(`/admin/services/${id}`)).body.status).toBe("active");
   });
@@ -87,16 +87,16 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
     sb.sandbox.setBalance(1000);
     await reruns["the operator's jobs retry"](bridge, renewal.id);
     await waitStatus(bridge, id, "suspended");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toEqual([]);
 
     expect((await bridge.send(serviceEvent("service.unsuspended", id))).status).toBe(202);
     await waitStatus(bridge, id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const swept = await bridge.service.sweep.sweep();
     expect(swept.queued.map((q) => q.service_id)).toEqual([id]);
     await waitFor(async () => renewCharges(sb).length === 1, 10_000, "the renewal's charge");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toHaveLength(1);
   });
 });

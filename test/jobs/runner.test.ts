@@ -9,7 +9,7 @@ import type { Job } from "../../src/vocabulary/jobs.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
 import { sqliteFactory, type OpenedStore } from "../helpers/stores.js";
-import { once } from "../../src/lifecycle/once.js";
+import { callOnce } from "../../src/lifecycle/call-once.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
 
@@ -321,7 +321,7 @@ describe("job runner", () => {
     const runner = await runClaimed(
       store,
       async (j, ctx) => {
-        await once(j, ctx, { op: "register:cpanel" }, async () => false, async (beforeSend) => {
+        await callOnce(j, ctx, { op: "register:cpanel" }, async () => false, async (beforeSend) => {
           await beforeSend();
           sent.push("register");
         });

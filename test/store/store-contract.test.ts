@@ -388,7 +388,7 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
 
   describe("renewals", () => {
     const now = Date.UTC(2026, 0, 1);
-    const licence = async (id: string, n: number, patch: { status?: "active" | "suspended"; expires_at: number; paid_until: number | null }) => {
+    const license = async (id: string, n: number, patch: { status?: "active" | "suspended"; expires_at: number; paid_until: number | null }) => {
       await order(id, `203.0.113.${n}`);
       await store.services.change({ serviceId: id, patch: { status: "active", ...patch } });
     };
@@ -401,11 +401,11 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
     });
 
     beforeEach(async () => {
-      await licence("due", 1, { expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
-      await licence("due-later", 2, { expires_at: now + 6 * DAY, paid_until: now + 40 * DAY });
-      await licence("far", 3, { expires_at: now + 20 * DAY, paid_until: now + 50 * DAY });
-      await licence("unpaid", 4, { expires_at: now + 2 * DAY, paid_until: now + 2 * DAY });
-      await licence("suspended", 5, { status: "suspended", expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
+      await license("due", 1, { expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
+      await license("due-later", 2, { expires_at: now + 6 * DAY, paid_until: now + 40 * DAY });
+      await license("far", 3, { expires_at: now + 20 * DAY, paid_until: now + 50 * DAY });
+      await license("unpaid", 4, { expires_at: now + 2 * DAY, paid_until: now + 2 * DAY });
+      await license("suspended", 5, { status: "suspended", expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
     });
 
     it("enqueues each due term once, however often it sweeps", async () => {

@@ -6,7 +6,7 @@ import type { EventOutcome, NewJob, ServiceChange, ServicePatch, ServiceRow } fr
 import type { LifecycleDeps } from "./deps.js";
 
 /** The upstream licences a service stands for: its own, or its bundle's components. */
-export function licenceTypes(svc: Pick<ServiceRow, "kind" | "type" | "bundle">): ProductType[] {
+export function licenseTypes(svc: Pick<ServiceRow, "kind" | "type" | "bundle">): ProductType[] {
   return svc.kind === "bundle" ? bundleComponents(svc.bundle ?? "") : [svc.type as ProductType];
 }
 

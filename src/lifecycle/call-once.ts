@@ -75,7 +75,7 @@ export function charging(
  * has passed: the reseller has no idempotency key and may finish a call after we gave up on it,
  * and a list read too early would send the charge a second time.
  */
-export async function once<T>(
+export async function callOnce<T>(
   job: Pick<Job, "intent" | "attempts" | "maxAttempts">,
   ctx: JobContext,
   intent: Intent,
