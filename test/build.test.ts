@@ -218,14 +218,14 @@ describe("dist/ resolves files as src/ does", () => {
   it("every module that finds files from its own location is checked here", () => {
     const users = sources.filter((f) => /import\.meta|__dirname|__filename/.test(readFileSync(resolve(ROOT, "src", f), "utf8"))).sort();
     // migration-files.ts, mail/index.ts and catalog.ts are checked below; openapi.ts by the service test above.
-    expect(users).toEqual(["catalog/catalog.ts", "http/openapi.ts", "mail/index.ts", "store/migration-files.ts"]);
+    expect(users).toEqual(["admin/openapi.ts", "catalog/catalog.ts", "mail/index.ts", "store/migration-files.ts"]);
   });
 
   it("the bundle's chunks sit in dist/bundle/, as deep as dist/<folder>/, so those modules' relative paths hold there too", () => {
     const { outputs } = bundleMeta();
     const chunks = Object.keys(outputs).filter((f) => f.endsWith(".mjs"));
     expect(chunks.filter((f) => dirname(f) !== "dist/bundle")).toEqual([]);
-    for (const user of ["catalog/catalog.js", "http/openapi.js", "mail/index.js", "store/migration-files.js"]) {
+    for (const user of ["admin/openapi.js", "catalog/catalog.js", "mail/index.js", "store/migration-files.js"]) {
       expect(chunks.filter((chunk) => `dist/${user}` in outputs[chunk]!.inputs), user).toHaveLength(1);
     }
   });

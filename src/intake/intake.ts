@@ -56,7 +56,7 @@ export function createIntake(deps: IntakeDeps): Intake {
       })),
       (item, view) => decide(item.event, view, rules),
       // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
-      (results) => items.length < 2 || !results.some((r) => "result" in r && r.result.status !== "accepted"),
+      (results) => items.length < 2 || !results.some((r) => "result" in r && r.result.status === "invalid"),
     );
     const storedType = async (eventId: string) => (await store.events.get(eventId))!.type;
     /** The job an event stored earlier queued: a duplicate's work is the first delivery's. */

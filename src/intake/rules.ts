@@ -82,7 +82,8 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
       if (!errors["changes.ip"]) checkFree("changes.ip", to, typesOf(svc));
     }
   }
-  if (event.type === "service.product_changed") {
+  // To the product it has already: nothing to change (decide.ts), whatever the product is.
+  if (event.type === "service.product_changed" && event.changes!.product_id !== svc.product_id) {
     const to = catalog.product(event.changes!.product_id!);
     const from = catalog.product(svc.product_id);
     if (!to) {

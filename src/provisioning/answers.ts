@@ -75,3 +75,20 @@ export function licenseAnswerer(deps: { catalog: Catalog; installCommands(svc: S
     return { status: 200, body: { ...body } };
   };
 }
+
+/** What a call still at work after PROVISION_WAIT_SECONDS suggests, answered as an error (on_pending=error). */
+const PENDING_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * A 202 pending as `503` with Retry-After and code `pending` (on_pending=error): not a 2xx, so a
+ * caller that reads any 2xx carrying a license_key as done (Upmind's Generic provider) records a
+ * failure and runs the call again, instead of a licence that may still be refused.
+ */
+export function pendingAsError(answer: Answer, serviceId: string | undefined): Answer {
+  const { message, ...pending } = answer.body;
+  return {
+    status: 503,
+    retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS,
+    body: { ...pending, ...(serviceId ? { service_identifier: serviceId } : {}), code: "pending", error: message },
+  };
+}

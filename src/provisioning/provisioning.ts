@@ -3,10 +3,10 @@ import type { z } from "zod";
 import { fieldErrors, type BillingEvent } from "../intake/event-schema.js";
 import type { Intake } from "../intake/intake.js";
 import type { JobOps, ServiceOps, ServiceRow } from "../store/store.js";
-import { isResolved } from "../jobs/waiter.js";
 import { JOB_KINDS } from "../vocabulary/job-kinds.js";
-import { invalid, refusal, unknownService, type Answer } from "./answers.js";
+import { invalid, pendingAsError, refusal, unknownService, type Answer } from "./answers.js";
 import { changeIpParams, changePackageParams, createParams, derivedServiceIdentifier, onPendingParam, paramOf, renewParams, targetParams, type TargetParams } from "./params.js";
+import { datelessRenewalId } from "./retries.js";
 import type { outcomeWaiter } from "./wait.js";
 
 export const PROVISIONING_CALLS = ["create", "suspend", "unsuspend", "terminate", "renew", "change-ip", "change-package", "info"] as const;
@@ -17,7 +17,7 @@ export interface ProvisioningDeps {
   /** The intake every way in uses: it decides the call's event (decide.ts) and stores it before any work. */
   accept: Intake;
   services: Pick<ServiceOps, "get" | "byLicenseKey">;
-  jobs: Pick<JobOps, "list">;
+  jobs: Pick<JobOps, "list" | "unfinished">;
   /** Waits for a job and answers with its outcome (wait.ts). */
   outcome: ReturnType<typeof outcomeWaiter>;
   /** The licence as a 200 (answers.ts). */
@@ -35,17 +35,6 @@ const KIND_OF: Record<WorkCall, string> = {
   "change-ip": JOB_KINDS.changeIp,
   "change-package": JOB_KINDS.changeProduct,
 };
-
-/**
- * A dateless renew made again within a day after the last one ended is the same call retried
- * (a timeout, a 202's re-run, a panel's next task run), not a second payment: the next real one
- * of the shortest cycle comes a month later. Panels that know the due date send it, and a date
- * is idempotent by itself.
- */
-const RENEW_REPEAT_WINDOW_MS = 24 * 60 * 60_000;
-
-/** What a call still at work after PROVISION_WAIT_SECONDS suggests, answered as an error (on_pending=error). */
-const PENDING_RETRY_AFTER_SECONDS = 30;
 
 /**
  * The provisioning API (service-contract.md section 8): each call's parameters become the event a
@@ -114,15 +103,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
       if (!p.ok) return p.answer;
       const { svc, value } = p;
       if (value.next_due_date) return submit("renew", { type: "service.renewed", service: { id: svc.service_id, next_due_date: value.next_due_date } }, p.keyParam);
-      // Without a date each renewal adds a cycle, so a retry must be recognised: its id names the
-      // last renewal recorded, and a dateless one still under way or ended within the window is
-      // this call's (the same id, so a duplicate answered with that renewal's outcome).
-      const [last, previous] = await deps.jobs.list({ serviceId: svc.service_id, kind: JOB_KINDS.recordPayment, limit: 2 });
-      const dateless = last && typeof (last.payload as { next_due_date?: unknown } | null)?.next_due_date !== "string";
-      const lastIsThis = dateless && (!isResolved(last) || now() - last.updatedAt < RENEW_REPEAT_WINDOW_MS);
-      const before = lastIsThis ? previous : last;
-      const after = before ? (before.eventId ?? `job-${before.id}`) : "none";
-      return submit("renew", { type: "service.renewed", service: { id: svc.service_id } }, p.keyParam, `prov:renew:${svc.service_id}:after:${after}`);
+      return submit("renew", { type: "service.renewed", service: { id: svc.service_id } }, p.keyParam, await datelessRenewalId(deps.jobs, svc, now()));
     },
 
     async "change-ip"(params) {
@@ -150,14 +131,7 @@ export function createProvisioning(deps: ProvisioningDeps) {
       if (!how.ok) return how.answer;
       const answer = await calls[name](params);
       if (answer.status !== 202 || how.value.on_pending !== "error") return answer;
-      // Not a 2xx: a caller that reads any 2xx with a license_key as done records a failure and runs the call again.
-      const { message, ...pending } = answer.body;
-      const serviceId = (await deps.services.byLicenseKey(String(answer.body.license_key)))?.service_id;
-      return {
-        status: 503,
-        retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS,
-        body: { ...pending, ...(serviceId ? { service_identifier: serviceId } : {}), code: "pending", error: message },
-      };
+      return pendingAsError(answer, (await deps.services.byLicenseKey(String(answer.body.license_key)))?.service_id);
     },
   };
 }

@@ -87,8 +87,11 @@ describe("one address, one spelling", () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { ip: "2001:db8::5" });
     const res = await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "2001:0DB8::5" } }));
-    expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual({ "changes.ip": ["is the licence's current IP"] });
+    // Nothing to do (the same answer the provisioning API gives): recorded, no job, no IP change counted.
+    expect(res.status).toBe(202);
+    await untilIdle(bridge);
+    expect(await bridge.service.services.get(id)).toMatchObject({ ip: "2001:db8::5", ip_changes: 0 });
+    expect((await bridge.service.queue.list({ serviceId: id })).map((j) => j.kind)).not.toContain("change_ip");
   });
 });
 
@@ -176,14 +179,14 @@ describe("rules against the IP the service will have", () => {
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.ip).toBe("203.0.113.50");
   });
 
-  it("refuses a change to the IP a queued change will already leave", async () => {
+  it("takes a change to the IP a queued change will already leave as nothing to do: no second job, no second IP change counted", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.52" });
     await bridge.service.runner.stop(0);
     expect((await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }))).status).toBe(202);
-    const again = await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }));
-    expect(again.status).toBe(422);
-    expect(again.body.errors).toEqual({ "changes.ip": ["is the licence's current IP"] });
+    expect((await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }))).status).toBe(202);
+    expect((await bridge.service.queue.list({ serviceId: id, kind: "change_ip" })).length).toBe(1);
+    expect((await bridge.service.services.get(id))?.ip_changes).toBe(1);
   });
 });
 

@@ -37,7 +37,7 @@ interface HostBillRun {
   controller?: { assigned: Record<string, unknown>; rendered: string[]; template_exists: boolean; template_vars: string[] };
 }
 
-interface LicenseView {
+interface LicenceView {
   license_key: string;
   status: string;
   ip: string;
@@ -48,7 +48,7 @@ interface LicenseView {
 }
 
 interface ClientArea {
-  license: LicenseView | null;
+  licence: LicenceView | null;
   can_change_ip: boolean;
   lb_error: string | null;
   lb_info: string | null;
@@ -307,7 +307,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     const ip = acc.account_config!.ip!.value;
 
     const before = await run("widget", acc);
-    expect((before.returned as [string, ClientArea])[1]).toMatchObject({ license: null, lb_error: "Your licence has not been set up yet." });
+    expect((before.returned as [string, ClientArea])[1]).toMatchObject({ licence: null, lb_error: "Your licence has not been set up yet." });
 
     const details = (await runOk("Create", acc)).details;
     const widget = await run("widget", { ...acc, details });
@@ -315,8 +315,8 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(template).toBe("licence.tpl");
     expect(vars.lb_error).toBeNull();
     expect(vars.can_change_ip).toBe(true);
-    expect(vars.license).toMatchObject({ license_key: (await serviceOf(acc)).license_key, status: "active", ip, product: "cpanel", ip_changes_left_text: "unlimited" });
-    expect(vars.license!.install_command).toContain(ip);
+    expect(vars.licence).toMatchObject({ license_key: (await serviceOf(acc)).license_key, status: "active", ip, product: "cpanel", ip_changes_left_text: "unlimited" });
+    expect(vars.licence!.install_command).toContain(ip);
     expect(widget.widget!.template_exists).toBe(true);
     expect(Object.keys(vars)).toEqual(expect.arrayContaining(widget.widget!.template_vars));
     expect(widget.widget!.template_source).toContain("{securitytoken}");
@@ -326,7 +326,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(page.controller!.rendered).toHaveLength(1);
     expect(page.controller!.rendered[0]).toMatch(/Hosting\/license_bridge\/user\/licence\.tpl$/);
     expect(page.controller!.template_exists).toBe(true);
-    expect(page.controller!.assigned).toMatchObject({ license: vars.license, can_change_ip: true, lb_error: null });
+    expect(page.controller!.assigned).toMatchObject({ licence: vars.licence, can_change_ip: true, lb_error: null });
     expect(Object.keys(page.controller!.assigned)).toEqual(expect.arrayContaining(page.controller!.template_vars));
   });
 
@@ -352,7 +352,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
       const vars = (out.returned as [string, ClientArea])[1];
       expect(vars.lb_error).toBeNull();
       expect(vars.lb_info).toBe(`The licence now runs on ${newIp}. IP changes left: ${3 - n}.`);
-      expect(vars.license).toMatchObject({ ip: newIp, ip_changes_left_text: String(3 - n) });
+      expect(vars.licence).toMatchObject({ ip: newIp, ip_changes_left_text: String(3 - n) });
       expect(out.details.option5).toBe(newIp);
       expect(await serviceOf(acc)).toMatchObject({ ip: newIp, ip_changes: n });
       expect(upstreamCalls(sb, "change-ip")).toHaveLength(n);
@@ -364,7 +364,7 @@ describe.skipIf(skip !== null)(`the HostBill module against a running bridge${sk
     expect(vars.lb_error).toMatch(/^No IP changes are left for this licence/);
     expect(refused.errors).toEqual([expect.stringMatching(/^No IP changes are left for this licence/)]);
     expect(vars.can_change_ip).toBe(false);
-    expect(vars.license).toMatchObject({ ip: lastIp, ip_changes_left_text: "0" });
+    expect(vars.licence).toMatchObject({ ip: lastIp, ip_changes_left_text: "0" });
     expect((await serviceOf(acc)).ip).toBe(lastIp);
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(3);
   });

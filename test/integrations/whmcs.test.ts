@@ -452,7 +452,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     await w.service("CreateAccount", svc);
     const tab = (await w.service("AdminServicesTabFields", svc)).result as Record<string, string>;
-    expect(tab).toMatchObject({ "Licence status": "active", "Licence IP": "203.0.113.50", License: "cpanel", "IP changes left": "unlimited", "Last error": "none" });
+    expect(tab).toMatchObject({ "Licence status": "active", "Licence IP": "203.0.113.50", Licence: "cpanel", "IP changes left": "unlimited", "Last error": "none" });
     expect(tab["Upstream term ends"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(tab["Paid until"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(tab["Install command"]).toContain("bash &lt;(curl");
