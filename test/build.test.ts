@@ -3,6 +3,8 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
+import { startTestSandbox, TEST_ADMIN_TOKEN, TEST_SECRET } from "./helpers/bridge.js";
 import { freePort } from "./helpers/e2e-child.js";
 import { tempDirs } from "./helpers/temp-dirs.js";
 import { waitFor } from "./helpers/wait.js";
@@ -195,7 +197,33 @@ describe("production runs compiled JavaScript", () => {
     expect(openapiVersion).toBe(pkg.version);
     expectNoTypeScriptLoader(run.loads);
     expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
+    expect(bundledModules(run.loads)).toContain("dist/sandbox/app.js");
     expect(run.loads.packages).toContain("express");
+  });
+
+  it("a live service loads none of the sandbox's code; a sandbox-mode one does (the test above)", async () => {
+    const sb = await startTestSandbox();
+    try {
+      const port = await freePort();
+      const live = {
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        RESELLER_API_URL: sb.running.apiUrl,
+        RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
+        WEBHOOK_SECRETS: TEST_SECRET,
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      };
+      const run = await runRecorded([BIN, "serve"], live, async (output) => {
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 20_000, "the live service to be ready").catch((err: Error) => {
+          throw new Error(`${err.message}\n--- service output ---\n${output()}`);
+        });
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
+      expect(bundledModules(run.loads).filter((f) => f.startsWith("dist/sandbox/"))).toEqual([]);
+    } finally {
+      await sb.close();
+    }
   });
 
   it("the observer does see a TypeScript loader when there is one (control)", async () => {
