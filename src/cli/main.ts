@@ -23,6 +23,7 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["licenses"], async () => (await import("./commands/licenses.js")).licensesCommands],
   [["jobs"], async () => (await import("./commands/jobs.js")).jobsCommands],
   [["reconcile"], async () => (await import("./commands/reconcile.js")).reconcileCommand],
+  [["prune"], async () => (await import("./commands/prune.js")).pruneCommand],
   [["secrets"], async () => (await import("./commands/secrets.js")).secretsCommands],
 ];
 

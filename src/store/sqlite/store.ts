@@ -10,6 +10,7 @@ import { sqliteJobs } from "./jobs.js";
 import { sqliteMails } from "./mails.js";
 import { migrate, migrationStatus, readMigrations } from "./migrations.js";
 import { sqliteRenewals } from "./renewals.js";
+import { sqliteRetention } from "./retention.js";
 import { sqliteServices } from "./services.js";
 
 export interface SqliteStoreOptions {
@@ -56,6 +57,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
       renewals: sqliteRenewals(db, clock, jobs),
+      retention: sqliteRetention(db),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -83,6 +85,9 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get renewals() {
       return ready().renewals;
+    },
+    get retention() {
+      return ready().retention;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];
