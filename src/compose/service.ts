@@ -12,6 +12,8 @@ import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
 import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
+import { adoptRouter } from "../admin/adopt-routes.js";
+import { cataloguePrices, sandboxPrices } from "../adoption/prices.js";
 import type { JobDefinition } from "../jobs/define.js";
 import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
@@ -279,6 +281,16 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
             })
           : provisioningOffRouter(),
         reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        adoptRouter({
+          adminToken: cfg.ADMIN_TOKEN,
+          store,
+          upstream,
+          catalog: cfg.catalog,
+          prices: cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog),
+          allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
+          intake: accept,
+          logger: logger.child({ component: "adopt" }),
+        }),
       ],
     });
   };

@@ -23,6 +23,8 @@ export interface Store {
   readonly health: HealthOps;
   /** What RETENTION_DAYS lets go: old succeeded jobs, processed events' payloads, sent mail records. */
   readonly retention: RetentionOps;
+  /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
+  readonly adoption: AdoptionOps;
   /** Applies pending migrations (once, whichever instance starts first); returns what it applied. */
   migrate(): Promise<{ id: number; name: string }[]>;
   migrationStatus(): Promise<MigrationStatus>;
@@ -394,4 +396,30 @@ export interface RetentionOps {
   prunable(before: number): Promise<Record<PrunableKind, number>>;
   /** At most `limit` rows of one kind, in one short transaction; returns how many. */
   pruneBatch(kind: PrunableKind, before: number, limit: number): Promise<number>;
+}
+
+// ---- adoption -----------------------------------------------------------------------------
+
+/** A service taken over as the reseller holds it: its status, expiry, variant and bundle key from the licence list. */
+export type AdoptedService = NewService & { expires_at: number | null; upstream_variant: string | null; bundle_key: string | null; companions: string };
+
+export interface AdoptionWrite {
+  service: AdoptedService;
+  history: NewHistory[];
+  /** Jobs queued with the row (the install mail, when the operator asks for it). */
+  enqueue?: NewJob[];
+}
+
+export interface AdoptionOps {
+  /**
+   * Writes one batch of adopted services in one transaction: each a new row with its history,
+   * unless the bridge has that service already (`known`: another run, or an order, came first)
+   * or `refuse`, given the other services that hold its IP now or will once a queued IP change is
+   * applied (read inside the transaction), says why not (`refused`). Nothing else is written: no
+   * event, and no job but those the write names. A batch committed stays; a later run finds those services known.
+   */
+  insert(
+    batch: readonly AdoptionWrite[],
+    refuse: (write: AdoptionWrite, holders: readonly ServiceRow[]) => string | undefined,
+  ): Promise<{ inserted: string[]; known: string[]; refused: { service_id: string; reason: string }[] }>;
 }
