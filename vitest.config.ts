@@ -28,6 +28,8 @@ const BOTH_STORES = [
   "test/adapters/**/*.test.ts",
   "test/cli/**/*.test.ts",
   "test/reconcile/**/*.test.ts",
+  "test/adoption/**/*.test.ts",
+  "test/retention/**/*.test.ts",
   "test/renewals/**/*.test.ts",
   "test/mail/install-mail.test.ts",
   "test/lifecycle-smoke.test.ts",

@@ -13,7 +13,8 @@ import { describe, expect, it } from "vitest";
  *   3  jobs                                the durable queue and its runner
  *   4  intake, reseller, sandbox           the deciding core; the upstream client; its stand-in
  *   5  lifecycle, mail                     what each job kind does
- *   6  alerts, renewals, reconcile, observability   around the jobs
+ *   6  alerts, renewals, reconcile, observability,  around the jobs
+ *      retention, adoption
  *   7  webhooks, provisioning              the ways in
  *   8  admin                               the operator's API and its document
  *   9  compose, cli                        wiring, and the command line
@@ -36,6 +37,8 @@ export const FLOORS: Readonly<Record<string, number>> = {
   renewals: 6,
   reconcile: 6,
   observability: 6,
+  retention: 6,
+  adoption: 6,
   http: 1,
   webhooks: 7,
   provisioning: 7,

@@ -9,6 +9,8 @@ import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
 import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
+import { ADOPTION_ACTIONS, type AdoptionPlan } from "../adoption/plan.js";
+import { adoptBodySchema, adoptionRowSchema } from "../adoption/rows.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
@@ -147,6 +149,22 @@ export const reconcileResultSchema = z.object({
   manual: z.array(handledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
 });
 
+export const adoptionPlanSchema = z.object({
+  plan: z
+    .array(
+      z.object({
+        service_identifier: z.string(),
+        action: z.enum(ADOPTION_ACTIONS).describe("adopt: held upstream, free, as the product wants it; buy: not held; conflict: for a person; managed: known already"),
+        reason: z.string(),
+        cost: z.number().nullable().describe("adopt: 0; buy: the price for the row's cycle (null when unknown); otherwise null"),
+      }),
+    )
+    .describe("One item per row, in the rows' order"),
+  orphans: z
+    .array(z.object({ ip: z.string(), type: z.string(), monthly_cost: z.number().nullable() }))
+    .describe("Licences the reseller holds that no row and no service claims"),
+});
+
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
 const checksSchema = z.object({ database: checkSchema, migrations: checkSchema, upstream: checkSchema });
 export const readySchema = z.object({ status: z.literal("ready"), checks: checksSchema });
@@ -195,10 +213,11 @@ const responseShapesMatch: [
   Same<z.output<typeof historyItemSchema>, ReturnType<typeof historyView>>,
   Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
+  Same<z.output<typeof adoptionPlanSchema>, AdoptionPlan>,
   Same<z.output<typeof provisionedLicenseSchema>, ProvisionedLicense>,
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
   Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -425,6 +444,30 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/adopt": {
+        post: {
+          tags: ["admin"],
+          operationId: "adopt",
+          summary: "Take over a running book: a panel's services against the reseller's licence list",
+          description:
+            'Answers the plan. With `"apply": true` it writes the adoptions (status and expiry as the reseller holds them; nothing bought, no mail); ' +
+            '`"buy": true` also orders the missing licences through the job queue, `"mail": true` mails the customers. Rows: ' +
+            Object.keys(adoptionRowSchema.shape).join(", ") +
+            "; a wrong field is named as `services[<index>].<field>`.",
+          security: ADMIN_SECURITY,
+          requestBody: { required: true, ...json({ ...jsonSchema(adoptBodySchema), properties: { ...(jsonSchema(adoptBodySchema).properties as object), services: { type: "array", items: jsonSchema(adoptionRowSchema) } } }) },
+          responses: {
+            "200": { description: "The plan (after applying it, with apply)", ...json(ref("AdoptionPlan")) },
+            "400": answer("Body is not JSON"),
+            "401": UNAUTHORIZED,
+            "409": answer("An adoption is already running"),
+            "413": answer("Body larger than 64 MB"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+            "502": answer("The reseller's licence list could not be read"),
+          },
+        },
+      },
       "/healthz": {
         get: {
           tags: ["operations"],
@@ -479,6 +522,7 @@ export function openApiDocument(): Record<string, unknown> {
         Modules: jsonSchema(modulesSchema, "output"),
         Balance: jsonSchema(balanceSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
+        AdoptionPlan: jsonSchema(adoptionPlanSchema, "output"),
         ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),

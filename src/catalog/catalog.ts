@@ -27,12 +27,19 @@ export const DEFAULT_BILLING_CYCLES: Readonly<Record<BillingCycle, BillingCycleM
 };
 
 const maxIpChanges = z.number().int().nonnegative().optional();
+/**
+ * What one month of the product costs the company at the reseller, for the adoption plan's costs
+ * (`license-bridge adopt`): the reseller publishes no prices, so the operator writes them here.
+ * Optional; without it a cost is unknown (null, with the reason).
+ */
+const pricePerMonth = z.number({ error: "must be a number" }).finite().nonnegative({ error: "must be zero or more" }).optional();
 
 const licenseProductSchema = z
   .strictObject({
     type: productTypeSchema,
     variant: litespeedVariantSchema.optional(),
     max_ip_changes: maxIpChanges,
+    price_per_month: pricePerMonth,
   })
   .refine((p) => p.variant === undefined || p.type === "litespeed", {
     message: "variant is only for type litespeed",
@@ -42,6 +49,7 @@ const licenseProductSchema = z
 const bundleProductSchema = z.strictObject({
   bundle: bundleIdSchema,
   max_ip_changes: maxIpChanges,
+  price_per_month: pricePerMonth,
 });
 
 export const catalogFileSchema = z.strictObject({
@@ -56,15 +64,15 @@ export const catalogFileSchema = z.strictObject({
   products: z.record(
     z.string().min(1).max(64),
     z.union([licenseProductSchema, bundleProductSchema], {
-      error: 'must be {"type": <product type>, "variant"?, "max_ip_changes"?} or {"bundle": <bundle id>}',
+      error: 'must be {"type": <product type>, "variant"?, "max_ip_changes"?, "price_per_month"?} or {"bundle": <bundle id>, "max_ip_changes"?, "price_per_month"?}',
     }),
   ),
 });
 
 /** What one billing-panel product buys upstream. */
 export type CatalogProduct =
-  | { kind: "licence"; productId: string; type: ProductType; variant: LitespeedVariant | null; maxIpChanges: number | null }
-  | { kind: "bundle"; productId: string; bundle: string; maxIpChanges: number | null };
+  | { kind: "licence"; productId: string; type: ProductType; variant: LitespeedVariant | null; maxIpChanges: number | null; pricePerMonth: number | null }
+  | { kind: "bundle"; productId: string; bundle: string; maxIpChanges: number | null; pricePerMonth: number | null };
 
 export interface Catalog {
   product(productId: string): CatalogProduct | undefined;
@@ -79,7 +87,7 @@ export function createCatalog(file: z.infer<typeof catalogFileSchema>): Catalog 
     products.set(
       productId,
       "bundle" in p
-        ? { kind: "bundle", productId, bundle: p.bundle, maxIpChanges: p.max_ip_changes ?? null }
+        ? { kind: "bundle", productId, bundle: p.bundle, maxIpChanges: p.max_ip_changes ?? null, pricePerMonth: p.price_per_month ?? null }
         : {
             kind: "licence",
             productId,
@@ -87,6 +95,7 @@ export function createCatalog(file: z.infer<typeof catalogFileSchema>): Catalog 
             // A litespeed product without a variant is the 2-core one the upstream sells by default.
             variant: p.type === "litespeed" ? (p.variant ?? "litespeed") : null,
             maxIpChanges: p.max_ip_changes ?? null,
+            pricePerMonth: p.price_per_month ?? null,
           },
     );
   }

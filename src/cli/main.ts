@@ -23,6 +23,8 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["licenses"], async () => (await import("./commands/licenses.js")).licensesCommands],
   [["jobs"], async () => (await import("./commands/jobs.js")).jobsCommands],
   [["reconcile"], async () => (await import("./commands/reconcile.js")).reconcileCommand],
+  [["prune"], async () => (await import("./commands/prune.js")).pruneCommand],
+  [["adopt"], async () => (await import("./commands/adopt.js")).adoptCommand],
   [["secrets"], async () => (await import("./commands/secrets.js")).secretsCommands],
 ];
 

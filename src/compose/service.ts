@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Express } from "express";
 import { alertMailJob, createAlerts, type Alerts } from "../alerts/alerts.js";
 import { alertForStoppedJob, resolveOnSuccess } from "../alerts/job-alerts.js";
@@ -11,6 +12,8 @@ import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
 import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
+import { adoptRouter } from "../admin/adopt-routes.js";
+import { cataloguePrices, sandboxPrices } from "../adoption/prices.js";
 import type { JobDefinition } from "../jobs/define.js";
 import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
@@ -32,6 +35,7 @@ import { SCRAPE_WAIT_MS } from "../reseller/balance.js";
 import { ownBalance } from "./reseller-balance.js";
 import { connectReseller, observeUpstream, type ResellerClients } from "./reseller-connection.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
+import { prune, scheduleRetention, type PruneReport } from "../retention/retention.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import { adapterRouters } from "../webhooks/adapters/index.js";
@@ -109,6 +113,8 @@ export interface ServiceOptions {
   templatesDir?: string;
   /** Run the renewal sweep on RENEWAL_CRON. (Default: true) */
   renewalSchedule?: boolean;
+  /** Prune daily what RETENTION_DAYS lets go. (Default: true) */
+  retentionSchedule?: boolean;
   /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
 }
@@ -141,6 +147,8 @@ export interface RunningService {
   reload(next: Config): { restartNeeded: string[] };
   /** One maintenance pass (renewals at risk, blocked renewals back in the queue), as the cron tick runs it. */
   maintenance(): Promise<void>;
+  /** The retention prune (RETENTION_DAYS of the running configuration), as the daily timer runs it; `dryRun` counts only. */
+  prune(options?: { dryRun?: boolean }): Promise<PruneReport>;
   /**
    * Stops intake and the runner, waits the shutdown grace for running jobs, closes everything.
    * `unfinished`: jobs still running when the grace ran out, left to their leases; their calls
@@ -273,6 +281,16 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
             })
           : provisioningOffRouter(),
         reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        adoptRouter({
+          adminToken: cfg.ADMIN_TOKEN,
+          store,
+          upstream,
+          catalog: cfg.catalog,
+          prices: cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog),
+          allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
+          intake: accept,
+          logger: logger.child({ component: "adopt" }),
+        }),
       ],
     });
   };
@@ -302,6 +320,10 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // Its own timer, so healing does not depend on how often RENEWAL_CRON ticks.
   const healTimer = setInterval(() => void heal(), Math.min(60_000, healEveryMs));
   healTimer.unref();
+  // RETENTION_DAYS as the running configuration has it (a SIGHUP applies a new value at the next prune).
+  const outboxDir = resolve(config.dataDir, "outbox");
+  const pruneNow = (o: { dryRun?: boolean } = {}) => prune({ store, clock, days: current.config.RETENTION_DAYS, outboxDir }, o);
+  const retention = options.retentionSchedule === false ? null : scheduleRetention(() => pruneNow(), logger.child({ component: "retention" }));
 
   let closing: Promise<{ unfinished: number }> | undefined;
   const close = () =>
@@ -310,6 +332,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       // Calls waiting for their work answer now (202 pending, or their outcome), while the listener is still open.
       waiter.releaseAll();
       renewals?.stop();
+      retention?.stop();
       clearInterval(healTimer);
       // Jobs still waiting for an upstream slot go back to the queue untouched.
       upstream.stopCalls();
@@ -369,6 +392,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       return current.config;
     },
     maintenance,
+    prune: pruneNow,
     reload,
     close,
   };

@@ -29,6 +29,11 @@ export interface DecideDeps {
   allowPrivateIps: boolean;
 }
 
+export interface DecideOptions {
+  /** false: an order's registration sends no install mail (adoption's purchases, unless asked). (Default: true) */
+  mail?: boolean;
+}
+
 const queued = (serviceId: string) => ({ serviceId, queueKey: serviceQueueKey(serviceId) });
 
 /** Stored, with its job (or with none and why). */
@@ -46,7 +51,7 @@ function accepted(event: BillingEvent, extra: Omit<Extract<IntakeDecision<Verdic
  * Decides one event against the stored service and the jobs already accepted for it (`view`,
  * read inside the intake's transaction). Pure: table-tested in test/intake/decide.test.ts.
  */
-export function decide(event: BillingEvent, view: IntakeView, deps: DecideDeps): IntakeDecision<Verdict> {
+export function decide(event: BillingEvent, view: IntakeView, deps: DecideDeps, options: DecideOptions = {}): IntakeDecision<Verdict> {
   const { existing, unfinished } = view;
   if (event.type !== "service.created" && !existing) return { write: false, result: { status: "unknown_service" } };
   const projection = existing ? project(existing, unfinished) : undefined;
@@ -59,14 +64,15 @@ export function decide(event: BillingEvent, view: IntakeView, deps: DecideDeps):
 
   switch (event.type) {
     case "service.created": {
-      if (!existing || existing.status === "failed") return accepted(event, { order: orderOf(deps.catalog, event, existing), job: jobOf(REGISTER, {}, queued(serviceId)) });
+      const quiet = options.mail === false ? { mail: false as const } : {};
+      if (!existing || existing.status === "failed") return accepted(event, { order: orderOf(deps.catalog, event, existing), job: jobOf(REGISTER, { ...quiet }, queued(serviceId)) });
       // Ordered again while its termination is still queued: the termination must run on the row
       // as it is, so the order's row goes with its job and is written once the termination is done.
       if (projection!.terminating) {
-        return accepted(event, { job: jobOf(REGISTER, { reactivate: true, order: orderOf(deps.catalog, event, existing).update! }, queued(serviceId)) });
+        return accepted(event, { job: jobOf(REGISTER, { reactivate: true, order: orderOf(deps.catalog, event, existing).update!, ...quiet }, queued(serviceId)) });
       }
       // Terminated (and done): unsuspend its licence, or register it if gone upstream.
-      if (projection!.terminated) return accepted(event, { order: orderOf(deps.catalog, event, existing), job: jobOf(REGISTER, { reactivate: true }, queued(serviceId)) });
+      if (projection!.terminated) return accepted(event, { order: orderOf(deps.catalog, event, existing), job: jobOf(REGISTER, { reactivate: true, ...quiet }, queued(serviceId)) });
       return accepted(event, { nothingToDo: `service already known (status ${existing.status}); nothing bought, no mail sent`, answerFor: underWay(JOB_KINDS.register) });
     }
     case "service.renewed":

@@ -21,6 +21,8 @@ export type IntakeResult =
 export interface IntakeItem {
   webhookId: string;
   event: BillingEvent;
+  /** false: an order's registration sends no install mail (see DecideOptions). */
+  mail?: boolean;
 }
 
 export interface IntakeDeps {
@@ -47,6 +49,7 @@ export function createIntake(deps: IntakeDeps): Intake {
   const rules = { catalog: deps.catalog, allowPrivateIps: deps.allowPrivateIps ?? false };
 
   return async (source, items) => {
+    const quiet = new Set(items.filter((i) => i.mail === false).map((i) => i.webhookId));
     const accepted = await store.events.accept(
       source,
       items.map((item) => ({
@@ -54,7 +57,7 @@ export function createIntake(deps: IntakeDeps): Intake {
         queueKey: serviceQueueKey(item.event.service.id),
         ip: item.event.type === "service.created" ? item.event.service.ip : item.event.type === "service.ip_changed" ? item.event.changes?.ip : undefined,
       })),
-      (item, view) => decide(item.event, view, rules),
+      (item, view) => decide(item.event, view, rules, quiet.has(item.webhookId) ? { mail: false } : {}),
       // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
       (results) => items.length < 2 || !results.some((r) => "result" in r && r.result.status === "invalid"),
     );

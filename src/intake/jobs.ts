@@ -17,6 +17,8 @@ export const REGISTER = jobKind({
       reactivate: z.boolean().optional(),
       /** An order that came while the service's termination was queued: its row, written once that is done. */
       order: z.record(z.string(), z.unknown()).optional(),
+      /** false: no install mail (a purchase for a service taken over from a panel's export, unless its operator asks for mail). */
+      mail: z.literal(false).optional(),
     })
     .loose(),
 });

@@ -68,13 +68,16 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       activation,
       jobChange(job, svc.service_id, {
         outcome: ["applied", null],
-        ...(svc.customer_email
+        ...(svc.customer_email && job.payload.mail !== false
           ? { enqueue: [jobOf(INSTALL_MAIL, {}, { serviceId: svc.service_id, eventId: job.eventId })] }
           : {
               history: [
                 {
                   action: "install mail not sent",
-                  detail: "the order carried no customer e-mail (the panel's hook has none); the install command is in the admin API and the panel module",
+                  detail:
+                    job.payload.mail === false
+                      ? "bought for a service taken over from the panel's export, whose operator asked for no mail (adopt without --mail); the install command is in the admin API and the panel module"
+                      : "the order carried no customer e-mail (the panel's hook has none); the install command is in the admin API and the panel module",
                 },
               ],
             }),

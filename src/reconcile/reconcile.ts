@@ -90,7 +90,7 @@ const MOVING_KINDS = [
 const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
 
 /** One upstream licence a service stands for (a bundle stands for several). */
-interface Slot {
+export interface Slot {
   svc: ServiceRow;
   type: string;
   license?: UpstreamLicense;
@@ -110,7 +110,7 @@ interface Repair {
 const slotKey = (ip: string, type: string) => `${canonicalIp(ip)}|${type}`;
 
 /** The upstream status as the bridge names it; undefined when the list does not say. */
-function upstreamStatus(l: UpstreamLicense): string | undefined {
+export function upstreamStatus(l: UpstreamLicense): string | undefined {
   const s = l.status?.trim().toLowerCase();
   if (!s) return undefined;
   if (s.includes("suspend")) return "suspended";
@@ -130,8 +130,12 @@ function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): 
   return types.map((type) => ({ svc, type }));
 }
 
-/** Pairs the bridge's services with upstream licences; whatever upstream licence is left is unclaimed. */
-function match(services: ServiceRow[], licenses: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
+/**
+ * Pairs the bridge's services with upstream licences; whatever upstream licence is left is
+ * unclaimed. Live services first, then pending ones (adoption passes the rows of an import as
+ * pending services: they take a licence at their own IP only), then terminated and failed ones.
+ */
+export function match(services: ServiceRow[], licenses: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
   const byKey = new Map<string, UpstreamLicense[]>();
   const byBundleKey = new Map<string, UpstreamLicense[]>();
   for (const l of licenses) {
@@ -309,7 +313,7 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
 }
 
 /** Upstream licences no service accounts for; free companions and known bundles' components are accounted for. */
-function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
+export function unaccounted(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): UpstreamLicense[] {
   const cpanelIps = new Set<string>();
   for (const s of slots) {
     if (s.type !== "cpanel") continue;
@@ -320,8 +324,11 @@ function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: Upstrea
   return licenses
     .filter((l) => !claimed.has(l))
     .filter((l) => !l.free && !(COMPANION_TYPES.includes(l.type) && cpanelIps.has(canonicalIp(l.ip))))
-    .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)))
-    .map((l) => ({
+    .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)));
+}
+
+function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
+  return unaccounted(services, slots, licenses, claimed).map((l) => ({
       kind: "unknown_locally" as const,
       service_id: null,
       ip: l.ip,

@@ -21,6 +21,10 @@ export interface Store {
   readonly alerts: AlertOps;
   readonly renewals: RenewalOps;
   readonly health: HealthOps;
+  /** What RETENTION_DAYS lets go: old succeeded jobs, processed events' payloads, sent mail records. */
+  readonly retention: RetentionOps;
+  /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
+  readonly adoption: AdoptionOps;
   /** Applies pending migrations (once, whichever instance starts first); returns what it applied. */
   migrate(): Promise<{ id: number; name: string }[]>;
   migrationStatus(): Promise<MigrationStatus>;
@@ -180,6 +184,8 @@ export type IntakeDecision<R> =
       order?: { insert?: NewService; update?: ServicePatch };
       /** Other columns of an existing service, e.g. ip_changes + 1. */
       patch?: ServicePatch;
+      /** History entries of the service, written with the event (naming it). */
+      history?: NewHistory[];
       job?: NewJob;
     };
 
@@ -363,4 +369,57 @@ export interface RenewalOps {
 export interface HealthOps {
   /** The database takes a write now (without waiting long for a lock); the reason when not. */
   writable(): Promise<string | undefined>;
+}
+
+// ---- retention ----------------------------------------------------------------------------
+
+/** What the prune removes, each kind in batches of its own. */
+export const PRUNABLE_KINDS = ["jobs", "events", "mails"] as const;
+export type PrunableKind = (typeof PRUNABLE_KINDS)[number];
+
+/** The payload a processed event keeps once pruned: the row stays (its webhook id still dedupes, its history still shows). */
+export const PRUNED_PAYLOAD = "{}";
+
+/**
+ * Rows older than `before` (Unix ms) that nothing depends on any more:
+ * - `jobs`: succeeded (done, or skipped) jobs with no charge intent, deleted; never a queued,
+ *   running, blocked or failed one, whose intent says what a charge may have done, and never one
+ *   of a service's two latest record_payment jobs (a dateless renew's id is built from them);
+ * - `events`: the payload of an event whose outcome is recorded and no unfinished job of which
+ *   is left, emptied to PRUNED_PAYLOAD; the row itself, its (source, webhook id) and its place
+ *   in the service's history are kept for ever;
+ * - `mails`: sent mail records whose job is finished, deleted.
+ * History, services, alerts and any other table are never touched.
+ */
+export interface RetentionOps {
+  /** How many rows of each kind a prune at `before` would touch. */
+  prunable(before: number): Promise<Record<PrunableKind, number>>;
+  /** At most `limit` rows of one kind, in one short transaction; returns how many. */
+  pruneBatch(kind: PrunableKind, before: number, limit: number): Promise<number>;
+}
+
+// ---- adoption -----------------------------------------------------------------------------
+
+/** A service taken over as the reseller holds it: its status, expiry, variant and bundle key from the licence list. */
+export type AdoptedService = NewService & { expires_at: number | null; upstream_variant: string | null; bundle_key: string | null; companions: string };
+
+export interface AdoptionWrite {
+  service: AdoptedService;
+  history: NewHistory[];
+  /** Jobs queued with the row (the install mail, when the operator asks for it). */
+  enqueue?: NewJob[];
+}
+
+export interface AdoptionOps {
+  /**
+   * Writes one batch of adopted services in one transaction: each a new row with its history,
+   * unless the bridge has that service already (`known`: another run, or an order, came first)
+   * or `refuse`, given the other services that hold its IP now or will once a queued IP change is
+   * applied (read inside the transaction), says why not (`refused`). Nothing else is written: no
+   * event, and no job but those the write names. A batch committed stays; a later run finds those services known.
+   */
+  insert(
+    batch: readonly AdoptionWrite[],
+    refuse: (write: AdoptionWrite, holders: readonly ServiceRow[]) => string | undefined,
+  ): Promise<{ inserted: string[]; known: string[]; refused: { service_id: string; reason: string }[] }>;
 }

@@ -54,6 +54,7 @@ export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps
     if (d.order?.insert) await services.insertIn(t, { ...d.order.insert, order_event_id: eventId }, now);
     if (d.order?.update) await services.updateIn(t, d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);
     if (d.patch) await services.updateIn(t, d.event.serviceId, d.patch, now);
+    if (d.history?.length) await services.historyIn(t, d.event.serviceId, d.history.map((h) => ({ ...h, event_id: eventId })), now);
     const jobId = d.job ? (await jobs.insert(t, [{ ...d.job, eventId }]))[0]!.id : undefined;
     return { result: d.result, eventId, ...(jobId === undefined ? {} : { jobId }) };
   }

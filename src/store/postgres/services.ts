@@ -158,6 +158,7 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
     changeIn,
     insertIn: insert,
     updateIn: update,
+    historyIn: addHistory,
     holdersIn: holders,
   });
 }

@@ -9,6 +9,8 @@ import { pgMails } from "./mails.js";
 import { pgMigrate, pgMigrationStatus } from "./migrations.js";
 import { jobReadyHub } from "./notify.js";
 import { pgRenewals } from "./renewals.js";
+import { pgRetention } from "./retention.js";
+import { pgAdoption } from "./adoption.js";
 import { pgServices } from "./services.js";
 
 export interface PostgresStoreOptions {
@@ -68,6 +70,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     mails: pgMails(db),
     alerts: pgAlerts(db, jobs),
     renewals: pgRenewals(db, jobs),
+    retention: pgRetention(db),
+    adoption: pgAdoption(db, services, jobs),
     health: {
       // Lock and change a row, then roll back; a lock held elsewhere or a server that does not
       // answer make it "no" within HEALTH_TIMEOUT_MS, not a hung probe.

@@ -49,6 +49,7 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
     if (d.order?.insert) services.insertSync({ ...d.order.insert, order_event_id: eventId }, now);
     if (d.order?.update) services.updateSync(d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);
     if (d.patch) services.updateSync(d.event.serviceId, d.patch, now);
+    for (const h of d.history ?? []) services.addHistorySync(d.event.serviceId, { ...h, event_id: eventId }, now);
     const jobId = d.job ? jobs.enqueueSync({ ...d.job, eventId }).id : undefined;
     return { result: d.result, eventId, ...(jobId === undefined ? {} : { jobId }) };
   }

@@ -116,6 +116,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     changeSync: change,
     insertSync: insert,
     updateSync: update,
+    addHistorySync: addHistory,
     holdersSync: (ip: string, except: string) => s.holders.all({ ip, except }) as ServiceRow[],
   });
 }

@@ -10,6 +10,8 @@ import { sqliteJobs } from "./jobs.js";
 import { sqliteMails } from "./mails.js";
 import { migrate, migrationStatus, readMigrations } from "./migrations.js";
 import { sqliteRenewals } from "./renewals.js";
+import { sqliteRetention } from "./retention.js";
+import { sqliteAdoption } from "./adoption.js";
 import { sqliteServices } from "./services.js";
 
 export interface SqliteStoreOptions {
@@ -56,6 +58,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
       renewals: sqliteRenewals(db, clock, jobs),
+      retention: sqliteRetention(db),
+      adoption: sqliteAdoption(db, clock, services, jobs),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -83,6 +87,12 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get renewals() {
       return ready().renewals;
+    },
+    get retention() {
+      return ready().retention;
+    },
+    get adoption() {
+      return ready().adoption;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];

@@ -1,0 +1,117 @@
+import type { Catalog } from "../catalog/catalog.js";
+import { jobOf } from "../jobs/define.js";
+import type { Intake } from "../intake/intake.js";
+import { INSTALL_MAIL } from "../intake/jobs.js";
+import { typesOf } from "../intake/rules.js";
+import type { Upstream } from "../reseller/upstream.js";
+import type { AdoptionWrite, Store } from "../store/store.js";
+import { serviceQueueKey } from "../vocabulary/job-kinds.js";
+import { asPlan, planAdoption, type AdoptionPlan, type PlannedRow } from "./plan.js";
+import type { PriceList } from "./prices.js";
+import type { AdoptionRow } from "./rows.js";
+
+export interface AdoptionDeps {
+  store: Store;
+  upstream: Upstream;
+  catalog: Catalog;
+  prices: PriceList;
+  allowPrivateIps: boolean;
+  /** The one way into the durable job path: purchases (`buy`) are orders, judged and charged like any other. */
+  intake: Intake;
+}
+
+export interface AdoptionOptions {
+  /** Write the adoptions. (Default: false: plan only) */
+  apply?: boolean;
+  /** With `apply`: order the `buy` rows through the intake, as a panel's order would be. (Default: false) */
+  buy?: boolean;
+  /** With `apply`: mail the customers their install command (adopted and bought alike). (Default: false) */
+  mail?: boolean;
+  /** Adopted services written per transaction. (Default: 500) */
+  batchSize?: number;
+  /** Called after each committed batch (how many rows so far, of how many). */
+  onBatch?: (done: number, total: number) => void | Promise<void>;
+}
+
+/** The intake's source for purchases of an adoption: with the service id, the delivery a rerun finds again. */
+export const ADOPTION_SOURCE = "adopt";
+
+/**
+ * Plans an import against the reseller's licence list (one call) and the bridge's services and,
+ * with `apply`, writes what needs no purchase: each adopted service in batches, one short
+ * transaction each, so an interrupted run keeps what it committed and a rerun finds those
+ * services `managed` and finishes the rest. Writing buys nothing and mails nothing; purchases
+ * are orders through the intake, only with `buy`.
+ */
+export async function runAdoption(deps: AdoptionDeps, rows: readonly AdoptionRow[], options: AdoptionOptions = {}): Promise<AdoptionPlan> {
+  const licenses = await deps.upstream.listLicenses();
+  const services = await deps.store.services.list(undefined, Number.MAX_SAFE_INTEGER);
+  const { planned, orphans } = planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
+  if (!options.apply) return asPlan(planned, orphans);
+
+  await writeAdoptions(deps, planned, options);
+  if (options.buy) await orderPurchases(deps, planned, options.mail === true);
+  return asPlan(planned, orphans);
+}
+
+async function writeAdoptions(deps: AdoptionDeps, planned: PlannedRow[], options: AdoptionOptions): Promise<void> {
+  const adopt = planned.filter((p) => p.adopted);
+  const size = Math.max(1, options.batchSize ?? 500);
+  for (let i = 0; i < adopt.length; i += size) {
+    const batch = adopt.slice(i, i + size);
+    const writes: AdoptionWrite[] = batch.map((p) => ({
+      service: p.adopted!,
+      history: [p.history!],
+      ...(options.mail && p.adopted!.customer_email
+        ? { enqueue: [jobOf(INSTALL_MAIL, {}, { serviceId: p.adopted!.service_id, queueKey: serviceQueueKey(p.adopted!.service_id) })] }
+        : {}),
+    }));
+    const byId = new Map(batch.map((p) => [p.adopted!.service_id, p]));
+    const result = await deps.store.adoption.insert(writes, (w, holders) => {
+      // Checked again inside the transaction: an order may have taken the IP since the plan was made.
+      const mine = byId.get(w.service.service_id)!.types!;
+      const other = holders.find((h) => typesOf(h).some((t) => mine.includes(t)));
+      return other ? `service ${other.service_id} of the bridge now holds ${w.service.ip} for ${mine.join(" and ")}; one licence belongs to one service` : undefined;
+    });
+    for (const id of result.known) {
+      byId.get(id)!.item = { service_identifier: id, action: "managed", reason: `the bridge came to manage service ${id} while the import ran; nothing written`, cost: null };
+    }
+    for (const r of result.refused) byId.get(r.service_id)!.item = { service_identifier: r.service_id, action: "conflict", reason: r.reason, cost: null };
+    await options.onBatch?.(Math.min(i + size, adopt.length), adopt.length);
+  }
+}
+
+/** The `buy` rows as orders (`service.created`), one delivery each, its id the service's: a rerun is a duplicate. */
+async function orderPurchases(deps: AdoptionDeps, planned: PlannedRow[], mail: boolean): Promise<void> {
+  for (const p of planned.filter((x) => x.item.action === "buy")) {
+    const { row } = p;
+    const event = {
+      type: "service.created" as const,
+      service: {
+        id: row.service_identifier,
+        product_id: row.package_identifier,
+        billing_cycle: row.billing_cycle,
+        ip: row.ip,
+        ...(row.customer_email ? { customer: { email: row.customer_email, ...(row.customer_name ? { name: row.customer_name } : {}) } } : {}),
+        ...(row.next_due_date ? { next_due_date: row.next_due_date } : {}),
+      },
+    };
+    const [result] = await deps.intake(ADOPTION_SOURCE, [{ webhookId: `adopt:${row.service_identifier}`, event, mail }]);
+    const item = p.item;
+    switch (result!.status) {
+      case "accepted":
+      case "duplicate":
+        p.item = { ...item, reason: `${item.reason}; ordered${result!.jobId === undefined ? "" : ` (job ${result!.jobId})`}, bought through the job queue` };
+        break;
+      case "invalid":
+        p.item = { ...item, action: "conflict", reason: `the order was refused: ${Object.entries(result!.errors).map(([f, m]) => `${f} ${m.join(", ")}`).join("; ")}`, cost: null };
+        break;
+      case "retry_later":
+        p.item = { ...item, action: "conflict", reason: `not ordered now: ${result!.reason}; run again`, cost: null };
+        break;
+      case "unknown_service":
+        p.item = { ...item, action: "conflict", reason: "not ordered: the bridge does not know the service", cost: null };
+        break;
+    }
+  }
+}

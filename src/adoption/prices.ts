@@ -1,0 +1,49 @@
+import type { Catalog } from "../catalog/catalog.js";
+import { BUNDLES, isBundleId, MONTHLY_PRICE } from "../vocabulary/sandbox-prices.js";
+import type { ProductType } from "../vocabulary/products.js";
+
+/**
+ * What a month of a licence costs the company at the reseller. The reseller's API publishes no
+ * price list, so: in sandbox mode the sandbox's own table (what it charges), on a live bridge the
+ * catalogue's `price_per_month`, set by the operator. Null: not known.
+ */
+export interface PriceList {
+  /** Where the prices come from, for the plan's reasons. */
+  readonly source: "sandbox" | "catalogue";
+  /** A month of the catalogue product `productId`. */
+  product(productId: string): number | null;
+  /** A month of a licence of `type` no product names (an orphan upstream). */
+  licenseType(type: string): number | null;
+}
+
+const isProductType = (t: string): t is ProductType => Object.hasOwn(MONTHLY_PRICE, t);
+
+export function sandboxPrices(catalog: Catalog): PriceList {
+  return {
+    source: "sandbox",
+    product(id) {
+      const p = catalog.product(id);
+      if (!p) return null;
+      if (p.kind === "bundle") return isBundleId(p.bundle) ? BUNDLES[p.bundle].monthly : null;
+      return MONTHLY_PRICE[p.type];
+    },
+    licenseType: (type) => (isProductType(type) ? MONTHLY_PRICE[type] : null),
+  };
+}
+
+export function cataloguePrices(catalog: Catalog): PriceList {
+  // An orphan's type priced as the catalogue prices a licence product of that type (the first with a price).
+  const byType = new Map<string, number>();
+  for (const id of catalog.productIds()) {
+    const p = catalog.product(id)!;
+    if (p.kind === "licence" && p.pricePerMonth !== null && !byType.has(p.type)) byType.set(p.type, p.pricePerMonth);
+  }
+  return {
+    source: "catalogue",
+    product: (id) => catalog.product(id)?.pricePerMonth ?? null,
+    licenseType: (type) => byType.get(type) ?? null,
+  };
+}
+
+/** Money as the plan shows it: to the cent, free of float dust (12 * 0.1). */
+export const money = (n: number): number => Math.round(n * 100) / 100;

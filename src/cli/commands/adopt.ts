@@ -1,0 +1,88 @@
+import type { Command } from "commander";
+import type { AdoptionPlan } from "../../adoption/plan.js";
+import { CliError, emit, table, type Output } from "../output.js";
+
+/** Problems shown before "... and N more": enough to see the pattern of a bad export. */
+const MAX_PROBLEMS = 20;
+
+export function adoptCommand(program: Command, output: (cmd: Command) => Output): void {
+  program
+    .command("adopt")
+    .description("take over a running book: a panel's services (CSV or JSON) against the reseller's licence list; prints the plan")
+    .argument("<file>", `CSV with a header line (service_identifier, package_identifier, ip, customer_email, customer_name, billing_cycle, next_due_date, status), or JSON: an array of such rows or {"services": [...]}`)
+    .option("--apply", "write the adoptions: the services as the reseller holds them; buys nothing, mails nothing")
+    .option("--buy", "with --apply: order the licences the reseller does not hold, through the job queue (charges the balance)")
+    .option("--mail", "with --apply: mail the customers their install command")
+    .option("--json", 'machine-readable output: {"plan": [...], "orphans": [...]}, as POST /admin/adopt')
+    .addHelpText(
+      "after",
+      "\nActions: adopt (the reseller holds it, free, as the product wants it), buy (it does not), conflict (for a person:\n" +
+        "the reason says why), managed (the bridge has the service already). A second run finds what the first wrote managed.",
+    )
+    .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
+      // Imported when the command runs (see buildProgram).
+      const [{ readFileSync }, { readImport }, { runAdoption }, { cataloguePrices, sandboxPrices }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }] =
+        await Promise.all([
+          import("node:fs"),
+          import("../../adoption/import-file.js"),
+          import("../../adoption/adopt.js"),
+          import("../../adoption/prices.js"),
+          import("../../intake/intake.js"),
+          import("../context.js"),
+          import("../upstream-from-config.js"),
+          import("../store.js"),
+        ]);
+      const o = output(cmd);
+      if ((opts.buy || opts.mail) && !opts.apply) throw new CliError(`${opts.buy ? "--buy" : "--mail"} takes effect only with --apply`, 2);
+      let text: string;
+      try {
+        text = readFileSync(file, "utf8");
+      } catch (err) {
+        throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      const imported = readImport(text);
+      if (!imported.ok) {
+        const shown = imported.problems.slice(0, MAX_PROBLEMS).map((p) => `  ${file}: ${p}`);
+        const more = imported.problems.length > MAX_PROBLEMS ? [`  ... and ${imported.problems.length - MAX_PROBLEMS} more`] : [];
+        throw new CliError([`${file}: ${imported.problems.length} problem(s), nothing planned:`, ...shown, ...more].join("\n"));
+      }
+      const config = configOrExit();
+      const upstream = upstreamFromConfig(config);
+      const plan = await withBridgeStore(config, (store) =>
+        upstreamCall(() =>
+          runAdoption(
+            {
+              store,
+              upstream,
+              catalog: config.catalog,
+              prices: config.sandbox ? sandboxPrices(config.catalog) : cataloguePrices(config.catalog),
+              allowPrivateIps: config.ALLOW_PRIVATE_IPS,
+              intake: createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS }),
+            },
+            imported.rows,
+            { apply: opts.apply === true, buy: opts.buy === true, mail: opts.mail === true },
+          ),
+        ),
+      );
+      emit(o, plan, () => human(plan, opts.apply === true));
+    });
+}
+
+const sum = (xs: (number | null)[]) => Math.round(xs.reduce<number>((a, x) => a + (x ?? 0), 0) * 100) / 100;
+
+function human(p: AdoptionPlan, applied: boolean): string {
+  const count = (a: string) => p.plan.filter((i) => i.action === a).length;
+  const buyCost = sum(p.plan.filter((i) => i.action === "buy").map((i) => i.cost));
+  const orphanCost = sum(p.orphans.map((o) => o.monthly_cost));
+  const unpriced = p.orphans.filter((o) => o.monthly_cost === null).length;
+  return [
+    table(p.plan as unknown as Record<string, unknown>[], ["service_identifier", "action", "cost", "reason"]),
+    "",
+    `orphans: licences the reseller holds that no row and no service claims (${p.orphans.length})`,
+    table(p.orphans as unknown as Record<string, unknown>[], ["ip", "type", "monthly_cost"]),
+    `total monthly cost of the orphans: ${orphanCost}${unpriced ? ` (${unpriced} without a known price)` : ""}`,
+    "",
+    `${count("adopt")} adopt, ${count("buy")} buy (cost ${buyCost}), ${count("conflict")} conflict, ${count("managed")} managed` +
+      (applied ? "; applied" : "; nothing written: run again with --apply to adopt (and --buy to order what is missing)"),
+  ].join("\n");
+}

@@ -1,0 +1,44 @@
+import type { Command } from "commander";
+import type { PruneReport } from "../../retention/retention.js";
+import { emit, table, type Output } from "../output.js";
+
+export function pruneCommand(program: Command, output: (cmd: Command) => Output): void {
+  program
+    .command("prune")
+    .description("remove what RETENTION_DAYS lets go (the service does it daily): succeeded jobs, processed events' payloads, sent mail records, outbox files")
+    .option("--dry-run", "count what would go, remove nothing")
+    .option("--json", "machine-readable output: {dry_run, retention_days, before, jobs, event_payloads, mails, outbox_files}")
+    .addHelpText(
+      "after",
+      "\nKept whatever their age: history, every event's row and webhook id (a replay stays a duplicate), queued,\n" +
+        "running, blocked and failed jobs with their charge intents, mails not yet sent, and every other table.",
+    )
+    .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
+      // Imported when the command runs (see buildProgram).
+      const [{ resolve }, { systemClock }, { prune }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+        import("node:path"),
+        import("../../clock.js"),
+        import("../../retention/retention.js"),
+        import("../context.js"),
+        import("../store.js"),
+      ]);
+      const o = output(cmd);
+      const config = configOrExit();
+      const dryRun = opts.dryRun === true;
+      const report = await withBridgeStore(config, (store) =>
+        prune({ store, clock: systemClock, days: config.RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") }, { dryRun }),
+      );
+      emit(o, report, () => humanReport(report));
+    });
+}
+
+function humanReport(r: PruneReport): string {
+  const rows = [
+    { what: "succeeded jobs", count: r.jobs },
+    { what: "processed events' payloads", count: r.event_payloads },
+    { what: "sent mail records", count: r.mails },
+    { what: "outbox .eml files", count: r.outbox_files },
+  ];
+  const verb = r.dry_run ? "would be pruned" : "pruned";
+  return [table(rows, ["what", "count"]), "", `older than ${r.before} (RETENTION_DAYS=${r.retention_days}): ${verb}${r.dry_run ? "; run without --dry-run to prune" : ""}`].join("\n");
+}

@@ -1,0 +1,50 @@
+import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
+import type { PgDb } from "./database.js";
+
+/** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */
+const UNFINISHED = "('queued', 'running', 'blocked', 'failed')";
+
+/** Per kind: the rows a prune at $1 may touch (see migrations/sqlite/009_retention.sql for the indexes). */
+const WHERE: Record<PrunableKind, string> = {
+  jobs: `j.state = 'succeeded' AND j.run_at < $1 AND j.updated_at < $1 AND j.intent IS NULL
+    AND NOT (j.kind = 'record_payment' AND j.id IN (
+      SELECT r.id FROM jobs r WHERE r.service_id = j.service_id AND r.kind = 'record_payment' ORDER BY r.id DESC LIMIT 2))`,
+  events: `e.outcome IS NOT NULL AND e.payload <> '${PRUNED_PAYLOAD}' AND e.received_at < $1
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.service_id = e.service_id AND j.event_id = e.id AND j.state IN ${UNFINISHED})`,
+  mails: `m.state = 'sent' AND m.sent_at < $1
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = m.job_id AND j.state IN ${UNFINISHED})`,
+};
+
+const FROM: Record<PrunableKind, { table: string; alias: string; order: string }> = {
+  jobs: { table: "jobs", alias: "j", order: "j.run_at" },
+  events: { table: "events", alias: "e", order: "e.received_at" },
+  mails: { table: "mails", alias: "m", order: "m.sent_at" },
+};
+
+const candidates = (kind: PrunableKind) => {
+  const f = FROM[kind];
+  return `SELECT ${f.alias}.id FROM ${f.table} ${f.alias} WHERE ${WHERE[kind]} ORDER BY ${f.order} LIMIT $2`;
+};
+
+const BATCH: Record<PrunableKind, string> = {
+  jobs: `DELETE FROM jobs WHERE id IN (${candidates("jobs")})`,
+  events: `UPDATE events SET payload = '${PRUNED_PAYLOAD}' WHERE id IN (${candidates("events")})`,
+  mails: `DELETE FROM mails WHERE id IN (${candidates("mails")})`,
+};
+
+/**
+ * RETENTION_DAYS on PostgreSQL: each batch one statement, one short transaction. Instances that
+ * prune at once touch the same rows at worst: a row gone is gone, a payload emptied stays so.
+ */
+export function pgRetention(db: PgDb): RetentionOps {
+  return {
+    async prunable(before) {
+      const n = async (k: PrunableKind) =>
+        Number((await db.q<{ n: number }>(`SELECT COUNT(*)::bigint AS n FROM ${FROM[k].table} ${FROM[k].alias} WHERE ${WHERE[k]}`, [before]))[0]!.n);
+      return { jobs: await n("jobs"), events: await n("events"), mails: await n("mails") };
+    },
+    async pruneBatch(kind, before, limit) {
+      return db.run(BATCH[kind], [before, limit]);
+    },
+  };
+}

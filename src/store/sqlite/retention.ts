@@ -1,0 +1,50 @@
+import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
+import type { Db } from "./database.js";
+
+/** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */
+const UNFINISHED = "('queued', 'running', 'blocked', 'failed')";
+
+/** Per kind: the rows a prune at @before may touch (their ids, oldest first), and what it does to them. */
+const WHERE: Record<PrunableKind, string> = {
+  jobs: `j.state = 'succeeded' AND j.run_at < @before AND j.updated_at < @before AND j.intent IS NULL
+    AND NOT (j.kind = 'record_payment' AND j.id IN (
+      SELECT r.id FROM jobs r WHERE r.service_id = j.service_id AND r.kind = 'record_payment' ORDER BY r.id DESC LIMIT 2))`,
+  // The terms of the partial index events_prunable, as written there, so the index serves the query.
+  events: `e.outcome IS NOT NULL AND e.payload <> '${PRUNED_PAYLOAD}' AND e.received_at < @before
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.service_id = e.service_id AND j.event_id = e.id AND j.state IN ${UNFINISHED})`,
+  mails: `m.state = 'sent' AND m.sent_at < @before
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = m.job_id AND j.state IN ${UNFINISHED})`,
+};
+
+const FROM: Record<PrunableKind, { table: string; alias: string; order: string }> = {
+  jobs: { table: "jobs", alias: "j", order: "j.run_at" },
+  events: { table: "events", alias: "e", order: "e.received_at" },
+  mails: { table: "mails", alias: "m", order: "m.sent_at" },
+};
+
+/** RETENTION_DAYS on SQLite: each batch one statement, so one short write transaction. */
+export function sqliteRetention(db: Db): RetentionOps {
+  const candidates = (kind: PrunableKind) => {
+    const f = FROM[kind];
+    return `SELECT ${f.alias}.id FROM ${f.table} ${f.alias} WHERE ${WHERE[kind]} ORDER BY ${f.order} LIMIT @limit`;
+  };
+  const s = {
+    count: Object.fromEntries(
+      (Object.keys(FROM) as PrunableKind[]).map((k) => [k, db.prepare(`SELECT COUNT(*) AS n FROM ${FROM[k].table} ${FROM[k].alias} WHERE ${WHERE[k]}`)]),
+    ) as Record<PrunableKind, ReturnType<Db["prepare"]>>,
+    batch: {
+      jobs: db.prepare(`DELETE FROM jobs WHERE id IN (${candidates("jobs")})`),
+      events: db.prepare(`UPDATE events SET payload = '${PRUNED_PAYLOAD}' WHERE id IN (${candidates("events")})`),
+      mails: db.prepare(`DELETE FROM mails WHERE id IN (${candidates("mails")})`),
+    } as Record<PrunableKind, ReturnType<Db["prepare"]>>,
+  };
+  return {
+    async prunable(before) {
+      const n = (k: PrunableKind) => (s.count[k].get({ before }) as { n: number }).n;
+      return { jobs: n("jobs"), events: n("events"), mails: n("mails") };
+    },
+    async pruneBatch(kind, before, limit) {
+      return s.batch[kind].run({ before, limit }).changes;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../cli/helpers.js";
+import { holdUpstream, useAdoptionWorld } from "./helpers.js";
+
+const HEADER = "service_identifier,package_identifier,ip,customer_email,customer_name,billing_cycle,next_due_date,status";
+
+describe("license-bridge adopt <file>", () => {
+  const world = useAdoptionWorld();
+
+  it("plans a CSV export as a table with the orphans' total, and applies it with --apply", async () => {
+    const { sb, bridge } = world();
+    await holdUpstream(sb, "203.0.113.120", "cpanel");
+    await holdUpstream(sb, "203.0.113.121", "cloudlinux");
+    const file = join(bridge.dir, "services.csv");
+    writeFileSync(file, `${HEADER}\r\n101,12,203.0.113.120,ann@example.com,"Example, Ann",Monthly,2030-01-01 00:00:00,Active\r\n102,12,203.0.113.122,,,annually,,pending\r\n`);
+
+    const plan = await runCli(["adopt", file], bridge.env);
+    expect(plan.stderr).toBe("");
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toMatch(/^101\s+adopt\s+0\s/m);
+    expect(plan.stdout).toMatch(/^102\s+buy\s+180\s/m);
+    expect(plan.stdout).toMatch(/^203\.0\.113\.121\s+cloudlinux\s+12$/m);
+    expect(plan.stdout).toContain("total monthly cost of the orphans: 12");
+    expect(await bridge.service.services.get("101")).toBeUndefined();
+
+    const applied = await runCli(["adopt", file, "--apply", "--json"], bridge.env);
+    expect(applied.code).toBe(0);
+    expect(applied.json<{ plan: { action: string }[] }>().plan.map((i) => i.action)).toEqual(["adopt", "buy"]);
+    expect(await bridge.service.services.get("101")).toMatchObject({ status: "active", customer_name: "Example, Ann", paid_until: Date.parse("2030-01-01T00:00:00Z") });
+    expect(await bridge.service.services.get("102")).toBeUndefined();
+  });
+
+  it("reads JSON, an array or {services}, and answers --json as the admin API does", async () => {
+    const { sb, bridge } = world();
+    await holdUpstream(sb, "203.0.113.130", "cpanel");
+    const rows = [{ service_identifier: 201, package_identifier: 12, ip: "203.0.113.130", billing_cycle: 1 }];
+    const array = join(bridge.dir, "array.json");
+    const wrapped = join(bridge.dir, "wrapped.json");
+    writeFileSync(array, JSON.stringify(rows));
+    writeFileSync(wrapped, JSON.stringify({ services: rows }));
+
+    for (const file of [array, wrapped]) {
+      const run = await runCli(["adopt", file, "--json"], bridge.env);
+      expect(run.code).toBe(0);
+      expect(run.json()).toEqual({ plan: [{ service_identifier: "201", action: "adopt", reason: expect.any(String), cost: 0 }], orphans: [] });
+    }
+  });
+
+  it("names the line and column of a bad CSV row, and the row and field of a bad JSON one, planning nothing", async () => {
+    const { bridge } = world();
+    const csv = join(bridge.dir, "bad.csv");
+    writeFileSync(csv, `${HEADER}\n101,12,203.0.113.120,,,monthly,,active\n102,12,not-an-ip,,,monthly,,active\n`);
+    const json = join(bridge.dir, "bad.json");
+    writeFileSync(json, JSON.stringify({ services: [{ service_identifier: "1", package_identifier: "12", ip: "203.0.113.1", billing_cycle: "weekly" }] }));
+    const header = join(bridge.dir, "header.csv");
+    writeFileSync(header, "service_identifier,package,ip\n1,12,203.0.113.1\n");
+
+    const badCsv = await runCli(["adopt", csv], bridge.env);
+    expect(badCsv.code).toBe(1);
+    expect(badCsv.stderr).toContain(`${csv}: line 3, column ip: must be an IPv4 or IPv6 address`);
+    const badJson = await runCli(["adopt", json], bridge.env);
+    expect(badJson.code).toBe(1);
+    expect(badJson.stderr).toContain(`${json}: services[0].billing_cycle: must be one of`);
+    const badHeader = await runCli(["adopt", header], bridge.env);
+    expect(badHeader.stderr).toContain('line 1, column 2 ("package"): not a known column');
+    expect((await runCli(["adopt", csv, "--buy"], bridge.env)).code).toBe(2);
+  });
+});

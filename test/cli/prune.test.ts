@@ -1,0 +1,72 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import type { PruneReport } from "../../src/retention/retention.js";
+import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { untilIdle, waitStatus } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
+import { runCli } from "./helpers.js";
+
+const DAY = 86_400_000;
+
+/** `license-bridge prune [--dry-run]` beside a bridge whose order was taken 100 days ago (its clock set back). */
+describe("prune command", () => {
+  let sb: TestSandbox;
+  let bridge: TestBridge;
+  let outbox: string;
+  let serviceId: string;
+
+  beforeAll(async () => {
+    sb = await startTestSandbox();
+    const clock = manualClock(Date.now() - 100 * DAY);
+    bridge = await startTestBridge(sb, { clock });
+    const event = createdEvent();
+    serviceId = event.service.id;
+    expect((await bridge.send(event, { nowMs: clock.now() })).status).toBe(202);
+    await waitStatus(bridge, serviceId, "active");
+    await waitFor(async () => (await bridge.service.queue.list({ kind: "mail_install", state: "succeeded" })).length === 1, 10_000, "the install mail");
+    await untilIdle(bridge);
+    // The bridge's own file is stamped with the real time; one written long ago beside it.
+    outbox = join(bridge.config.dataDir, "outbox");
+    mkdirSync(outbox, { recursive: true });
+    writeFileSync(join(outbox, "20200101T000000000Z-old-mail.eml"), "Subject: old\n\nold\n");
+  });
+
+  afterAll(async () => {
+    await bridge?.close();
+    await sb?.close();
+  });
+
+  it("--dry-run shows what would go and removes nothing", async () => {
+    const run = await runCli(["prune", "--dry-run", "--json"], bridge.env);
+    expect(run.code).toBe(0);
+    expect(run.json<PruneReport>()).toMatchObject({ dry_run: true, retention_days: 90, jobs: 2, event_payloads: 1, mails: 1, outbox_files: 1 });
+    expect(await bridge.service.store.counts()).toMatchObject({ jobs: 2, mails: 1 });
+    expect(existsSync(join(outbox, "20200101T000000000Z-old-mail.eml"))).toBe(true);
+
+    const human = await runCli(["prune", "--dry-run"], bridge.env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/succeeded jobs\s+2/);
+    expect(human.stdout).toMatch(/would be pruned; run without --dry-run to prune/);
+  });
+
+  it("prunes, keeping the licence, its history and the fresh outbox file", async () => {
+    const history = await bridge.service.services.history(serviceId);
+    const run = await runCli(["prune", "--json"], bridge.env);
+    expect(run.code).toBe(0);
+    expect(run.json<PruneReport>()).toMatchObject({ dry_run: false, jobs: 2, event_payloads: 1, mails: 1, outbox_files: 1 });
+    expect(await bridge.service.store.counts()).toMatchObject({ events: 1, jobs: 0, mails: 0 });
+    expect(await bridge.service.services.history(serviceId)).toEqual(history);
+    expect(readdirSync(outbox).filter((f) => f.endsWith(".eml"))).toHaveLength(1);
+
+    const again = await runCli(["prune", "--json"], { ...bridge.env, RETENTION_DAYS: "1" });
+    expect(again.json<PruneReport>()).toMatchObject({ retention_days: 1, jobs: 0, event_payloads: 0, mails: 0, outbox_files: 0 });
+  });
+
+  it("refuses a bad RETENTION_DAYS with exit code 78", async () => {
+    const run = await runCli(["prune", "--dry-run"], { ...bridge.env, RETENTION_DAYS: "0" });
+    expect(run.code).toBe(78);
+    expect(run.stderr).toMatch(/RETENTION_DAYS/);
+  });
+});

@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { prune } from "../../src/retention/retention.js";
+import { PRUNED_PAYLOAD, type IntakeDecision, type IntakeItem, type NewJob, type Store, type StoredEvent } from "../../src/store/store.js";
+import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+
+// What RETENTION_DAYS lets go, and what it never touches, on both stores: the rows are written
+// through the store's own operations, the clock is moved, nothing sleeps.
+
+const DAY = 86_400_000;
+const WORKER = "w1";
+
+describe.each(STORE_FACTORIES)("retention on $name", (factory) => {
+  if (factory.skip) {
+    it.skip(`skipped: ${factory.skip}`, () => {});
+    return;
+  }
+
+  let opened: OpenedStore;
+  let store: Store;
+  const clock = manualClock();
+  const days = 90;
+  const pruneNow = (o: { dryRun?: boolean; batchSize?: number } = {}) => prune({ store, clock, days, batchSize: o.batchSize }, o);
+
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 0, 1));
+    opened = await factory.open({ clock, maxAttempts: 3 });
+    store = opened.store;
+  });
+  afterEach(async () => {
+    await opened.close();
+  });
+
+  /** Enqueues `job`, claims it and ends it as told (or leaves it running); returns its id. */
+  async function jobThat(job: NewJob, end: "succeeded" | "blocked" | "failed" | "running", intent?: unknown): Promise<number> {
+    const { id } = await store.jobs.enqueue(job);
+    const claimed = await store.jobs.claim(WORKER, 50, 60_000);
+    const mine = claimed.find((j) => j.id === id);
+    if (!mine) throw new Error(`job ${id} was not claimed`);
+    if (intent !== undefined) expect(await store.jobs.setIntent(id, WORKER, intent, true)).toBe(true);
+    if (end === "succeeded") await store.jobs.finish(mine, WORKER, { state: "succeeded" });
+    if (end === "blocked" || end === "failed") await store.jobs.finish(mine, WORKER, { state: end, error: "stopped", code: null });
+    return id;
+  }
+
+  it("deletes old succeeded jobs in batches and keeps unfinished ones, their charge intents, and a service's two latest payments", async () => {
+    const done = [];
+    for (let i = 0; i < 5; i++) done.push(await jobThat({ kind: "mail_install", queueKey: `q${i}` }, "succeeded"));
+    const blocked = await jobThat({ kind: "register", serviceId: "s1", queueKey: "svc:s1" }, "blocked", { op: "register", ip: "203.0.113.1" });
+    const running = await jobThat({ kind: "renew", serviceId: "s2", queueKey: "svc:s2" }, "running", { op: "renew", ip: "203.0.113.2" });
+    const failed = await jobThat({ kind: "suspend", serviceId: "s3", queueKey: "svc:s3" }, "failed");
+    const payments = [];
+    for (let i = 0; i < 3; i++) payments.push(await jobThat({ kind: "record_payment", serviceId: "s4", queueKey: "svc:s4", payload: { next_due_date: null } }, "succeeded"));
+    await store.jobs.heartbeat(WORKER, 200 * DAY);
+
+    // Younger than RETENTION_DAYS: nothing goes.
+    clock.advance(89 * DAY);
+    expect(await pruneNow()).toMatchObject({ jobs: 0, event_payloads: 0, mails: 0 });
+
+    clock.advance(2 * DAY);
+    const dry = await pruneNow({ dryRun: true });
+    expect(dry).toMatchObject({ dry_run: true, retention_days: 90, jobs: 6, event_payloads: 0, mails: 0, outbox_files: 0 });
+    expect((await store.jobs.list({ limit: 100 })).length).toBe(11);
+
+    const wet = await pruneNow({ batchSize: 2 });
+    expect(wet).toMatchObject({ dry_run: false, jobs: 6 });
+    const left = await store.jobs.list({ limit: 100 });
+    expect(left.map((j) => j.id).sort((a, b) => a - b)).toEqual([blocked, running, failed, payments[1], payments[2]]);
+    expect(left.find((j) => j.id === blocked)).toMatchObject({ state: "blocked", intent: { op: "register", ip: "203.0.113.1" } });
+    expect(left.find((j) => j.id === running)).toMatchObject({ state: "running", intent: { op: "renew", ip: "203.0.113.2" } });
+    for (const id of done) expect(await store.jobs.get(id)).toBeUndefined();
+
+    expect(await pruneNow()).toMatchObject({ jobs: 0 });
+  });
+
+  it("empties processed events' payloads, keeping every event (its webhook id, its history), and deletes sent mail records whose job is done", async () => {
+    const accept = (webhookId: string, serviceId: string, outcome: "applied" | null, job?: NewJob) =>
+      store.events.accept(
+        "billing",
+        [{ webhookId, event: { type: "service.renewed", service: { id: serviceId } }, queueKey: `svc:${serviceId}`, ip: undefined } satisfies IntakeItem<StoredEvent>],
+        (): IntakeDecision<string> => ({
+          write: true,
+          result: "ok",
+          event: { type: "service.renewed", serviceId, payload: JSON.stringify({ secret: "customer data" }), outcome, detail: null },
+          ...(job ? { job } : {}),
+        }),
+        () => true,
+      );
+    const processed = (await accept("wh-1", "s1", "applied")).items[0] as { eventId: string };
+    const waiting = (await accept("wh-2", "s1", null, { kind: "renew", serviceId: "s1", queueKey: "svc:s1" })).items[0] as { eventId: string; jobId: number };
+    // Processed, but a job of its own is still unfinished (blocked): its payload stays.
+    const stuck = (await accept("wh-3", "s2", "applied", { kind: "record_payment", serviceId: "s2", queueKey: "svc:s2" })).items[0] as { eventId: string; jobId: number };
+    await store.jobs.finish({ ...(await store.jobs.claim(WORKER, 10, 60_000)).find((j) => j.id === stuck.jobId)!, maxAttempts: 3 }, WORKER, { state: "blocked", error: "no", code: null });
+
+    const mailDone = await jobThat({ kind: "mail_install", queueKey: "m1" }, "succeeded");
+    const mailBlocked = await jobThat({ kind: "mail_install", queueKey: "m2" }, "blocked");
+    const mail = (key: string, jobId: number) => store.mails.begin({ mail_key: key, kind: "mail_install", event_id: null, job_id: jobId, service_id: "s1", to_address: "a@example.com", subject: "s", message_id: `<${key}@x>` });
+    await mail("sent-done", mailDone);
+    await mail("sent-blocked", mailBlocked);
+    await mail("sending", mailDone);
+    await store.services.change({ serviceId: "s1", mailSent: "sent-done" });
+    await store.services.change({ serviceId: "s1", mailSent: "sent-blocked" });
+    const historyBefore = await store.services.history("s1");
+
+    clock.advance(91 * DAY);
+    expect(await pruneNow({ dryRun: true })).toMatchObject({ event_payloads: 1, mails: 1 });
+    expect(await pruneNow()).toMatchObject({ event_payloads: 1, mails: 1 });
+
+    expect((await store.events.get(processed.eventId))?.payload).toBe(PRUNED_PAYLOAD);
+    expect((await store.events.get(waiting.eventId))?.payload).toContain("customer data");
+    expect((await store.events.get(stuck.eventId))?.payload).toContain("customer data");
+    expect((await store.counts()).events).toBe(3);
+    expect(await store.services.history("s1")).toEqual(historyBefore);
+    expect(await store.mails.get("sent-done")).toBeUndefined();
+    expect(await store.mails.get("sent-blocked")).toMatchObject({ state: "sent" });
+    expect(await store.mails.get("sending")).toMatchObject({ state: "sending" });
+
+    // The same delivery again is still a duplicate: the event's row and webhook id are kept.
+    expect((await accept("wh-1", "s1", "applied")).items[0]).toEqual({ duplicate: processed.eventId });
+    expect(await pruneNow()).toMatchObject({ jobs: 0, event_payloads: 0, mails: 0 });
+  });
+});
