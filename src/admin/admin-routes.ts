@@ -2,7 +2,8 @@ import express, { type Response, type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import type { BalanceReader } from "../reseller/balance.js";
-import { PAGE_LIMIT, type Store } from "../store/store.js";
+import { once } from "node:events";
+import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
 import { requireBearer } from "../http/auth.js";
@@ -46,6 +47,7 @@ export const jobsQuerySchema = z.strictObject({
   ...pagingFields("jobs"),
 });
 export const historyQuerySchema = z.strictObject(pagingFields("history"));
+export const licensesExportQuerySchema = z.strictObject({ status: licensesQuerySchema.shape.status, q: searchSchema });
 
 /** How many history entries GET /admin/services/:id shows; older ones page through /history. */
 export const SERVICE_HISTORY_LIMIT = PAGE_LIMIT.default;
@@ -104,6 +106,24 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     if (!q.success) return refuse(res, q.error);
     const page = await services.page({ status: q.data.status, q: q.data.q, limit: q.data.limit, cursor: q.data.cursor });
     res.json(pageBody("licenses", page, licenseView));
+  });
+
+  // Every licence, one JSON object a line, read a page at a time with a turn of the event loop
+  // between pages and written as the client takes it (a slow reader holds one page, not the
+  // table); a client that goes away ends the walk.
+  router.get("/admin/licenses/export", async (req, res) => {
+    const q = licensesExportQuerySchema.safeParse(req.query);
+    if (!q.success) return refuse(res, q.error);
+    res.type("application/x-ndjson");
+    let gone = false;
+    res.on("close", () => (gone = true));
+    for await (const page of eachPage((cursor) => services.page({ status: q.data.status, q: q.data.q, limit: PAGE_LIMIT.max, cursor }))) {
+      for (const item of page.items) {
+        if (gone) return;
+        if (!res.write(`${JSON.stringify(licenseView(item))}\n`)) await Promise.race([once(res, "drain"), once(res, "close")]);
+      }
+    }
+    res.end();
   });
 
   router.get("/admin/jobs", async (req, res) => {

@@ -7,7 +7,15 @@ import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
-import { balanceQuerySchema, historyQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema, SERVICE_HISTORY_LIMIT } from "./admin-routes.js";
+import {
+  balanceQuerySchema,
+  historyQuerySchema,
+  jobIdSchema,
+  jobsQuerySchema,
+  licensesExportQuerySchema,
+  licensesQuerySchema,
+  SERVICE_HISTORY_LIMIT,
+} from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
@@ -377,6 +385,21 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: queryParameters(licensesQuerySchema),
           responses: {
             "200": { description: "One page of the licences", ...json(pageOf("licenses", "License")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/licenses/export": {
+        get: {
+          tags: ["admin"],
+          operationId: "exportLicenses",
+          summary: "Every licence (optionally by status or q), one JSON object a line",
+          description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(licensesExportQuerySchema),
+          responses: {
+            "200": { description: "The licences, one a line", content: { "application/x-ndjson": { schema: ref("License") } } },
             "401": UNAUTHORIZED,
             "422": INVALID,
           },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createdEvent, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, serviceEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { untilIdle } from "../helpers/e2e-harness.js";
 
 // The admin API's listings are pages (service contract, section 4): limit (default 100, at most
@@ -104,6 +104,20 @@ describe("admin API paging", () => {
     expect(await licenses("?q=paging-ann&status=terminated")).toEqual({ licenses: [], next_cursor: null, total: 0 });
     expect((await licenses("?q=paging-ann&status=active")).total).toBe(1);
     expect(await licenses("?q=nobody%40example.com")).toEqual({ licenses: [], next_cursor: null, total: 0 });
+  });
+
+  it("GET /admin/licenses/export answers every licence, one JSON object a line, as the pages list them", async () => {
+    const exported = async (query: string) => {
+      const res = await fetch(`${bridge.url}/admin/licenses/export${query}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+      return (await res.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line) as { service_id: string });
+    };
+    expect(await exported("")).toEqual((await licenses("?limit=1000")).licenses);
+    expect((await exported("?q=paging-ann")).map((l) => l.service_id)).toEqual(["paging-ann"]);
+    const bad = await bridge.admin("/admin/licenses/export?limit=5");
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ field: "limit", errors: { limit: ["is not a known field"] } });
   });
 
   it("pages the jobs newest first, filtered by service, with the total", async () => {
