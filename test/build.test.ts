@@ -172,7 +172,7 @@ describe("production runs compiled JavaScript", () => {
     const list = await runRecorded([BIN, "jobs", "list", "--json"], env);
 
     expect(list.code).toBe(0);
-    expect(JSON.parse(list.stdout)).toEqual({ jobs: [] });
+    expect(JSON.parse(list.stdout)).toEqual({ jobs: [], next_cursor: null, total: 0 });
     expectNoTypeScriptLoader(list.loads);
     expect(list.loads.packages).toContain("better-sqlite3");
     // Only its own command module is loaded.

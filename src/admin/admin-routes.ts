@@ -1,13 +1,15 @@
-import express, { type Router } from "express";
+import express, { type Response, type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import type { BalanceReader } from "../reseller/balance.js";
-import { type Store } from "../store/store.js";
+import { once } from "node:events";
+import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
 import { requireBearer } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
-import { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
+import { pageBody, pagingFields } from "./paging.js";
+import { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
 
 export interface AdminRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
@@ -25,12 +27,36 @@ export interface AdminRouteDeps {
  */
 const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
 
-export const licensesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
+/** One look-up key of a licence (service id, IP, e-mail, licence key): exact match, each by its index. */
+const searchSchema = z
+  .string()
+  .max(256)
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()))
+  .describe("a service id, an IP address (any spelling), a customer e-mail (any case) or a licence key: exact match");
+
+export const licensesQuerySchema = z.strictObject({
+  status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])),
+  q: searchSchema,
+  ...pagingFields("licenses"),
+});
 export const jobsQuerySchema = z.strictObject({
   state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
   service_id: noFilterIfEmpty(z.string().max(64)),
   kind: noFilterIfEmpty(z.string().max(64)),
+  ...pagingFields("jobs"),
 });
+export const historyQuerySchema = z.strictObject(pagingFields("history"));
+export const licensesExportQuerySchema = z.strictObject({ status: licensesQuerySchema.shape.status, q: searchSchema });
+
+/** How many history entries GET /admin/services/:id shows; older ones page through /history. */
+export const SERVICE_HISTORY_LIMIT = PAGE_LIMIT.default;
+
+/** 422 naming the wrong fields: `errors` per field, and `field`, the first of them, for a caller that checks one. */
+function refuse(res: Response, error: z.ZodError): void {
+  const errors = fieldErrors(error);
+  sendError(res, 422, "validation", "Validation error", { field: Object.keys(errors)[0], errors });
+}
 /** `fresh=true` asks the reseller now instead of answering the reading of the last minute. */
 export const balanceQuerySchema = z.strictObject({
   fresh: noFilterIfEmpty(z.enum(["", "true", "false"])).describe("true: ask the reseller now rather than answer the reading of the last 60 s"),
@@ -56,24 +82,64 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.get("/admin/services/:id", async (req, res) => {
     const svc = await services.get(req.params.id);
     if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
-    res.json({ ...licenseView(svc), history: (await services.history(svc.service_id)).map(historyView) });
+    // The latest entries, in the order they happened; the rest page through /history from history_next_cursor.
+    const latest = await services.historyPage(svc.service_id, { limit: SERVICE_HISTORY_LIMIT });
+    res.json({
+      ...licenseView(svc),
+      history: latest.items.map(historyView).reverse(),
+      history_total: latest.total,
+      history_next_cursor: latest.nextCursor,
+    });
+  });
+
+  router.get("/admin/services/:id/history", async (req, res) => {
+    const q = historyQuerySchema.safeParse(req.query);
+    if (!q.success) return refuse(res, q.error);
+    const svc = await services.get(req.params.id);
+    if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
+    const page = await services.historyPage(svc.service_id, { limit: q.data.limit, cursor: q.data.cursor });
+    res.json({ service_id: svc.service_id, ...pageBody("history", page, historyView) });
   });
 
   router.get("/admin/licenses", async (req, res) => {
     const q = licensesQuerySchema.safeParse(req.query);
-    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ licenses: (await services.list(q.data.status)).map(licenseView) });
+    if (!q.success) return refuse(res, q.error);
+    const page = await services.page({ status: q.data.status, q: q.data.q, limit: q.data.limit, cursor: q.data.cursor });
+    res.json(pageBody("licenses", page, licenseView));
+  });
+
+  // Every licence, one JSON object a line, read a page at a time with a turn of the event loop
+  // between pages and written as the client takes it (a slow reader holds one page, not the
+  // table); a client that goes away ends the walk.
+  router.get("/admin/licenses/export", async (req, res) => {
+    const q = licensesExportQuerySchema.safeParse(req.query);
+    if (!q.success) return refuse(res, q.error);
+    res.type("application/x-ndjson");
+    let gone = false;
+    res.on("close", () => (gone = true));
+    for await (const page of eachPage((cursor) => services.page({ status: q.data.status, q: q.data.q, limit: PAGE_LIMIT.max, cursor }))) {
+      for (const item of page.items) {
+        if (gone) return;
+        if (!res.write(`${JSON.stringify(licenseView(item))}\n`)) await Promise.race([once(res, "drain"), once(res, "close")]);
+      }
+    }
+    res.end();
   });
 
   router.get("/admin/jobs", async (req, res) => {
     const q = jobsQuerySchema.safeParse(req.query);
-    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ jobs: (await jobs.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
+    if (!q.success) return refuse(res, q.error);
+    const page = await jobs.page({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind, limit: q.data.limit, cursor: q.data.cursor });
+    res.json(pageBody("jobs", page, jobView));
+  });
+
+  router.get("/admin/queue", async (_req, res) => {
+    res.json(queueView(await jobs.queue()));
   });
 
   router.get("/admin/balance", async (req, res) => {
     const q = balanceQuerySchema.safeParse(req.query);
-    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
+    if (!q.success) return refuse(res, q.error);
     res.json(balanceView(await deps.balance.read({ fresh: q.data.fresh === "true" })));
   });
 

@@ -7,7 +7,15 @@ import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
-import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema } from "./admin-routes.js";
+import {
+  balanceQuerySchema,
+  historyQuerySchema,
+  jobIdSchema,
+  jobsQuerySchema,
+  licensesExportQuerySchema,
+  licensesQuerySchema,
+  SERVICE_HISTORY_LIMIT,
+} from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ADOPTION_ACTIONS, type AdoptionPlan } from "../adoption/plan.js";
 import { adoptBodySchema, adoptionRowSchema } from "../adoption/rows.js";
@@ -15,7 +23,7 @@ import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
 import { PROVISIONING_CALLS } from "../provisioning/provisioning.js";
-import type { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
+import type { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -53,6 +61,7 @@ export const validationErrorSchema = errorSchema
   .extend({
     error: z.literal("Validation error"),
     errors: z.record(z.string(), z.array(z.string())).describe('Field path (e.g. "service.ip") → messages'),
+    field: z.string().optional().describe("Admin API: the first wrong field (e.g. limit, cursor), as in errors"),
   })
   .describe("A schema or business-rule violation");
 
@@ -91,7 +100,18 @@ export const historyItemSchema = z.object({
 });
 
 export const serviceDetailSchema = licenseSchema.extend({
-  history: z.array(historyItemSchema).describe("The service's events and what came of them, oldest first"),
+  history: z
+    .array(historyItemSchema)
+    .describe(`The service's latest ${SERVICE_HISTORY_LIMIT} events and what came of them, oldest first; the earlier ones page through /admin/services/{id}/history`),
+  history_total: z.number().int().describe("How many history entries the service has in all"),
+  history_next_cursor: z.string().nullable().describe("The cursor of /admin/services/{id}/history's page of the entries before these; null: there are none"),
+});
+
+export const queueSchema = z.object({
+  depth: z.number().int().describe("Jobs queued (due now, or waiting for a retry's time)"),
+  oldest_due_at: nullableIso.describe("When the due job that has waited longest to start was due; null when none waits"),
+  lag_seconds: z.number().int().describe("How long that job has waited (0 when none waits); QUEUE_LAG_ALERT_MINUTES alerts on it"),
+  queued_by_kind: z.record(z.string(), z.number().int()).describe("The queued jobs by kind"),
 });
 
 export const jobSchema = z.object({
@@ -217,7 +237,8 @@ const responseShapesMatch: [
   Same<z.output<typeof provisionedLicenseSchema>, ProvisionedLicense>,
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
   Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
-] = [true, true, true, true, true, true, true, true];
+  Same<z.output<typeof queueSchema>, ReturnType<typeof queueView>>,
+] = [true, true, true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -225,11 +246,16 @@ void responseShapesMatch;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ content: { "application/json": { schema } } });
 const answer = (description: string, schemaName = "Error") => ({ description, ...json(ref(schemaName)) });
-/** `{"<key>": [<schema>, ...]}`. */
-const listOf = (key: string, schemaName: string) => ({
+/** A page: `{"<key>": [<schema>, ...], "next_cursor", "total"}` (src/admin/paging.ts), with what else the listing answers. */
+const pageOf = (key: string, schemaName: string, extra: Record<string, JsonSchema> = {}) => ({
   type: "object",
-  properties: { [key]: { type: "array", items: ref(schemaName) } },
-  required: [key],
+  properties: {
+    ...extra,
+    [key]: { type: "array", items: ref(schemaName) },
+    next_cursor: { type: ["string", "null"], description: "Pass as `cursor` for the next page; null: this is the last page" },
+    total: { type: "integer", description: "How many items match, all pages together" },
+  },
+  required: [...Object.keys(extra), key, "next_cursor", "total"],
   additionalProperties: false,
 });
 
@@ -341,9 +367,27 @@ export function openApiDocument(): Record<string, unknown> {
             { name: "id", in: "path", required: true, description: "The billing panel's service id", schema: jsonSchema(z.string().min(1)) },
           ],
           responses: {
-            "200": { description: "The licence and its history", ...json(ref("ServiceDetail")) },
+            "200": { description: "The licence and its latest history", ...json(ref("ServiceDetail")) },
             "401": UNAUTHORIZED,
             "404": answer("Unknown service"),
+          },
+        },
+      },
+      "/admin/services/{id}/history": {
+        get: {
+          tags: ["admin"],
+          operationId: "listServiceHistory",
+          summary: "A service's history, newest first, a page at a time",
+          security: ADMIN_SECURITY,
+          parameters: [
+            { name: "id", in: "path", required: true, description: "The billing panel's service id", schema: jsonSchema(z.string().min(1)) },
+            ...queryParameters(historyQuerySchema),
+          ],
+          responses: {
+            "200": { description: "One page of the history", ...json(pageOf("history", "HistoryItem", { service_id: { type: "string" } })) },
+            "401": UNAUTHORIZED,
+            "404": answer("Unknown service"),
+            "422": INVALID,
           },
         },
       },
@@ -351,11 +395,30 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "listLicenses",
-          summary: "Licences, optionally by status",
+          summary: "Licences by service id, a page at a time, optionally by status or found by q",
+          description:
+            "Keyset pages: walking every page from next_cursor to next_cursor returns each licence at most once, and every licence that " +
+            "existed when the walk began exactly once, whatever is added meanwhile. q is an exact match of one key: service id, IP (any " +
+            "spelling of the address), customer e-mail (any case) or licence key.",
           security: ADMIN_SECURITY,
           parameters: queryParameters(licensesQuerySchema),
           responses: {
-            "200": { description: "The licences", ...json(listOf("licenses", "License")) },
+            "200": { description: "One page of the licences", ...json(pageOf("licenses", "License")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/licenses/export": {
+        get: {
+          tags: ["admin"],
+          operationId: "exportLicenses",
+          summary: "Every licence (optionally by status or q), one JSON object a line",
+          description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(licensesExportQuerySchema),
+          responses: {
+            "200": { description: "The licences, one a line", content: { "application/x-ndjson": { schema: ref("License") } } },
             "401": UNAUTHORIZED,
             "422": INVALID,
           },
@@ -365,13 +428,25 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "listJobs",
-          summary: "Jobs, newest first, optionally by state, service or kind",
+          summary: "Jobs, newest first, a page at a time, optionally by state, service or kind",
           security: ADMIN_SECURITY,
           parameters: queryParameters(jobsQuerySchema),
           responses: {
-            "200": { description: "The jobs", ...json(listOf("jobs", "Job")) },
+            "200": { description: "One page of the jobs", ...json(pageOf("jobs", "Job")) },
             "401": UNAUTHORIZED,
             "422": INVALID,
+          },
+        },
+      },
+      "/admin/queue": {
+        get: {
+          tags: ["admin"],
+          operationId: "getQueue",
+          summary: "How far the job queue is behind: depth and the oldest due job",
+          security: ADMIN_SECURITY,
+          responses: {
+            "200": { description: "The queue", ...json(ref("Queue")) },
+            "401": UNAUTHORIZED,
           },
         },
       },
@@ -518,6 +593,8 @@ export function openApiDocument(): Record<string, unknown> {
         ValidationError: jsonSchema(validationErrorSchema, "output"),
         License: jsonSchema(licenseSchema, "output"),
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
+        HistoryItem: jsonSchema(historyItemSchema, "output"),
+        Queue: jsonSchema(queueSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
         Modules: jsonSchema(modulesSchema, "output"),
         Balance: jsonSchema(balanceSchema, "output"),

@@ -1,7 +1,7 @@
 import type { Job } from "../vocabulary/jobs.js";
 import type { BalanceReading } from "../reseller/balance.js";
 import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
-import type { HistoryRow, ServiceRow } from "../store/store.js";
+import type { HistoryRow, QueueState, ServiceRow } from "../store/store.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -65,4 +65,10 @@ export function modulesView(rows: { module: string; services: number }[]) {
 /** The reseller balance of the bridge's own account, as GET /admin/balance answers it. */
 export function balanceView(b: BalanceReading) {
   return { balance: b.balance, checked_at: iso(b.checkedAt), reason: b.reason };
+}
+
+/** How far the queue is behind, as GET /admin/queue answers it. */
+export function queueView(q: QueueState) {
+  const depth = Object.values(q.queued).reduce((a, b) => a + b, 0);
+  return { depth, oldest_due_at: iso(q.oldestDueAt), lag_seconds: Math.floor(q.oldestDueAgeMs / 1000), queued_by_kind: q.queued };
 }

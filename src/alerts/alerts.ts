@@ -3,6 +3,7 @@ import { defineJob, jobKind, jobOf } from "../jobs/define.js";
 import type { Logger } from "../log/logger.js";
 import type { Mailer } from "../mail/transport.js";
 import type { Store } from "../store/store.js";
+import { JOB_PRIORITY } from "../vocabulary/jobs.js";
 
 /**
  * One alert mail per episode: the key and the moment the episode opened (for the unique key
@@ -13,6 +14,8 @@ export const ALERT_MAIL = jobKind({
   payload: z.object({ key: z.string(), subject: z.string(), detail: z.string(), opened_at: z.number().optional() }),
   uniqueKey: (p) => `alert:${p.key}:${p.opened_at}`,
   maxAttempts: 50,
+  // The operator should hear of trouble before the backlog it may be causing clears.
+  priority: JOB_PRIORITY.mail,
 });
 export const ALERT_JOB_KIND = ALERT_MAIL.kind;
 

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { Express } from "express";
 import { alertMailJob, createAlerts, type Alerts } from "../alerts/alerts.js";
 import { alertForStoppedJob, resolveOnSuccess } from "../alerts/job-alerts.js";
+import { checkQueueLag } from "../alerts/queue-lag.js";
 import { systemClock, type Clock } from "../clock.js";
 import { secretValues } from "../config/describe.js";
 import type { Config } from "../config/load.js";
@@ -234,6 +235,10 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   opened.push(() => balance.close());
   metrics.track({
     jobCounts: () => store.jobs.counts(),
+    queue: async () => {
+      const q = await store.jobs.queue();
+      return { depth: Object.values(q.queued).reduce((a, b) => a + b, 0), oldestDueAgeMs: q.oldestDueAgeMs };
+    },
     openAlerts: async () => (await alerts.open()).length,
     resellerBalance: () => balance.read({ waitMs: SCRAPE_WAIT_MS }),
   });
@@ -312,6 +317,9 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const heal = () =>
     healBlockedRenewals(store, healEveryMs).catch((err: unknown) => logger.error({ err }, "could not put blocked renewals back in the queue; trying again later"));
   const atRisk = () => checkRenewalsAtRisk(store, alerts);
+  const lagMs = config.QUEUE_LAG_ALERT_MINUTES * 60_000;
+  const queueLag = () =>
+    checkQueueLag(store, alerts, lagMs).catch((err: unknown) => logger.warn({ err }, "could not check the queue's lag; trying again in a minute"));
   const maintenance = async () => {
     await atRisk();
     await heal();
@@ -324,6 +332,10 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const outboxDir = resolve(config.dataDir, "outbox");
   const pruneNow = (o: { dryRun?: boolean } = {}) => prune({ store, clock, days: current.config.RETENTION_DAYS, outboxDir }, o);
   const retention = options.retentionSchedule === false ? null : scheduleRetention(() => pruneNow(), logger.child({ component: "retention" }));
+  // Every minute, on its own timer (not in maintenance(), which tests run after moving a manual
+  // clock by days): a lag is noticed within a minute of crossing QUEUE_LAG_ALERT_MINUTES.
+  const lagTimer = setInterval(() => void queueLag(), 60_000);
+  lagTimer.unref();
 
   let closing: Promise<{ unfinished: number }> | undefined;
   const close = () =>
@@ -334,6 +346,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       renewals?.stop();
       retention?.stop();
       clearInterval(healTimer);
+      clearInterval(lagTimer);
       // Jobs still waiting for an upstream slot go back to the queue untouched.
       upstream.stopCalls();
       const { unfinished } = await runner.stop(options.shutdownGraceMs ?? config.SHUTDOWN_GRACE_MS);

@@ -95,6 +95,7 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   WORKER_CONCURRENCY: { meaning: "upstream calls in flight at once" },
   JOB_MAX_ATTEMPTS: { meaning: "attempts before a job is `failed`" },
   BLOCKED_RETRY_MINUTES: { meaning: "how often blocked renewals are retried by themselves" },
+  QUEUE_LAG_ALERT_MINUTES: { meaning: "alert (and mail `OPERATOR_EMAIL`) when the oldest due job has waited longer than this to start; checked every minute" },
   RETRY_MAX_DELAY_SECONDS: { meaning: "cap of the retry delay" },
   SHUTDOWN_GRACE_MS: { meaning: "on `SIGTERM`, how long running jobs may finish; the rest resume on restart" },
   RETENTION_DAYS: {

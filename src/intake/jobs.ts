@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jobKind } from "../jobs/define.js";
 import { JOB_KINDS } from "../vocabulary/job-kinds.js";
+import { JOB_PRIORITY } from "../vocabulary/jobs.js";
 import { ipSchema, productTypeSchema } from "../vocabulary/products.js";
 
 /**
@@ -61,5 +62,7 @@ export const ENFORCE_SUSPENSION = jobKind({
 export const INSTALL_MAIL = jobKind({
   kind: JOB_KINDS.installMail,
   payload: z.object({}).loose(),
+  // The customer has paid and waits for it: ahead of any backlog of lifecycle work.
+  priority: JOB_PRIORITY.mail,
   uniqueKey: (_p, where) => `mail:install:${where.eventId ?? where.serviceId ?? ""}`,
 });

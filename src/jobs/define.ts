@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { NewJob, ServiceChange } from "../store/store.js";
 import type { Logger } from "../log/logger.js";
-import type { Job } from "../vocabulary/jobs.js";
+import type { Job, JobPriority } from "../vocabulary/jobs.js";
 
 /** What a handler gets beside its job: its logger, and the record of a charging call's intent. */
 export interface JobContext {
@@ -42,6 +42,8 @@ export interface JobKind<P> {
   uniqueKey?(payload: P, where: JobTarget): string;
   /** Attempts before the job is failed. (Default: JOB_MAX_ATTEMPTS) */
   maxAttempts?: number;
+  /** Which due jobs claims take first (vocabulary/jobs.ts). (Default: JOB_PRIORITY.normal) */
+  priority?: JobPriority;
 }
 
 /**
@@ -76,5 +78,6 @@ export function jobOf<P>(kind: JobKind<P>, payload: P, where: JobTarget = {}): N
     uniqueKey: kind.uniqueKey ? kind.uniqueKey(checked, where) : null,
     ...(where.delayMs ? { delayMs: where.delayMs } : {}),
     ...(kind.maxAttempts ? { maxAttempts: kind.maxAttempts } : {}),
+    ...(kind.priority !== undefined ? { priority: kind.priority } : {}),
   };
 }

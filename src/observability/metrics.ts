@@ -18,6 +18,11 @@ const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "skipped", "fail
 export interface MetricsSources {
   /** Jobs by state, e.g. `() => queue.counts()`. */
   jobCounts?: () => Promise<Partial<Record<string, number>>> | Partial<Record<string, number>>;
+  /**
+   * How far the queue is behind, e.g. `() => queue.queue()`: jobs queued, and how long the due
+   * job that has waited longest has waited (0 when none waits).
+   */
+  queue?: () => Promise<{ depth: number; oldestDueAgeMs: number }> | { depth: number; oldestDueAgeMs: number };
   /** Open alert episodes, e.g. `async () => (await alerts.open()).length`. */
   openAlerts?: () => Promise<number> | number;
   /**
@@ -93,7 +98,7 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: `${METRIC_PREFIX}jobs`,
-    help: "Jobs in the queue by state, read at scrape time.",
+    help: "Jobs by state, read at scrape time from counters kept with the writes (a few rows, however many jobs).",
     labelNames: ["state"] as const,
     registers,
     async collect() {
@@ -101,6 +106,27 @@ export function createMetrics(): Metrics {
       const counts = await read(sources.jobCounts);
       if (!counts) return;
       for (const state of JOB_STATES) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+  // Both read the same source, which costs two or three index look-ups whatever the backlog.
+  new Gauge({
+    name: `${METRIC_PREFIX}queue_depth`,
+    help: "Jobs queued (due now or waiting for a retry's time), read at scrape time.",
+    registers,
+    async collect() {
+      const q = await read(sources.queue);
+      if (q === undefined) this.reset();
+      else this.set(q.depth);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}queue_oldest_due_seconds`,
+    help: "How long the due job that has waited longest to start has waited (0 when none waits); QUEUE_LAG_ALERT_MINUTES alerts on it.",
+    registers,
+    async collect() {
+      const q = await read(sources.queue);
+      if (q === undefined) this.reset();
+      else this.set(q.oldestDueAgeMs / 1000);
     },
   });
   const jobDuration = new Histogram({

@@ -18,6 +18,12 @@ import { whyNotWritable } from "../config/file-problems.js";
 export const IMPORTED_TABLES = ["events", "services", "history", "jobs", "mails", "alerts"] as const;
 export type ImportedTable = (typeof IMPORTED_TABLES)[number];
 
+/**
+ * Tables of counters (migration 008) that the target keeps itself: its triggers count every row
+ * copied into jobs and services, so they are not copied (that would count each row twice).
+ */
+const DERIVED_TABLES: readonly string[] = ["job_counts", "service_counts"];
+
 /** Tables a target must not hold a row of: the state of services some instance already keeps. */
 const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails"] as const;
 
@@ -136,7 +142,7 @@ function checkSourceVersion(db: Db, path: string): void {
   const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name").all() as { name: string }[]).map(
     (r) => r.name,
   );
-  const unknown = tables.filter((t) => !(IMPORTED_TABLES as readonly string[]).includes(t));
+  const unknown = tables.filter((t) => !(IMPORTED_TABLES as readonly string[]).includes(t) && !DERIVED_TABLES.includes(t));
   const missing = IMPORTED_TABLES.filter((t) => !tables.includes(t));
   if (unknown.length || missing.length) {
     // Only a migration this module was not taught about can get here: copying part of it would lose data.

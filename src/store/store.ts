@@ -1,6 +1,9 @@
-import type { Job, JobState } from "../vocabulary/jobs.js";
+import type { Job, JobPriority, JobState } from "../vocabulary/jobs.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import { whyNotWritable } from "../config/file-problems.js";
+import type { Page, PageRequest } from "./paging.js";
+
+export { decodeCursor, eachPage, encodeCursor, PAGE_LIMIT, yieldToEventLoop, type Listing, type Page, type PageRequest } from "./paging.js";
 
 /**
  * The one place the bridge's state is kept: every business operation is one call here, one
@@ -30,6 +33,12 @@ export interface Store {
   migrationStatus(): Promise<MigrationStatus>;
   /** Row counts per table, for tests and the fuzzers' "a refused request writes nothing". */
   counts(): Promise<Record<"events" | "services" | "jobs" | "history" | "mails", number>>;
+  /**
+   * The database's plan of one of the reads a request or a scrape makes (EXPLAIN QUERY PLAN on
+   * SQLite, EXPLAIN on PostgreSQL with sequential scans priced out, so that the plan shows
+   * whether an index can serve it at all), one line per step: for the index tests.
+   */
+  explain(read: PlannedRead): Promise<string[]>;
   /** Notified when a job becomes runnable now, in this process or (PostgreSQL) another instance. */
   onJobReady(listener: () => void): () => void;
   /** A store error worth trying again soon (SQLite: another process holds the write lock). */
@@ -75,6 +84,33 @@ export interface MigrationStatus {
   codeVersion: number;
   pending: { id: number; name: string }[];
 }
+
+/**
+ * The reads whose plans test/store/plans.test.ts checks: each listing, search and total an
+ * admin request or CLI page makes, and what a /metrics scrape reads. Every one must be an index
+ * range (or a handful of counter rows), never a scan of a table that grows with the business.
+ */
+export const PLANNED_READS = [
+  "licenses",
+  "licenses by status",
+  "licenses search",
+  "licenses search by status",
+  "licenses total",
+  "licenses total by status",
+  "licenses search total",
+  "jobs",
+  "jobs by state",
+  "jobs by kind",
+  "jobs by kind and state",
+  "jobs by service",
+  "jobs total",
+  "jobs total by service",
+  "history",
+  "history total",
+  "job counts",
+  "oldest due job",
+] as const;
+export type PlannedRead = (typeof PLANNED_READS)[number];
 
 // ---- services -----------------------------------------------------------------------------
 
@@ -147,12 +183,27 @@ export interface ServiceChange {
   mailSent?: string;
 }
 
+/** Which licences a page lists. */
+export interface LicenseQuery extends PageRequest {
+  status?: ServiceStatus;
+  /**
+   * One licence by any of its keys: the service id, the IP (in any spelling of the address), the
+   * customer's e-mail (in any case) or the licence key; each an index look-up.
+   */
+  q?: string;
+}
+
 export interface ServiceOps {
   get(serviceId: string): Promise<ServiceRow | undefined>;
   byLicenseKey(key: string): Promise<ServiceRow | undefined>;
+  /** Up to `limit` services by id (all of them without one), for tests and small internal look-ups; listings use `page`. */
   list(status?: ServiceStatus, limit?: number): Promise<ServiceRow[]>;
-  /** The service's received events and what came of them, oldest first. */
+  /** One page of the licences, by service id. */
+  page(query: LicenseQuery): Promise<Page<ServiceRow>>;
+  /** The service's received events and what came of them, oldest first: all of them (tests); the admin API pages `historyPage`. */
   history(serviceId: string): Promise<HistoryRow[]>;
+  /** One page of the service's history, newest first (its events and what came of them). */
+  historyPage(serviceId: string, page: PageRequest): Promise<Page<HistoryRow>>;
   /** Services with a lifecycle job queued or running (reconcile leaves them alone). */
   busy(kinds: readonly string[]): Promise<Set<string>>;
   change(change: ServiceChange): Promise<{ applied: boolean; jobIds: number[] }>;
@@ -248,6 +299,8 @@ export interface NewJob {
   eventId?: string | null;
   /** A second enqueue with the same key creates nothing and returns the first job. */
   uniqueKey?: string | null;
+  /** Claims take due jobs of a lower number first (queue order is kept whatever it is). (Default: JOB_PRIORITY.normal) */
+  priority?: JobPriority;
   payload?: unknown;
   /** Run no earlier than this long from now. (Default: at once) */
   delayMs?: number;
@@ -259,6 +312,22 @@ export interface JobFilter {
   serviceId?: string;
   kind?: string;
   limit?: number;
+}
+
+/** Which jobs a page lists, newest first. */
+export type JobQuery = Omit<JobFilter, "limit"> & PageRequest;
+
+/** How far the queue is behind: what /metrics, GET /admin/queue and the lag alert read. */
+export interface QueueState {
+  /** Jobs queued (due now, or waiting for a retry's time), by kind. */
+  queued: Record<string, number>;
+  /**
+   * When the job that has waited longest to start was due (run_at), of the jobs that could start
+   * now (due, and not waiting behind an earlier job of their queue); null when none waits.
+   */
+  oldestDueAt: number | null;
+  /** How long that is ago, on the store's clock (0 when none waits). */
+  oldestDueAgeMs: number;
 }
 
 /**
@@ -303,8 +372,13 @@ export interface JobOps {
   /** The operator's retry of a failed or blocked job: queued again with fresh attempts. */
   retry(id: number): Promise<Job | undefined>;
   get(id: number): Promise<Job | undefined>;
+  /** Up to `limit` jobs (default 500), newest first, for tests and small internal look-ups; listings use `page`. */
   list(filter?: JobFilter): Promise<Job[]>;
+  /** One page of the jobs, newest first. */
+  page(query: JobQuery): Promise<Page<Job>>;
+  /** Jobs by state, from the counters kept with the writes: a few rows, however many jobs there are. */
   counts(): Promise<Record<JobState, number>>;
+  queue(): Promise<QueueState>;
   unfinished(queueKey: string): Promise<Job[]>;
 }
 

@@ -1,6 +1,18 @@
 export const JOB_STATES = ["queued", "running", "succeeded", "failed", "blocked"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/**
+ * Which due jobs a claim takes first: the lower number. Mail (a customer's install command, an
+ * operator's alert) is what a person waits for, and there is at most one per order or episode,
+ * so it goes first and cannot hold the rest back for long; a backlog of lifecycle work no longer
+ * delays it. One queue's jobs (one service's lifecycle) keep their order whatever their
+ * priorities: a job never starts before an earlier one of its queue.
+ */
+export const JOB_PRIORITY = { mail: 0, normal: 1 } as const;
+export type JobPriority = (typeof JOB_PRIORITY)[keyof typeof JOB_PRIORITY];
+/** Every priority, most urgent first: the order claims take them in. */
+export const JOB_PRIORITIES: readonly JobPriority[] = [JOB_PRIORITY.mail, JOB_PRIORITY.normal];
+
 export interface Job {
   id: number;
   kind: string;

@@ -69,6 +69,44 @@ describe("licenses and jobs commands", () => {
     expect(run.stderr).toContain("pending, active, suspended, terminated, failed");
   });
 
+  it("licenses list --limit 1 pages, --cursor goes on, as GET /admin/licenses?limit=1 does", async () => {
+    const first = await runCli(["licenses", "list", "--limit", "1", "--json"], env);
+    expect(first.code).toBe(0);
+    const page = first.json<{ licenses: { service_id: string }[]; next_cursor: string; total: number }>();
+    expect(page).toEqual((await bridge.admin("/admin/licenses?limit=1")).body);
+    expect(page).toMatchObject({ total: 2, next_cursor: expect.any(String) });
+    const second = await runCli(["licenses", "list", "--limit", "1", "--cursor", page.next_cursor, "--json"], env);
+    expect(second.code).toBe(0);
+    expect(second.json()).toEqual((await bridge.admin(`/admin/licenses?limit=1&cursor=${page.next_cursor}`)).body);
+    expect(second.json<{ next_cursor: null }>().next_cursor).toBeNull();
+  });
+
+  it("licenses list --all --json walks every page into one page object", async () => {
+    const run = await runCli(["licenses", "list", "--all", "--limit", "1", "--json"], env);
+    expect(run.code).toBe(0);
+    const api = (await bridge.admin("/admin/licenses")).body;
+    expect(run.json()).toEqual(api);
+  });
+
+  it("jobs list --all prints every page's table and the count", async () => {
+    const run = await runCli(["jobs", "list", "--all", "--limit", "1"], env);
+    expect(run.code).toBe(0);
+    const total = (await bridge.admin("/admin/jobs")).body.total as number;
+    expect(run.stdout.match(/^ID\s+KIND/gm)).toHaveLength(total);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe(`${total} job(s)`);
+  });
+
+  it.each([
+    [["licenses", "list", "--limit", "0"], "--limit"],
+    [["licenses", "list", "--limit", "1001"], "--limit"],
+    [["jobs", "list", "--limit", "ten"], "--limit"],
+    [["jobs", "list", "--cursor", "not-a-cursor"], "--cursor"],
+  ])("%j is a usage error naming %s", async (args, option) => {
+    const run = await runCli(args, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toEqual([expect.stringContaining(option)]);
+  });
+
   it("licenses show --json prints the licence with its history, as GET /admin/services/:id", async () => {
     const run = await runCli(["licenses", "show", active, "--json"], env);
     expect(run.code).toBe(0);

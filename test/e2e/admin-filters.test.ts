@@ -52,13 +52,13 @@ describe("admin list filters with an empty value", () => {
     expect(jobs.length).toBeGreaterThan(0);
     for (const job of jobs) expect(job.service_id).toBe(serviceId);
     const none = await bridge.admin("/admin/licenses?status=terminated");
-    expect(none.body).toEqual({ licenses: [] });
+    expect(none.body).toEqual({ licenses: [], next_cursor: null, total: 0 });
   });
 
   it.each([
     ["/admin/licenses?status=&colour=", "colour"],
     ["/admin/licenses?colour=", "colour"],
-    ["/admin/jobs?state=&limit=", "limit"],
+    ["/admin/jobs?state=&offset=", "offset"],
     ["/admin/jobs?State=", "State"],
   ])("%s is still refused with 422 naming the unknown key", async (path, key) => {
     const res = await bridge.admin(path);

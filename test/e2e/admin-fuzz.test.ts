@@ -416,12 +416,12 @@ type Pair = [string, string];
 function queryString(knownKeys: readonly string[], values: readonly string[]): fc.Arbitrary<string> {
   const key = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...knownKeys) },
-    { weight: 1, arbitrary: fc.constantFrom("", "__proto__", "constructor", "toString", "hasOwnProperty", "state[]", "status[]", "state[0]", "a.b", "limit", "offset", "STATE", "Status") },
+    { weight: 1, arbitrary: fc.constantFrom("", "__proto__", "constructor", "toString", "hasOwnProperty", "state[]", "status[]", "state[0]", "a.b", "limit", "cursor", "offset", "STATE", "Status") },
     { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 20 }) },
   );
   const value = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...values) },
-    { weight: 1, arbitrary: fc.constantFrom("", " ", "null", "undefined", "true", "1", "-1", "ACTIVE", "Queued", "active ", "queued\u0000") },
+    { weight: 1, arbitrary: fc.constantFrom("", " ", "null", "undefined", "true", "1", "-1", "0", "1000", "1001", "1e3", "ACTIVE", "Queued", "active ", "queued\u0000") },
     { weight: 1, arbitrary: fc.string({ maxLength: 80 }) },
     { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 60, maxLength: 70 }) },
     { weight: 1, arbitrary: fc.integer({ min: 60, max: 4000 }).map((n) => "k".repeat(n)) },
@@ -448,14 +448,21 @@ function offendingQueryFields(qs: string, rules: Record<string, (v: string) => b
   return out;
 }
 
-/** An empty value is no filter (the contract writes the filters as `?status=`). */
-const licensesRules = { status: (v: string) => v === "" || (SERVICE_STATUSES as readonly string[]).includes(v) };
 /** zod 4 measures a string in code points, not UTF-16 units. */
-const within64 = (v: string) => [...v].length <= 64;
+const within = (n: number) => (v: string) => [...v].length <= n;
+const within64 = within(64);
+/** Paging (every listing): a limit of 1-1000 in plain digits; a cursor only as a listing answered it, which no fuzzed value is. */
+const pagingRules = {
+  limit: (v: string) => v === "" || (/^[1-9][0-9]{0,6}$/.test(v) && Number(v) <= 1000),
+  cursor: (v: string) => v === "",
+};
+/** An empty value is no filter (the contract writes the filters as `?status=`). */
+const licensesRules = { status: (v: string) => v === "" || (SERVICE_STATUSES as readonly string[]).includes(v), q: within(256), ...pagingRules };
 const jobsRules = {
   state: (v: string) => v === "" || (JOB_STATES as readonly string[]).includes(v),
   service_id: within64,
   kind: within64,
+  ...pagingRules,
 };
 
 describe("admin fuzz: query strings", () => {

@@ -65,7 +65,9 @@ function slowClaims(options: { lostLease?: boolean } = {}) {
     retry: fail,
     get: fail,
     list: fail,
+    page: fail,
     counts: fail,
+    queue: fail,
     unfinished: fail,
   };
   return { jobs, claims, endings };

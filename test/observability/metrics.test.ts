@@ -47,9 +47,21 @@ describe("/metrics", () => {
       .map((l) => (l.startsWith("# ") ? l.split(" ")[2]! : l.split(/[{ ]/)[0]!));
     expect(names.length).toBeGreaterThan(20);
     for (const name of names) expect(name).toMatch(/^license_bridge_/);
-    for (const name of ["webhooks_total", "jobs", "job_duration_seconds", "job_attempts_total", "upstream_calls_total", "upstream_call_duration_seconds", "renewals_total", "mails_total", "alerts_open"]) {
+    for (const name of ["webhooks_total", "jobs", "job_duration_seconds", "job_attempts_total", "upstream_calls_total", "upstream_call_duration_seconds", "renewals_total", "mails_total", "alerts_open", "queue_depth", "queue_oldest_due_seconds"]) {
       expect(text).toContain(`# TYPE license_bridge_${name} `);
     }
+  });
+
+  it("the queue gauges show the jobs queued and how long the oldest due one has waited", async () => {
+    const idle = await scrape();
+    expect(sample(idle, "license_bridge_queue_depth", {})).toBe(0);
+    expect(sample(idle, "license_bridge_queue_oldest_due_seconds", {})).toBe(0);
+    // A job queued for an hour from now: in the depth, not yet due.
+    await bridge.service.queue.enqueue({ kind: "renew", queueKey: "svc:later", delayMs: 3_600_000 });
+    const later = await scrape();
+    expect(sample(later, "license_bridge_queue_depth", {})).toBe(1);
+    expect(sample(later, "license_bridge_queue_oldest_due_seconds", {})).toBe(0);
+    expect(sample(later, "license_bridge_jobs", { state: "queued" })).toBe(1);
   });
 
   it("a service.created moves the webhook, job and upstream counters by one", async () => {

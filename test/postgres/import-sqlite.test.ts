@@ -67,7 +67,9 @@ async function snapshot(store: Store, serviceIds: string[]) {
   const services = await store.services.list();
   const history: Record<string, HistoryRow[]> = {};
   for (const id of serviceIds) history[id] = await store.services.history(id);
-  return { services, history, jobs: byId(await store.jobs.list()), counts: await store.counts(), alerts: await store.alerts.open() };
+  // The counters of migration 008 (the job gauge, the listings' totals): rebuilt by the target from the rows copied.
+  const totals = { jobs: await store.jobs.counts(), licenses: (await store.services.page({ limit: 1 })).total, active: (await store.services.page({ limit: 1, status: "active" })).total };
+  return { services, history, jobs: byId(await store.jobs.list()), counts: await store.counts(), alerts: await store.alerts.open(), totals };
 }
 
 describe("license-bridge import-sqlite", () => {
@@ -162,6 +164,8 @@ describe("license-bridge import-sqlite", () => {
     expect(after.history).toEqual(before.history);
     expect(after.jobs).toEqual(before.jobs);
     expect(after.counts).toEqual(before.counts);
+    expect(after.totals).toEqual(before.totals);
+    expect(after.totals.licenses).toBe(before.services.length);
     expect(after.alerts).toEqual(before.alerts);
     expect(after.installMail).toEqual(before.installMail);
     const importedJobIds = maxOf(before.jobs.map((j) => j.id));

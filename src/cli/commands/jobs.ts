@@ -2,6 +2,7 @@ import { Option, type Command } from "commander";
 import type { jobView } from "../../admin/views.js";
 import { JOB_STATES, type JobState } from "../../vocabulary/jobs.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import { pageRequest, printListing, withPaging, type PagingOptions } from "../paging.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
@@ -26,20 +27,31 @@ function jobRows(list: JobRow[]) {
 export function jobsCommands(program: Command, output: (cmd: Command) => Output): void {
   const jobs = program.command("jobs").description("the durable job queue: what the bridge is doing, and what waits for you");
 
-  jobs
-    .command("list")
-    .description("list jobs, newest first (at most 500), as GET /admin/jobs does")
-    .addOption(new Option("--state <state>", "only jobs in this state").choices(JOB_STATES))
-    .option("--service-id <id>", "only this billing-panel service's jobs")
-    .option("--kind <kind>", "only jobs of this kind (e.g. register, renew)")
-    .option("--json", "machine-readable output: {\"jobs\": [...]}")
-    .action(async (opts: { state?: JobState; serviceId?: string; kind?: string }, cmd: Command) => {
+  withPaging(
+    jobs
+      .command("list")
+      .description("list jobs, newest first, a page at a time, as GET /admin/jobs does")
+      .addOption(new Option("--state <state>", "only jobs in this state").choices(JOB_STATES))
+      .option("--service-id <id>", "only this billing-panel service's jobs")
+      .option("--kind <kind>", "only jobs of this kind (e.g. register, renew)"),
+  )
+    .option("--json", "machine-readable output: {\"jobs\": [...], \"next_cursor\", \"total\"}")
+    .action(async (opts: { state?: JobState; serviceId?: string; kind?: string } & PagingOptions, cmd: Command) => {
       const { jobView, configOrExit, withBridgeStore } = await deps();
+      const first = await pageRequest("jobs", opts);
       const config = configOrExit();
-      const list = await withBridgeStore(config, async (store) =>
-        (await store.jobs.list({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind })).map(jobView),
+      await withBridgeStore(config, (store) =>
+        printListing(
+          output(cmd),
+          opts,
+          first,
+          async (page) => {
+            const p = await store.jobs.page({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind, ...page });
+            return { ...p, items: p.items.map(jobView) };
+          },
+          { key: "jobs", noun: "job(s)", table: (list) => table(jobRows(list)) },
+        ),
       );
-      emit(output(cmd), { jobs: list }, () => [table(jobRows(list)), `${list.length} job(s)`].join("\n"));
     });
 
   jobs

@@ -2,15 +2,17 @@ import { Option, type Command } from "commander";
 import type { licenseView } from "../../admin/views.js";
 import { SERVICE_STATUSES, type ServiceStatus } from "../../vocabulary/service-statuses.js";
 import { CliError, emit, table, type Output } from "../output.js";
+import { pageRequest, printListing, withPaging, type PagingOptions } from "../paging.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
-  const [{ historyView, licenseView }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+  const [{ historyView, licenseView }, { configOrExit }, { withBridgeStore }, { PAGE_LIMIT }] = await Promise.all([
     import("../../admin/views.js"),
     import("../context.js"),
     import("../store.js"),
+    import("../../store/paging.js"),
   ]);
-  return { historyView, licenseView, configOrExit, withBridgeStore };
+  return { historyView, licenseView, configOrExit, withBridgeStore, PAGE_LIMIT };
 }
 
 type License = ReturnType<typeof licenseView>;
@@ -31,17 +33,29 @@ function licenseRows(list: License[]) {
 export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
   const licenses = program.command("licenses").description("the licences the bridge keeps (one per billing-panel service)");
 
-  licenses
-    .command("list")
-    .description("list licences, as GET /admin/licenses does")
-    .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
-    .option("--json", "machine-readable output: {\"licenses\": [...]}")
-    .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
+  withPaging(
+    licenses
+      .command("list")
+      .description("list licences by service id, a page at a time, as GET /admin/licenses does")
+      .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
+      .option("--q <text>", "find a licence by service id, IP, customer e-mail or licence key (exact)"),
+  )
+    .option("--json", "machine-readable output: {\"licenses\": [...], \"next_cursor\", \"total\"}")
+    .action(async (opts: { status?: ServiceStatus; q?: string } & PagingOptions, cmd: Command) => {
       const { licenseView, configOrExit, withBridgeStore } = await deps();
+      const first = await pageRequest("licenses", opts);
       const config = configOrExit();
-      const list = await withBridgeStore(config, async (store) => (await store.services.list(opts.status)).map(licenseView));
-      emit(output(cmd), { licenses: list }, () =>
-        [table(licenseRows(list)), `${list.length} licence(s)${opts.status ? ` ${opts.status}` : ""}`].join("\n"),
+      await withBridgeStore(config, (store) =>
+        printListing(
+          output(cmd),
+          opts,
+          first,
+          async (page) => {
+            const p = await store.services.page({ status: opts.status, q: opts.q?.trim() || undefined, ...page });
+            return { ...p, items: p.items.map(licenseView) };
+          },
+          { key: "licenses", noun: `licence(s)${opts.status ? ` ${opts.status}` : ""}`, table: (list) => table(licenseRows(list)) },
+        ),
       );
     });
 
@@ -50,15 +64,17 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .description("one licence with its history, as GET /admin/services/:id does")
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
-      const { historyView, licenseView, configOrExit, withBridgeStore } = await deps();
+      const { historyView, licenseView, configOrExit, withBridgeStore, PAGE_LIMIT } = await deps();
       const config = configOrExit();
       const view = await withBridgeStore(config, async (store) => {
         const svc = await store.services.get(serviceId);
         if (!svc) throw new CliError(`unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`);
-        return { ...licenseView(svc), history: (await store.services.history(svc.service_id)).map(historyView) };
+        // The latest entries in the order they happened, as GET /admin/services/:id shows them.
+        const latest = await store.services.historyPage(svc.service_id, { limit: PAGE_LIMIT.default });
+        return { ...licenseView(svc), history: latest.items.map(historyView).reverse(), history_total: latest.total, history_next_cursor: latest.nextCursor };
       });
       emit(output(cmd), view, () => {
-        const { history, customer, companions, ...fields } = view;
+        const { history, customer, companions, history_next_cursor: older, history_total: _total, ...fields } = view;
         const facts: Record<string, unknown> = {
           ...fields,
           companions: companions.length ? companions.join(", ") : null,
@@ -66,7 +82,8 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         };
         const width = Math.max(...Object.keys(facts).map((k) => k.length));
         const lines = Object.entries(facts).map(([k, v]) => `${k.padEnd(width)}  ${v === null || v === undefined ? "-" : String(v)}`);
-        return [...lines, "", "history:", table(history, ["at", "action", "detail", "job_id"])].join("\n");
+        const earlier = older ? [`(the latest ${history.length} of ${view.history_total}: GET /admin/services/${view.service_id}/history?cursor=${older} has the earlier ones)`] : [];
+        return [...lines, "", "history:", table(history, ["at", "action", "detail", "job_id"]), ...earlier].join("\n");
       });
     });
 }

@@ -44,6 +44,8 @@ export const LOCKS = {
   queue: 0x4c420005,
   /** Claims hold it shared, the operator's retry exclusively (src/store/postgres/jobs.ts). */
   claims: 0x4c420006,
+  /** The fold of the counters' change log (src/store/postgres/tallies.ts): one at a time, the others skip it. */
+  tallies: 0x4c420007,
 } as const;
 
 const QUEUE_BUCKETS_MASK = 255;

@@ -1,7 +1,9 @@
-import type { JobState } from "../../vocabulary/jobs.js";
+import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
+import type { PgListings, QueueRead } from "./listings.js";
+import { foldTallies } from "./tallies.js";
 
 /**
  * Whether a queued job may start now: due, and no job of its queue is running, and no earlier
@@ -14,6 +16,14 @@ const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
     SELECT 1 FROM jobs p
     WHERE p.queue_key = j.queue_key AND p.id <> j.id
       AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))`;
+
+/** Jobs by state and kind: the counters plus their change log, in one snapshot (src/store/postgres/tallies.ts). */
+const JOB_COUNTS = `SELECT state, kind, SUM(n)::bigint AS n FROM (
+    SELECT state, kind, n FROM job_counts UNION ALL SELECT state, kind, n FROM job_count_changes) c
+  GROUP BY state, kind`;
+
+/** The due job of one priority ($2) that has waited longest, of those that could start now ($1). */
+const OLDEST_DUE = `SELECT j.run_at FROM jobs j WHERE ${RUNNABLE} AND j.priority = $2 ORDER BY j.run_at, j.id LIMIT 1`;
 
 /** What a stopped job's record needs of the services, inside the transaction that records the stop. */
 export interface PgStopTarget {
@@ -36,7 +46,7 @@ export interface PgStopTarget {
  *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
  *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
  */
-export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget) {
+export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget, listings: PgListings) {
   /**
    * Inserts jobs inside the caller's transaction and returns, in order, each one's id and
    * whether it was created (a unique key already taken returns the existing job's id).
@@ -71,10 +81,10 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
       const inserted = new Set(
         (
           await t.q<{ id: number }>(
-            `INSERT INTO jobs (id, kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, run_at, created_at, updated_at)
-             SELECT id, kind, queue_key, service_id, event_id, unique_key, payload, 'queued', max_attempts, $10::bigint + delay_ms, $10, $10
-             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[])
-               AS n(id, kind, queue_key, service_id, event_id, unique_key, payload, max_attempts, delay_ms)
+            `INSERT INTO jobs (id, kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, priority, run_at, created_at, updated_at)
+             SELECT id, kind, queue_key, service_id, event_id, unique_key, payload, 'queued', max_attempts, priority, $10::bigint + delay_ms, $10, $10
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[], $11::int[])
+               AS n(id, kind, queue_key, service_id, event_id, unique_key, payload, max_attempts, delay_ms, priority)
              ON CONFLICT (unique_key) DO NOTHING
              RETURNING id`,
             [
@@ -88,6 +98,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
               rows.map((j) => j.maxAttempts ?? defaultMaxAttempts),
               rows.map((j) => j.delayMs ?? 0),
               now,
+              rows.map((j) => j.priority ?? JOB_PRIORITY.normal),
             ],
           )
         ).map((r) => r.id),
@@ -107,6 +118,15 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
       if (dueNow) t.afterCommit(wake);
     }
     return out as { id: number; created: boolean }[];
+  };
+
+  /** Jobs by state and kind from the counters (folding their change log first, when no one else is). */
+  const countsByKind = async (t?: Tx): Promise<{ state: JobState; kind: string; n: number }[]> => {
+    const read = async (x: Tx) => {
+      await foldTallies(x);
+      return x.q<{ state: JobState; kind: string; n: number }>(JOB_COUNTS);
+    };
+    return t ? read(t) : db.tx(read);
   };
 
   const unfinished = async (t: Pick<Tx, "q">, queueKey: string) =>
@@ -191,17 +211,25 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
            WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_until < $1 AND leased_by <> $2 FOR UPDATE SKIP LOCKED)`,
           [now, worker],
         );
-        const rows = await t.q<JobRow>(
-          `WITH picked AS (
-             SELECT j.id FROM jobs j WHERE ${RUNNABLE}
-             ORDER BY j.run_at, j.id LIMIT $2
-             FOR UPDATE OF j SKIP LOCKED)
-           UPDATE jobs SET state = 'running', attempts = attempts + 1, leased_by = $3, lease_until = $1::bigint + $4::bigint, updated_at = $1
-           FROM picked WHERE jobs.id = picked.id
-           RETURNING jobs.*`,
-          [now, limit, worker, leaseMs],
-        );
-        return rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.id - b.id);
+        // Each priority's due jobs in turn, the most urgent first (one range of jobs_runnable
+        // each, as on SQLite), until the limit is reached. Each statement sees the jobs the
+        // ones before it started running, so a queue still starts one job at a time.
+        const jobs: Job[] = [];
+        for (const priority of JOB_PRIORITIES) {
+          if (jobs.length >= limit) break;
+          const rows = await t.q<JobRow>(
+            `WITH picked AS (
+               SELECT j.id FROM jobs j WHERE ${RUNNABLE} AND j.priority = $5
+               ORDER BY j.run_at, j.id LIMIT $2
+               FOR UPDATE OF j SKIP LOCKED)
+             UPDATE jobs SET state = 'running', attempts = attempts + 1, leased_by = $3, lease_until = $1::bigint + $4::bigint, updated_at = $1
+             FROM picked WHERE jobs.id = picked.id
+             RETURNING jobs.*`,
+            [now, limit - jobs.length, worker, leaseMs, priority],
+          );
+          jobs.push(...rows.map(toJob).sort((a, b) => a.runAt - b.runAt || a.id - b.id));
+        }
+        return jobs;
       });
     },
 
@@ -304,16 +332,39 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     },
 
     async counts() {
-      const out: Record<JobState, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 };
-      for (const r of await db.q<{ state: JobState; n: number }>("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")) out[r.state] = r.n;
+      const out = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
+      for (const r of await countsByKind()) out[r.state] += r.n;
       return out;
+    },
+
+    async page(query) {
+      return listings.jobs(query);
+    },
+
+    async queue() {
+      return db.tx(async (t) => {
+        const queued: Record<string, number> = {};
+        for (const r of await countsByKind(t)) if (r.state === "queued" && r.n !== 0) queued[r.kind] = r.n;
+        const now = await t.now();
+        let oldestDueAt: number | null = null;
+        for (const priority of JOB_PRIORITIES) {
+          const [row] = await t.q<{ run_at: number }>(OLDEST_DUE, [now, priority]);
+          if (row && (oldestDueAt === null || row.run_at < oldestDueAt)) oldestDueAt = row.run_at;
+        }
+        return { queued, oldestDueAt, oldestDueAgeMs: oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) };
+      });
     },
 
     async unfinished(queueKey) {
       return unfinished(db, queueKey);
     },
   };
-  return Object.assign(ops, { insert, unfinishedIn: unfinished });
+  /** What a /metrics scrape reads of the queue, for the index tests. */
+  const planned: Record<QueueRead, () => [string, unknown[]]> = {
+    "job counts": () => [JOB_COUNTS, []],
+    "oldest due job": () => [OLDEST_DUE, [0, JOB_PRIORITY.normal]],
+  };
+  return Object.assign(ops, { insert, unfinishedIn: unfinished, planned });
 }
 
 export type PgJobs = ReturnType<typeof pgJobs>;

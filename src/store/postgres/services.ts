@@ -2,6 +2,7 @@ import { newLicenseKey } from "../ids.js";
 import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
 import { queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
+import type { PgListings } from "./listings.js";
 
 /** The columns a patch may name: the SQL is built from these, never from whatever keys an object has. */
 const PATCHABLE = new Set<string>([
@@ -27,7 +28,7 @@ const PATCHABLE = new Set<string>([
 ]);
 
 /** The licence rows, their history and the events' outcomes, on PostgreSQL. */
-export function pgServices(db: PgDb, jobs: PgJobs) {
+export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings) {
   /** Updates the named columns only, inside the caller's transaction. */
   const update = async (t: Tx, serviceId: string, patch: ServicePatch, now: number) => {
     const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
@@ -102,7 +103,13 @@ export function pgServices(db: PgDb, jobs: PgJobs) {
       );
       return rows.map((r) => ({ module: r.module, services: Number(r.services) }));
     },
-    async list(status, limit = 10_000) {
+    async page(query) {
+      return listings.licenses(query);
+    },
+    async historyPage(id, page) {
+      return listings.history(id, page);
+    },
+    async list(status, limit = Number.MAX_SAFE_INTEGER) {
       // service_id is COLLATE "C": the byte order SQLite lists them in.
       return status
         ? db.q<ServiceRow>("SELECT * FROM services WHERE status = $1 ORDER BY service_id LIMIT $2", [status, limit])

@@ -5,6 +5,7 @@ import { pgAlerts } from "./alerts.js";
 import { isPostgresBusy, openPool, Rollback, type PgDb } from "./database.js";
 import { pgEvents } from "./events.js";
 import { pgJobs } from "./jobs.js";
+import { pgListings, positional } from "./listings.js";
 import { pgMails } from "./mails.js";
 import { pgMigrate, pgMigrationStatus } from "./migrations.js";
 import { jobReadyHub } from "./notify.js";
@@ -57,8 +58,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
   const hub = jobReadyHub(db, url, logger);
   // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services);
-  const services = pgServices(db, jobs);
+  const listings = pgListings(db);
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings);
+  const services = pgServices(db, jobs, listings);
   let closing: Promise<void> | undefined;
 
   return {
@@ -97,6 +99,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
           clearTimeout(timer);
         }
       },
+    },
+    async explain(read) {
+      if (read === "job counts" || read === "oldest due job") return listings.explain(...jobs.planned[read]());
+      const [sql, params] = listings.planned[read]();
+      return listings.explain(...positional(sql, params));
     },
     async migrate() {
       return (await pgMigrate(db)).map(({ id, name }) => ({ id, name }));

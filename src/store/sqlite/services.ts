@@ -3,9 +3,10 @@ import { newLicenseKey } from "../ids.js";
 import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
+import type { SqliteListings } from "./listings.js";
 
 /** The licence rows, their history and the events' outcomes, on SQLite. */
-export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
+export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings: SqliteListings) {
   const updates = new Map<string, ReturnType<Db["prepare"]>>();
   const s = {
     get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
@@ -85,11 +86,17 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs) {
     async byLicenseKey(key) {
       return s.byLicenseKey.get(key) as ServiceRow | undefined;
     },
-    async list(status, limit = 10_000) {
+    async list(status, limit = Number.MAX_SAFE_INTEGER) {
       return (status ? s.byStatus.all(status, limit) : s.all.all(limit)) as ServiceRow[];
     },
     async history(id) {
       return s.historyOf.all({ id }) as HistoryRow[];
+    },
+    async page(query) {
+      return listings.licenses(query);
+    },
+    async historyPage(id, page) {
+      return listings.history(id, page);
     },
     async busy(kinds) {
       if (kinds.length === 0) return new Set();

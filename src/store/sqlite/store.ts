@@ -7,6 +7,7 @@ import { watchDatabaseFile } from "./database-file.js";
 import { createGroupCommit } from "./group-commit.js";
 import { walSync } from "./wal-sync.js";
 import { sqliteJobs } from "./jobs.js";
+import { sqliteListings } from "./listings.js";
 import { sqliteMails } from "./mails.js";
 import { migrate, migrationStatus, readMigrations } from "./migrations.js";
 import { sqliteRenewals } from "./renewals.js";
@@ -49,9 +50,11 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   let parts: ReturnType<typeof build> | undefined;
   const build = () => {
     // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services);
-    const services = sqliteServices(db, clock, jobs);
+    const listings = sqliteListings(db);
+    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services, listings);
+    const services = sqliteServices(db, clock, jobs, listings);
     return {
+      planned: { ...listings.planned, ...jobs.planned },
       jobs,
       services,
       events: sqliteEvents(db, clock, group, services, jobs),
@@ -93,6 +96,10 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get adoption() {
       return ready().adoption;
+    },
+    async explain(read) {
+      const [sql, params] = ready().planned[read]();
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((p) => p.detail);
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];

@@ -1,0 +1,197 @@
+import { canonicalIp } from "../../vocabulary/ip-address.js";
+import { JOB_STATES } from "../../vocabulary/jobs.js";
+import { toJob, type JobRow } from "../job-row.js";
+import { cursorKey, encodeCursor, type Page } from "../paging.js";
+import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, PlannedRead, ServiceRow } from "../store.js";
+import { Rollback, type PgDb, type Tx } from "./database.js";
+import { foldTallies } from "./tallies.js";
+
+/**
+ * The listings on PostgreSQL, as on SQLite (src/store/sqlite/listings.ts, which explains the
+ * reads): a page is one index range from the cursor on; totals come from the counters and their
+ * change log (./tallies.ts) or from a range the filter bounds. Each page and its total are read
+ * in one transaction.
+ */
+
+const TOP = Number.MAX_SAFE_INTEGER;
+
+/** The planned reads of a scrape: the queue's own (./jobs.ts). */
+export type QueueRead = "job counts" | "oldest due job";
+
+/** SQL written with @names, sent with $n: each name one parameter, however often it is used. */
+export function positional(sql: string, params: Record<string, unknown>): [string, unknown[]] {
+  const names: string[] = [];
+  const text = sql.replace(/@(\w+)/g, (_, name: string) => {
+    let i = names.indexOf(name);
+    if (i < 0) i = names.push(name) - 1;
+    return `$${i + 1}`;
+  });
+  return [text, names.map((n) => params[n] ?? null)];
+}
+
+const SEARCH = `SELECT service_id FROM services WHERE service_id = @q::text
+  UNION SELECT service_id FROM services WHERE ip = @ip::text
+  UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q::text)
+  UNION SELECT service_id FROM services WHERE license_key = @q::text`;
+
+interface LicenseShape {
+  status: boolean;
+  q: boolean;
+}
+
+function licensesSql(f: LicenseShape): string {
+  const where = ["service_id > @after::text", ...(f.status ? ["status = @status::text"] : []), ...(f.q ? [`service_id IN (${SEARCH})`] : [])];
+  return `SELECT * FROM services WHERE ${where.join(" AND ")} ORDER BY service_id LIMIT @limit::int`;
+}
+
+/** A counter's value: its row plus what the change log holds beyond it, read in one snapshot. */
+const tally = (counters: string, changes: string, where: string) =>
+  `SELECT COALESCE(SUM(n), 0)::bigint AS n FROM (SELECT n FROM ${counters} ${where} UNION ALL SELECT n FROM ${changes} ${where}) c`;
+
+function licensesTotalSql(f: LicenseShape): string {
+  if (f.q) return `SELECT COUNT(*) AS n FROM services WHERE service_id IN (${SEARCH})${f.status ? " AND status = @status::text" : ""}`;
+  return tally("service_counts", "service_count_changes", f.status ? "WHERE status = @status::text" : "");
+}
+
+interface JobShape {
+  state: boolean;
+  kind: boolean;
+  service: boolean;
+}
+
+function jobsSql(f: JobShape): string {
+  const order = "ORDER BY id DESC LIMIT @limit::int";
+  if (f.kind && !f.state && !f.service) {
+    const branch = (state: string) => `(SELECT * FROM jobs WHERE kind = @kind::text AND state = '${state}' AND id < @before::bigint ${order})`;
+    return `${JOB_STATES.map(branch).join(" UNION ALL ")} ${order}`;
+  }
+  return `SELECT * FROM jobs WHERE ${["id < @before::bigint", ...jobFilters(f)].join(" AND ")} ${order}`;
+}
+
+/**
+ * The filters of a job listing. By service, the service's own range of jobs_service: its state
+ * and kind are then checked row by row, written (`|| ''`) so that the planner cannot take a
+ * state's or a kind's range instead, which may hold every job of the queue.
+ */
+function jobFilters(f: JobShape): string[] {
+  const column = (name: string) => (f.service ? `${name} || ''` : name);
+  return [
+    ...(f.service ? ["service_id = @service::text"] : []),
+    ...(f.state ? [`${column("state")} = @state::text`] : []),
+    ...(f.kind ? [`${column("kind")} = @kind::text`] : []),
+  ];
+}
+
+function jobsTotalSql(f: JobShape): string {
+  if (f.service) return `SELECT COUNT(*) AS n FROM jobs WHERE ${jobFilters(f).join(" AND ")}`;
+  const where = [...(f.state ? ["state = @state::text"] : []), ...(f.kind ? ["kind = @kind::text"] : [])];
+  return tally("job_counts", "job_count_changes", where.length ? `WHERE ${where.join(" AND ")}` : "");
+}
+
+/** Newest first, by (at, src, id), as on SQLite; seq is the events' order. */
+const HISTORY_SQL = `SELECT src, id, service_id, at, event_id, job_id, action, detail FROM (
+    (SELECT 0 AS src, seq AS id, service_id, received_at AS at, id AS event_id, NULL::bigint AS job_id,
+            'received ' || type AS action, detail
+     FROM events WHERE service_id = @id::text AND (received_at, seq) < (@eventAt::bigint, @eventId::bigint)
+     ORDER BY received_at DESC, seq DESC LIMIT @limit::int)
+    UNION ALL
+    (SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail
+     FROM history WHERE service_id = @id::text AND (at, id) < (@historyAt::bigint, @historyId::bigint)
+     ORDER BY at DESC, id DESC LIMIT @limit::int)) h
+  ORDER BY at DESC, src DESC, id DESC LIMIT @limit::int`;
+
+const HISTORY_TOTAL_SQL =
+  "SELECT (SELECT COUNT(*) FROM events WHERE service_id = @id::text) + (SELECT COUNT(*) FROM history WHERE service_id = @id::text) AS n";
+
+/** Where each table's rows resume after the history cursor (see src/store/sqlite/listings.ts). */
+function historyBounds(key: [number, 0 | 1, number] | undefined) {
+  if (!key) return { eventAt: TOP, eventId: TOP, historyAt: TOP, historyId: TOP };
+  const [at, src, id] = key;
+  return src === 1 ? { eventAt: at, eventId: TOP, historyAt: at, historyId: id } : { eventAt: at, eventId: id, historyAt: at, historyId: 0 };
+}
+
+function cut<R, T>(rows: R[], limit: number, cursorOf: (last: R) => string, view: (r: R) => T, total: number): Page<T> {
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  return { items: items.map(view), nextCursor: more ? cursorOf(items.at(-1)!) : null, total };
+}
+
+type HistoryPageRow = HistoryRow & { src: 0 | 1 };
+const historyRow = ({ src: _src, ...row }: HistoryPageRow): HistoryRow => row;
+
+export function pgListings(db: PgDb) {
+  const q = <R>(t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => t.q<R>(...positional(sql, params));
+  const count = async (t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => (await q<{ n: number }>(t, sql, params))[0]!.n;
+
+  const licenseParams = (query: LicenseQuery) => {
+    const search = query.q?.trim();
+    return {
+      shape: { status: query.status !== undefined, q: search !== undefined && search !== "" },
+      params: { status: query.status, q: search, ip: search === undefined ? undefined : (canonicalIp(search) ?? search) },
+    };
+  };
+
+  const planned: Record<Exclude<PlannedRead, QueueRead>, () => [string, Record<string, unknown>]> = {
+    licenses: () => [licensesSql({ status: false, q: false }), { after: "", limit: 101 }],
+    "licenses by status": () => [licensesSql({ status: true, q: false }), { after: "", status: "active", limit: 101 }],
+    "licenses search": () => [licensesSql({ status: false, q: true }), { after: "", q: "x", ip: "x", limit: 101 }],
+    "licenses search by status": () => [licensesSql({ status: true, q: true }), { after: "", q: "x", ip: "x", status: "active", limit: 101 }],
+    "licenses total": () => [licensesTotalSql({ status: false, q: false }), {}],
+    "licenses total by status": () => [licensesTotalSql({ status: true, q: false }), { status: "active" }],
+    "licenses search total": () => [licensesTotalSql({ status: true, q: true }), { q: "x", ip: "x", status: "active" }],
+    jobs: () => [jobsSql({ state: false, kind: false, service: false }), { before: TOP, limit: 101 }],
+    "jobs by state": () => [jobsSql({ state: true, kind: false, service: false }), { before: TOP, state: "queued", limit: 101 }],
+    "jobs by kind": () => [jobsSql({ state: false, kind: true, service: false }), { before: TOP, kind: "renew", limit: 101 }],
+    "jobs by kind and state": () => [jobsSql({ state: true, kind: true, service: false }), { before: TOP, kind: "renew", state: "blocked", limit: 101 }],
+    "jobs by service": () => [jobsSql({ state: true, kind: true, service: true }), { before: TOP, service: "s", kind: "renew", state: "blocked", limit: 101 }],
+    "jobs total": () => [jobsTotalSql({ state: true, kind: true, service: false }), { state: "queued", kind: "renew" }],
+    "jobs total by service": () => [jobsTotalSql({ state: true, kind: false, service: true }), { service: "s", state: "queued" }],
+    history: () => [HISTORY_SQL, { id: "s", ...historyBounds(undefined), limit: 101 }],
+    "history total": () => [HISTORY_TOTAL_SQL, { id: "s" }],
+  };
+
+  return {
+    licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
+      const { shape, params } = licenseParams(query);
+      const after = cursorKey("licenses", query.cursor)?.[0] ?? "";
+      return db.tx(async (t) => {
+        if (!shape.q) await foldTallies(t);
+        const rows = await q<ServiceRow>(t, licensesSql(shape), { ...params, after, limit: query.limit + 1 });
+        return cut(rows, query.limit, (r) => encodeCursor("licenses", [r.service_id]), (r) => r, await count(t, licensesTotalSql(shape), params));
+      });
+    },
+    jobs(query: JobQuery): Promise<Page<ReturnType<typeof toJob>>> {
+      const shape = { state: query.state !== undefined, kind: query.kind !== undefined, service: query.serviceId !== undefined };
+      const params = { state: query.state, kind: query.kind, service: query.serviceId };
+      const before = cursorKey("jobs", query.cursor)?.[0] ?? TOP;
+      return db.tx(async (t) => {
+        if (!shape.service) await foldTallies(t);
+        const rows = await q<JobRow>(t, jobsSql(shape), { ...params, before, limit: query.limit + 1 });
+        return cut(rows, query.limit, (r) => encodeCursor("jobs", [r.id]), toJob, await count(t, jobsTotalSql(shape), params));
+      });
+    },
+    history(serviceId: string, page: PageRequest): Promise<Page<HistoryRow>> {
+      const bounds = historyBounds(cursorKey("history", page.cursor));
+      return db.tx(async (t) => {
+        const rows = await q<HistoryPageRow>(t, HISTORY_SQL, { id: serviceId, ...bounds, limit: page.limit + 1 });
+        return cut(rows, page.limit, (r) => encodeCursor("history", [r.at, r.src, r.id]), historyRow, await count(t, HISTORY_TOTAL_SQL, { id: serviceId }));
+      });
+    },
+    planned,
+    /**
+     * EXPLAIN of a planned read with sequential scans, bitmap scans and sorts priced out: on a
+     * small test database without statistics the planner would scan or sort anything, so the
+     * plan shows instead whether an index can serve the read at all, in the order it returns
+     * it. A full scan or a sort that remains is the only way the planner has.
+     */
+    explain(sql: string, values: unknown[]): Promise<string[]> {
+      return db.tx(async (t) => {
+        await t.q("SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)");
+        const rows = await t.q<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, values);
+        return new Rollback(rows.map((r) => r["QUERY PLAN"]));
+      });
+    },
+  };
+}
+
+export type PgListings = ReturnType<typeof pgListings>;
