@@ -29,7 +29,7 @@ describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothin
     sb = current = dir = undefined;
   });
 
-  it("200 orders end active and renewed, each licence charged once per term, mailed once, none shared", { timeout: 120_000 }, async () => {
+  it("200 orders end active and renewed, each licence charged once per term, mailed once, none shared", { timeout: 300_000 }, async () => {
     const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
     const random = seeded(seed);
     // 10% of changes are held past the bridge's timeout and carried out afterwards (a slow reseller).
@@ -66,7 +66,8 @@ describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothin
     const refused = new Set<string>();
     const acknowledged = new Set<string>();
     const panel = (async () => {
-      const deadline = Date.now() + 60_000;
+      // A bound, not a target: on a loaded machine three restarts take a while (CI is quiet).
+      const deadline = Date.now() + 180_000;
       // The intruders come after the orders they clash with were acknowledged.
       const intruding = (async () => {
         while (acknowledged.size < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
