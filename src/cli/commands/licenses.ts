@@ -10,7 +10,7 @@ async function deps() {
     import("../../admin/views.js"),
     import("../context.js"),
     import("../store.js"),
-    import("../../store/paging.js"),
+    import("../../store/store.js"),
   ]);
   return { historyView, licenseView, configOrExit, withBridgeStore, PAGE_LIMIT };
 }
