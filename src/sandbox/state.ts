@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
-import { BUNDLES, type BundleId, bundlePrice, licensePrice } from "./prices.js";
+import { BUNDLES, type BundleId, bundlePrice, licensePrice } from "../vocabulary/sandbox-prices.js";
 
 export type Via = "v1" | "v2";
 export type LicenseStatus = "active" | "suspended";

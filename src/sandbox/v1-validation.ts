@@ -10,7 +10,7 @@ import {
   type ProductType,
   productTypeSchema,
 } from "../vocabulary/products.js";
-import { type BundleId, isBundleId } from "./prices.js";
+import { type BundleId, isBundleId } from "../vocabulary/sandbox-prices.js";
 import { isPlainObject } from "./request-log.js";
 
 /**

@@ -2,6 +2,7 @@ import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/logger.js";
 import type { Store } from "../store.js";
 import { pgAlerts } from "./alerts.js";
+import { pgAudit } from "./audit.js";
 import { isPostgresBusy, openPool, Rollback, type PgDb } from "./database.js";
 import { pgEvents } from "./events.js";
 import { pgJobs } from "./jobs.js";
@@ -55,8 +56,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
   const hub = jobReadyHub(db, url, logger);
   // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services);
-  const services = pgServices(db, jobs);
+  const audit = pgAudit(db);
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, audit);
+  const services = pgServices(db, jobs, audit);
   let closing: Promise<void> | undefined;
 
   return {
@@ -67,7 +69,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     events: pgEvents(db, services, jobs),
     mails: pgMails(db),
     alerts: pgAlerts(db, jobs),
-    renewals: pgRenewals(db, jobs),
+    renewals: pgRenewals(db, jobs, audit),
+    audit,
     health: {
       // Lock and change a row, then roll back; a lock held elsewhere or a server that does not
       // answer make it "no" within HEALTH_TIMEOUT_MS, not a hung probe.

@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Store } from "../store.js";
 import { sqliteAlerts } from "./alerts.js";
+import { sqliteAudit } from "./audit.js";
 import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
@@ -47,15 +48,17 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   let parts: ReturnType<typeof build> | undefined;
   const build = () => {
     // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services);
-    const services = sqliteServices(db, clock, jobs);
+    const audit = sqliteAudit(db, clock);
+    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services, audit);
+    const services = sqliteServices(db, clock, jobs, audit);
     return {
+      audit,
       jobs,
       services,
       events: sqliteEvents(db, clock, group, services, jobs),
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
-      renewals: sqliteRenewals(db, clock, jobs),
+      renewals: sqliteRenewals(db, clock, jobs, audit),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -83,6 +86,9 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get renewals() {
       return ready().renewals;
+    },
+    get audit() {
+      return ready().audit;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];

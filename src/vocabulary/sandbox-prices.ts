@@ -1,6 +1,10 @@
-import type { ProductType } from "../vocabulary/products.js";
+import type { ProductType } from "./products.js";
 
 /**
+ * The reseller sandbox's price list, on the ground floor because more than the sandbox reads it:
+ * in sandbox mode the forecast and the adoption plan price with it (src/catalog/prices.ts), and
+ * a live service must load none of the sandbox's code.
+ *
  * Monthly prices the sandbox charges. The real price list is private; these only need to
  * be plausible and distinct enough that a test can tell from an amount what was bought.
  */
