@@ -24,6 +24,7 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["jobs"], async () => (await import("./commands/jobs.js")).jobsCommands],
   [["reconcile"], async () => (await import("./commands/reconcile.js")).reconcileCommand],
   [["secrets"], async () => (await import("./commands/secrets.js")).secretsCommands],
+  [["operators"], async () => (await import("./commands/operators.js")).operatorsCommands],
 ];
 
 /**
