@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { RequestHandler, Response } from "express";
-import { ADMIN_TOKEN_ACTOR, roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
+import { ADMIN_TOKEN_ACTOR, type Actor, type Role } from "../vocabulary/roles.js";
 import { sendError } from "./errors.js";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
@@ -86,36 +86,6 @@ export function authenticate(directory: OperatorDirectory): RequestHandler {
     res.locals.operator = actor;
     next();
   };
-}
-
-/**
- * Answers 403 (code `forbidden`, naming the role needed) when the authenticated operator's role
- * does not allow `what`, and returns false; true when it does. For a check that depends on the
- * request (reconcile: a repair needs admin, a look does not); whole routes use `requireRole`.
- */
-export function allowRole(res: Response, need: Role, what: string): boolean {
-  const actor = operatorOf(res);
-  if (!actor) {
-    sendError(res, 401, "unauthorized", "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN or an operator's token (OPERATORS_FILE)>");
-    return false;
-  }
-  if (roleAllows(actor.role, need)) return true;
-  sendError(res, 403, "forbidden", `Forbidden: ${what} needs the ${need} role; ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`, {
-    required_role: need,
-    role: actor.role,
-  });
-  return false;
-}
-
-/** A route guard that lets through only operators whose role allows `need`; it carries the role for the tests that read every route's. */
-export type RoleGuard = RequestHandler & { readonly requiredRole: Role };
-
-/** Every admin route starts with one: `router.post(path, requireRole("operator"), handler)`. */
-export function requireRole(need: Role): RoleGuard {
-  const guard: RequestHandler = (req, res, next) => {
-    if (allowRole(res, need, `${req.method} ${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? req.path}`)) next();
-  };
-  return Object.assign(guard, { requiredRole: need });
 }
 
 /**

@@ -2,6 +2,7 @@ import request from "supertest";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { reconcileRouter } from "../../src/admin/reconcile-routes.js";
+import { operatorDirectory } from "../../src/http/auth.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { orderActive, untilIdle, usePair } from "../helpers/e2e-harness.js";
@@ -12,7 +13,7 @@ function appFor(bridge: TestBridge) {
   return createApp({
     logger: silentLogger(),
     logRequests: false,
-    routers: [reconcileRouter({ adminToken: TEST_ADMIN_TOKEN, ...depsOf(bridge) })],
+    routers: [reconcileRouter({ operators: operatorDirectory([TEST_ADMIN_TOKEN]), ...depsOf(bridge) })],
   });
 }
 
