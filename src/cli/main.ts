@@ -25,6 +25,8 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["reconcile"], async () => (await import("./commands/reconcile.js")).reconcileCommand],
   [["secrets"], async () => (await import("./commands/secrets.js")).secretsCommands],
   [["operators"], async () => (await import("./commands/operators.js")).operatorsCommands],
+  [["audit"], async () => (await import("./commands/audit.js")).auditCommand],
+  [["forecast"], async () => (await import("./commands/forecast.js")).forecastCommand],
 ];
 
 /**
@@ -42,6 +44,8 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
     .version("0.1.0")
     // Also before the command (`license-bridge --json jobs list`): commands read it with optsWithGlobals.
     .option("--json", "machine-readable output, for the commands that print")
+    // Also before the command; read by the commands that change something (cli/audit-trail.ts).
+    .option("--as <name>", "act as this operator of OPERATORS_FILE (or admin): the audit trail names them and their role applies (default: cli:<OS user>, an admin)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
