@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { loadConfig } from "../../src/config/load.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -137,6 +138,22 @@ describe("operators and roles on the admin API", () => {
       expect(res.status, path).toBe(403);
       expect(res.body).toMatchObject({ code: "forbidden", required_role: "admin" });
     }
+  });
+});
+
+describe("OPERATORS_FILE on reload", () => {
+  const file = join(mkdtempSync(join(tmpdir(), "lb-operators-reload-")), "operators.json");
+  writeFileSync(file, JSON.stringify([{ name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) }]));
+  const pair = usePair({ env: { OPERATORS_FILE: file } });
+
+  it("a reloaded file lets a new operator in, changes a role, and shuts out one it dropped", async () => {
+    const { bridge } = pair();
+    expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(401);
+    writeFileSync(file, JSON.stringify([{ name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) }]));
+    bridge.service.reload(loadConfig({ env: bridge.env, cwd: process.cwd() }));
+    expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(200);
+    expect((await call(bridge, "viewer", "GET", "/admin/jobs")).status).toBe(401);
+    expect((await call(bridge, "operator", "POST", "/admin/reconcile", {})).status).toBe(200);
   });
 });
 
