@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
+import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * The audit trail from the command line (issue 26): the CLI's changes are audited like the
@@ -75,6 +76,33 @@ describe("the audit trail from the CLI", () => {
     });
     const all = (await runCli(["audit", "--service", job.serviceId, "--limit", "1", "--all", "--json"], env)).json<AuditJson>();
     expect(all.audit.map((e) => e.actor)).toEqual([me, "vera"]);
+  });
+
+  it("the reseller's money is an admin's: a viewer's credit is refused and audited, the OS user's is made and audited", async () => {
+    const admin = { ...env, RESELLER_ADMIN_TOKEN: DEFAULT_SANDBOX_TOKENS.admin };
+    const before = sb.sandbox.balance();
+    const refused = await runCli(["--as", "vera", "reseller", "credit", String(MAIN_RESELLER_ID), "50", "--description", "top-up"], admin);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/forbidden: reseller\.credit needs the admin role/);
+    expect(sb.sandbox.balance()).toBe(before);
+
+    const made = await runCli(["reseller", "credit", String(MAIN_RESELLER_ID), "50", "--description", "top-up"], admin);
+    expect(made.code, made.stderr).toBe(0);
+    expect(sb.sandbox.balance()).toBe(before + 50);
+    const { entries } = await bridge.service.store.audit.list({ action: "reseller.credit" });
+    expect(entries.map((e) => [e.actor, e.outcome])).toEqual([
+      [`cli:${userInfo().username}`, "ok"],
+      ["vera", "refused"],
+    ]);
+    expect(entries[0]!.detail).toContain(`credit 50 to reseller ${MAIN_RESELLER_ID}`);
+  });
+
+  it("operators new prints a token once and the entry that holds only its hash", async () => {
+    const run = await runCli(["operators", "new", "alice", "--role", "operator", "--json"], {});
+    expect(run.code, run.stderr).toBe(0);
+    const { token, entry } = run.json<{ token: string; entry: Record<string, string> }>();
+    expect(entry).toEqual({ name: "alice", role: "operator", token_sha256: sha256(token) });
+    expect((await runCli(["operators", "new", "no spaces", "--role", "viewer"], {})).code).toBe(2);
   });
 
   it("a bad --limit or --cursor is a usage error naming the option", async () => {
