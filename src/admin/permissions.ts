@@ -1,7 +1,6 @@
 import type { RequestHandler } from "express";
 import { authenticate, operatorOf, type OperatorDirectory } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
-import type { Logger } from "../log/logger.js";
 import type { AuditOps } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { ROLE_MEANING, roleAllows, type Role } from "../vocabulary/roles.js";
@@ -66,7 +65,6 @@ export interface AdminAccessDeps {
   operators: OperatorDirectory;
   /** Where a refused action is recorded. */
   audit: Pick<AuditOps, "record">;
-  logger?: Logger;
 }
 
 /**

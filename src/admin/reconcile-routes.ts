@@ -11,7 +11,7 @@ import { adminAccess, allowOrRefuse, permissionOf, requiredRole, type AdminAcces
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
 
-export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit" | "logger"> {
+export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit"> {
   logger?: Logger;
 }
 
@@ -37,7 +37,7 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     next();
   };
 
-  const access = { operators: deps.operators, audit: deps.store.audit, logger: deps.logger };
+  const access = { operators: deps.operators, audit: deps.store.audit };
   router.post("/admin/reconcile", ...adminAccess(access), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });

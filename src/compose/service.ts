@@ -259,7 +259,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
-    const access = { operators: operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators), audit: store.audit, logger: logger.child({ component: "admin" }) };
+    const access = { operators: operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators), audit: store.audit };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     return createApp({
       logger: logger.child({ component: "http" }),

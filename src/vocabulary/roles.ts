@@ -2,8 +2,9 @@
  * Who may do what through the admin API, the CLI and the console. Three roles, each allowing
  * everything the one before it does:
  *
- * - viewer: reads (licences, jobs, balance, forecast, audit; reconcile without repairs);
- * - operator: also acts on licences and jobs (retry a job, queue the renewals that are due);
+ * - viewer: reads only, every GET (licences, jobs, balance, forecast, audit);
+ * - operator: also acts on licences and jobs (retry a job, queue the renewals that are due,
+ *   a reconcile that only compares);
  * - admin: also adoption, reconcile's repairs and the reseller account operations.
  */
 export const ROLES = ["viewer", "operator", "admin"] as const;
