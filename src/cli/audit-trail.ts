@@ -60,9 +60,25 @@ export async function requireRole(
 }
 
 /**
+ * The bridge's store when there is one to keep the trail in: a database at DATABASE_PATH (or
+ * DATABASE_URL) at the code's migration. None for the CLI used on its own against a reseller
+ * (no service ever ran here), where the reseller's operations still work.
+ */
+async function trailStore(config: Config): Promise<Store | undefined> {
+  if (!config.DATABASE_URL && (config.DATABASE_PATH === ":memory:" || !existsSync(config.DATABASE_PATH))) return undefined;
+  const [{ openStore }, { systemClock }] = await Promise.all([import("../store/open.js"), import("../clock.js")]);
+  const logger = config.DATABASE_URL ? (await import("./logger.js")).cliLogger(config, "warn") : undefined;
+  const store = await openStore(config, { clock: systemClock, logger, migrate: false });
+  const status = await store.migrationStatus();
+  if (status.databaseVersion === status.codeVersion) return store;
+  await store.close();
+  return undefined;
+}
+
+/**
  * An action whose change is upstream (the reseller's money and accounts), not in the bridge's
- * state: the entry is written after it, ok or failed. Without a database at DATABASE_PATH (the
- * CLI used on its own against a reseller) there is no trail: it says so on stderr.
+ * state: the entry is written after it, ok or failed. Without the bridge's database (the CLI
+ * used on its own against a reseller) there is no trail to write: it says so on stderr.
  */
 export async function auditedUpstream<T>(
   config: Config,
@@ -72,14 +88,13 @@ export async function auditedUpstream<T>(
   detail: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  const hasDatabase = config.DATABASE_URL !== undefined || (config.DATABASE_PATH !== ":memory:" && existsSync(config.DATABASE_PATH));
-  if (!hasDatabase) {
+  const store = await trailStore(config);
+  if (!store) {
     if (!roleAllows(actor.role, need)) throw new CliError(`forbidden: ${action} needs the ${need} role; ${actor.name} is a ${actor.role}`);
-    process.stderr.write(`license-bridge: not audited: no database at ${config.DATABASE_PATH} to keep the audit trail in\n`);
+    process.stderr.write("license-bridge: not audited: no bridge database here (at its current migration) to keep the audit trail in\n");
     return run();
   }
-  const { withBridgeStore } = await import("./store.js");
-  return withBridgeStore(config, async (store) => {
+  try {
     await requireRole(store, actor, need, action);
     let outcome: AuditOutcome = "ok";
     let why = detail;
@@ -92,5 +107,7 @@ export async function auditedUpstream<T>(
     } finally {
       await store.audit.record({ ...draftOf(actor, action, why), outcome });
     }
-  });
+  } finally {
+    await store.close();
+  }
 }
