@@ -57,5 +57,12 @@ describe("POST /admin/reconcile", () => {
     expect(fix.body.fixed).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id })]);
     expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(purchases(sb)).toEqual(before);
+    // The look is not in the audit trail; the repair is, with its service, and the run beside it.
+    const { entries } = await bridge.service.store.audit.list();
+    expect(entries.map((e) => [e.actor, e.action, e.service_id, e.outcome])).toEqual([
+      ["admin", "reconcile.fix", null, "ok"],
+      ["admin", "reconcile.repair", id, "ok"],
+    ]);
+    expect(entries[1]!.detail).toContain("status_differs");
   });
 });
