@@ -6,14 +6,14 @@ import { once } from "node:events";
 import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
-import { requireBearer } from "../http/auth.js";
+import { auditFor } from "../http/auth.js";
+import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { adminAccess, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { pageBody, pagingFields } from "./paging.js";
 import { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
 
-export interface AdminRouteDeps {
-  /** Every accepted admin token (ADMIN_TOKEN). */
-  adminToken: string | readonly string[];
+export interface AdminRouteDeps extends AdminAccessDeps {
   store: Store;
   /** The reseller balance of the bridge's own account (src/reseller/balance.ts). */
   balance: BalanceReader;
@@ -25,7 +25,7 @@ export interface AdminRouteDeps {
  * "" is part of each filter's schema, not stripped before parsing, so an unknown key stays
  * refused whatever its value and the OpenAPI document shows that "" is accepted.
  */
-const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
+export const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
 
 /** One look-up key of a licence (service id, IP, e-mail, licence key): exact match, each by its index. */
 const searchSchema = z
@@ -76,7 +76,8 @@ export const jobIdSchema = z
 /** The operator's API: read licences and jobs, retry a stuck job. */
 export function adminRouter(deps: AdminRouteDeps): Router {
   const router = express.Router();
-  router.use("/admin", requireBearer(deps.adminToken));
+  // Who is calling, and whether their role allows the route (permissions.ts, one table).
+  router.use("/admin", ...adminAccess(deps));
 
   const { services, jobs } = deps.store;
   router.get("/admin/services/:id", async (req, res) => {
@@ -151,8 +152,9 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const id = jobIdSchema.safeParse(req.params.id);
     if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
     const job = await jobs.get(id.data);
+    // The retry and its audit entry (ok, or refused when the job is not failed or blocked) commit together.
+    const retried = await jobs.retry(id.data, auditFor(res, AUDIT_ACTIONS.jobRetry));
     if (!job) return sendError(res, 404, "unknown_job", "unknown job");
-    const retried = await jobs.retry(id.data);
     if (!retried) return sendError(res, 409, "conflict", `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
     res.status(202).json({ job: jobView(retried) });
   });

@@ -4,14 +4,14 @@ import { adoptBodySchema, fieldPath, parseRows } from "../adoption/rows.js";
 import type { Logger } from "../log/logger.js";
 import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
-import { requireBearer } from "../http/auth.js";
+import { auditFor } from "../http/auth.js";
+import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { adminAccess, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
 import type { FieldErrors } from "../validation/field-errors.js";
 
-export interface AdoptRouteDeps extends AdoptionDeps {
-  /** Every accepted admin token (ADMIN_TOKEN). */
-  adminToken: string | readonly string[];
+export interface AdoptRouteDeps extends AdoptionDeps, Pick<AdminAccessDeps, "operators"> {
   logger?: Logger;
 }
 
@@ -37,7 +37,7 @@ export function adoptRouter(deps: AdoptRouteDeps): Router {
     next();
   };
 
-  router.post("/admin/adopt", requireBearer(deps.adminToken), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
+  router.post("/admin/adopt", ...adminAccess({ operators: deps.operators, audit: deps.store.audit }), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
     const body = adoptBodySchema.safeParse(req.body ?? {});
     if (!body.success) {
       const errors: FieldErrors = Object.create(null) as FieldErrors;
@@ -54,7 +54,7 @@ export function adoptRouter(deps: AdoptRouteDeps): Router {
     if (running) return sendError(res, 409, "conflict", "an adoption is already running; try again when it has finished");
     running = true;
     try {
-      res.json(await runAdoption(deps, rows.rows, { apply, buy, mail }));
+      res.json(await runAdoption(deps, rows.rows, { apply, buy, mail, ...(apply ? { audit: auditFor(res, AUDIT_ACTIONS.adoptApply) } : {}) }));
     } catch (err) {
       if (!(err instanceof ResellerError)) throw err;
       deps.logger?.warn({ err }, "adopt: the reseller's licence list is unavailable");

@@ -19,6 +19,11 @@ import {
 import { reconcileBodySchema } from "./reconcile-routes.js";
 import { ADOPTION_ACTIONS, type AdoptionPlan } from "../adoption/plan.js";
 import { adoptBodySchema, adoptionRowSchema } from "../adoption/rows.js";
+import { auditQuerySchema, type auditView } from "./audit-routes.js";
+import { forecastQuerySchema } from "./forecast-routes.js";
+import type { Forecast } from "../renewals/forecast.js";
+import { AUDIT_OUTCOMES } from "../vocabulary/audit.js";
+import { ROLES } from "../vocabulary/roles.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
@@ -184,6 +189,37 @@ export const adoptionPlanSchema = z.object({
     .array(z.object({ ip: z.string(), type: z.string(), monthly_cost: z.number().nullable() }))
     .describe("Licences the reseller holds that no row and no service claims"),
 });
+export const auditEntrySchema = z.object({
+  id: z.number().int().describe("Increasing: a later entry has a larger id"),
+  at: isoDateTime,
+  actor: z.string().describe('Who: an operator of OPERATORS_FILE, "admin" (ADMIN_TOKEN), or "cli:<OS user>"'),
+  action: z.string().describe("What, as <thing>.<verb>: job.retry, reconcile.fix, reconcile.repair, renew.due, reseller.credit, ..."),
+  service_id: z.string().nullable(),
+  job_id: z.number().int().nullable(),
+  outcome: z.enum(AUDIT_OUTCOMES).describe("ok: done; refused: the role or the state did not allow it, nothing changed; failed: it could not be carried out"),
+  detail: z.string().nullable(),
+});
+export const auditPageSchema = z.object({
+  audit: z.array(auditEntrySchema).describe("Newest first"),
+  next_cursor: z.string().nullable().describe("The cursor of the next page; null on the last"),
+  total: z.number().int().describe("Entries matching the filters, on every page"),
+});
+export const forecastSchema = z.object({
+  days: z.number().int(),
+  balance: z.number().nullable().describe("The reseller balance (as GET /admin/balance); null while it is unknown"),
+  due: z.array(
+    z.object({
+      service_id: z.string(),
+      ip: z.string(),
+      type: z.string().describe("The licence type, or the bundle id"),
+      due_at: z.string().describe("When the renewal sweep will queue it: the term end less RENEWAL_LEAD_DAYS, or now when that is past"),
+      cost: z.number().nullable().describe("What the renewal costs; null when the prices are unknown"),
+    }),
+  ),
+  total_cost: z.number().nullable().describe("null when any cost is unknown"),
+  shortfall: z.number().nullable().describe("max(0, total_cost - balance); null when either is unknown"),
+  prices: z.enum(["sandbox"]).nullable().describe('"sandbox": the sandbox\'s price list; null: the reseller publishes no prices, costs unknown'),
+});
 
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
 const checksSchema = z.object({ database: checkSchema, migrations: checkSchema, upstream: checkSchema });
@@ -238,7 +274,9 @@ const responseShapesMatch: [
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
   Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
   Same<z.output<typeof queueSchema>, ReturnType<typeof queueView>>,
-] = [true, true, true, true, true, true, true, true, true];
+  Same<z.output<typeof auditEntrySchema>, ReturnType<typeof auditView>>,
+  Same<z.output<typeof forecastSchema>, Forecast>,
+] = [true, true, true, true, true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -260,7 +298,9 @@ const pageOf = (key: string, schemaName: string, extra: Record<string, JsonSchem
 });
 
 const ADMIN_SECURITY = [{ adminToken: [] }];
-const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN>`");
+const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN or an operator's token>`");
+/** Roles (OPERATORS_FILE): a viewer reads, an operator also acts on licences and jobs, an admin also repairs, adopts and runs the reseller's accounts. */
+const FORBIDDEN = answer(`The operator's role (${ROLES.join(" < ")}) does not allow this; \`required_role\` names the one needed. Audited as refused.`);
 const INVALID = answer("Validation error", "ValidationError");
 
 /** Query parameters from a strict object schema: one per property, required as the schema says. */
@@ -480,6 +520,39 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/audit": {
+        get: {
+          tags: ["admin"],
+          operationId: "listAudit",
+          summary: "The audit trail: who did what through the admin API, the CLI and the console, newest first",
+          description: "Every change writes its entry in the change's own transaction; refused and failed actions are recorded too. Never pruned.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(auditQuerySchema),
+          responses: {
+            "200": { description: "One page of entries", ...json(ref("AuditPage")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/forecast": {
+        get: {
+          tags: ["admin"],
+          operationId: "getForecast",
+          summary: "The renewals due in the next days, their cost, and whether the balance covers them",
+          description:
+            "What the renewal sweep will buy: active licences paid a day or more beyond their term, RENEWAL_LEAD_DAYS before it ends (a licence paid " +
+            "several terms ahead once per term). Costs from the reseller's prices: the reseller API publishes none, so they are the sandbox's in sandbox " +
+            "mode and unknown (null) against a live reseller. An alert is raised while the balance will not cover the next 7 days.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(forecastQuerySchema),
+          responses: {
+            "200": { description: "The forecast", ...json(ref("Forecast")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
+          },
+        },
+      },
       "/admin/jobs/{id}/retry": {
         post: {
           tags: ["admin"],
@@ -494,6 +567,7 @@ export function openApiDocument(): Record<string, unknown> {
               ...json({ type: "object", properties: { job: ref("Job") }, required: ["job"], additionalProperties: false }),
             },
             "401": UNAUTHORIZED,
+            "403": FORBIDDEN,
             "404": answer("Unknown job"),
             "409": answer("The job is neither failed nor blocked"),
             "422": INVALID,
@@ -505,13 +579,16 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ["admin"],
           operationId: "reconcile",
           summary: "Compare the bridge's licences with the reseller's licence list",
-          description: 'With `{"fix": true}` it repairs what needs no purchase; it never buys anything.',
+          description:
+            'With `{"fix": true}` it repairs what needs no purchase; it never buys anything. Comparing needs the operator role, repairing the admin role; ' +
+            "a repair writes an audit entry per service with the repair, and one for the run.",
           security: ADMIN_SECURITY,
           requestBody: { required: false, ...json(jsonSchema(reconcileBodySchema)) },
           responses: {
             "200": { description: "Drift found, and what was fixed", ...json(ref("ReconcileResult")) },
             "400": answer("Body is not JSON"),
             "401": UNAUTHORIZED,
+            "403": FORBIDDEN,
             "409": answer("A reconcile is already running"),
             "415": answer("A body that is not application/json"),
             "422": INVALID,
@@ -583,7 +660,7 @@ export function openApiDocument(): Record<string, unknown> {
     },
     components: {
       securitySchemes: {
-        adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
+        adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (the admin named admin), or an operator's token (OPERATORS_FILE; its role decides what it may do)" },
         provisioningToken: { type: "http", scheme: "bearer", description: "PROVISIONING_TOKEN" },
       },
       schemas: {
@@ -598,6 +675,8 @@ export function openApiDocument(): Record<string, unknown> {
         Job: jsonSchema(jobSchema, "output"),
         Modules: jsonSchema(modulesSchema, "output"),
         Balance: jsonSchema(balanceSchema, "output"),
+        AuditPage: jsonSchema(auditPageSchema, "output"),
+        Forecast: jsonSchema(forecastSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
         AdoptionPlan: jsonSchema(adoptionPlanSchema, "output"),
         ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),

@@ -1,4 +1,7 @@
+import type { Response } from "express";
 import { z } from "zod";
+import { sendError } from "../http/errors.js";
+import { fieldErrors } from "../validation/field-errors.js";
 import { decodeCursor, PAGE_LIMIT, type Listing, type Page } from "../store/store.js";
 
 /** What a `limit` must be, wherever one is typed (admin API, CLI). */
@@ -33,4 +36,21 @@ export const pagingFields = (listing: Listing) => ({ limit: limitSchema, cursor:
 /** A page as the admin API answers it: the items under the listing's own key, then where the next page begins and how many there are in all. */
 export function pageBody<T, V>(key: string, page: Page<T>, view: (item: T) => V) {
   return { [key]: page.items.map(view), next_cursor: page.nextCursor, total: page.total };
+}
+
+/**
+ * `cursor` of a listing paged by an entry's id, newest first (the audit trail): the id as plain
+ * decimal digits, since `Number()` would read `1e3` or `0x10`.
+ */
+export const idCursorSchema = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === "" || /^[1-9][0-9]{0,15}$/.test(v), { error: CURSOR_RULE })
+  .transform((v) => (v === undefined || v === "" ? undefined : Number(v)))
+  .describe("the next_cursor of the page before; absent for the first page");
+
+/** The 422 of a bad query: `errors` names every wrong field, `field` the first (what a script checks). */
+export function sendQueryError(res: Response, error: z.ZodError): void {
+  const errors = fieldErrors(error, "(query)");
+  sendError(res, 422, "validation", "Validation error", { field: Object.keys(errors)[0] ?? null, errors });
 }

@@ -5,19 +5,24 @@ import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { fieldErrors } from "../intake/event-schema.js";
-import { requireBearer } from "../http/auth.js";
+import { auditFor } from "../http/auth.js";
+import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { adminAccess, allowOrRefuse, permissionOf, requiredRole, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
 
-export interface ReconcileRouteDeps extends ReconcileDeps {
-  /** Every accepted admin token (ADMIN_TOKEN). */
-  adminToken: string | readonly string[];
+export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit"> {
   logger?: Logger;
 }
 
 export const reconcileBodySchema = z.strictObject({
   fix: z.boolean({ error: "must be true or false" }).optional(),
 });
+
+/** The run's audit entry: what it found and what it repaired. */
+export function reconcileSummary(r: { drift: unknown[]; fixed: unknown[]; manual: unknown[] }): string {
+  return `${r.drift.length} drift item(s): ${r.fixed.length} fixed, ${r.manual.length} for a person`;
+}
 
 /** `POST /admin/reconcile`: the bridge against the reseller's licence list; `{"fix": true}` repairs what needs no purchase. */
 export function reconcileRouter(deps: ReconcileRouteDeps): Router {
@@ -32,15 +37,25 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     next();
   };
 
-  router.post("/admin/reconcile", requireBearer(deps.adminToken), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
+  const access = { operators: deps.operators, audit: deps.store.audit };
+  router.post("/admin/reconcile", ...adminAccess(access), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
+    const fix = body.data.fix ?? false;
+    // Looking is an operator's; a repair needs the role the table gives `fix` (an admin's).
+    const route = permissionOf("POST", "/admin/reconcile");
+    if (!(await allowOrRefuse(access, res, requiredRole("POST", route.path, { fix }), { method: "POST", path: route.path, action: route.action }))) return;
     if (running) return sendError(res, 409, "conflict", "a reconcile is already running; try again when it has finished");
     running = true;
+    const audit = fix ? auditFor(res, AUDIT_ACTIONS.reconcileRepair) : undefined;
     try {
-      const result = await reconcile(deps, { fix: body.data.fix ?? false });
+      const result = await reconcile(deps, { fix, audit });
+      if (audit) await deps.store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "ok", detail: reconcileSummary(result) });
       res.json(result);
     } catch (err) {
+      if (audit) {
+        await deps.store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "failed", detail: (err as Error).message });
+      }
       if (!(err instanceof ResellerError)) throw err;
       deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
       sendError(res, 502, "upstream_unavailable", `cannot read the reseller's licence list: ${err.message}`);

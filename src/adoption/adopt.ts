@@ -4,7 +4,7 @@ import type { Intake } from "../intake/intake.js";
 import { INSTALL_MAIL } from "../intake/jobs.js";
 import { typesOf } from "../intake/rules.js";
 import type { Upstream } from "../reseller/upstream.js";
-import type { AdoptionWrite, Store } from "../store/store.js";
+import type { AdoptionWrite, AuditDraft, Store } from "../store/store.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { asPlan, planAdoption, type AdoptionPlan, type PlannedRow } from "./plan.js";
 import type { PriceList } from "./prices.js";
@@ -27,6 +27,8 @@ export interface AdoptionOptions {
   buy?: boolean;
   /** With `apply`: mail the customers their install command (adopted and bought alike). (Default: false) */
   mail?: boolean;
+  /** The operator applying it: an audit entry for each service written, in its batch's transaction. */
+  audit?: AuditDraft;
   /** Adopted services written per transaction. (Default: 500) */
   batchSize?: number;
   /** Called after each committed batch (how many rows so far, of how many). */
@@ -72,7 +74,7 @@ async function writeAdoptions(deps: AdoptionDeps, planned: PlannedRow[], options
       const mine = byId.get(w.service.service_id)!.types!;
       const other = holders.find((h) => typesOf(h).some((t) => mine.includes(t)));
       return other ? `service ${other.service_id} of the bridge now holds ${w.service.ip} for ${mine.join(" and ")}; one licence belongs to one service` : undefined;
-    });
+    }, options.audit);
     for (const id of result.known) {
       byId.get(id)!.item = { service_identifier: id, action: "managed", reason: `the bridge came to manage service ${id} while the import ran; nothing written`, cost: null };
     }

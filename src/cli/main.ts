@@ -26,6 +26,9 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
   [["prune"], async () => (await import("./commands/prune.js")).pruneCommand],
   [["adopt"], async () => (await import("./commands/adopt.js")).adoptCommand],
   [["secrets"], async () => (await import("./commands/secrets.js")).secretsCommands],
+  [["operators"], async () => (await import("./commands/operators.js")).operatorsCommands],
+  [["audit"], async () => (await import("./commands/audit.js")).auditCommand],
+  [["forecast"], async () => (await import("./commands/forecast.js")).forecastCommand],
 ];
 
 /**
@@ -43,6 +46,8 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
     .version("0.1.0")
     // Also before the command (`license-bridge --json jobs list`): commands read it with optsWithGlobals.
     .option("--json", "machine-readable output, for the commands that print")
+    // Also before the command; read by the commands that change something (cli/audit-trail.ts).
+    .option("--as <name>", "act as this operator of OPERATORS_FILE (or admin): the audit trail names them and their role applies (default: cli:<OS user>, an admin)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });

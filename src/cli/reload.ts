@@ -5,11 +5,13 @@ import type { RunningService } from "../compose/service.js";
 
 /** The names of the settings whose values differ (never the values: some are secrets). */
 function changedSettings(before: Config, after: Config): string[] {
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)].filter((k) => !["catalog", "upstream", "dataDir", "baseDir", "sandbox"].includes(k)));
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)].filter((k) => !["catalog", "operators", "upstream", "dataDir", "baseDir", "sandbox"].includes(k)));
   const out = [...keys].filter((k) => JSON.stringify((before as unknown as Record<string, unknown>)[k]) !== JSON.stringify((after as unknown as Record<string, unknown>)[k]));
   if (JSON.stringify(before.catalog.productIds().map((id) => [id, before.catalog.product(id)])) !== JSON.stringify(after.catalog.productIds().map((id) => [id, after.catalog.product(id)]))) {
     out.push("catalogue");
   }
+  // Names and roles only: which operators came, went or changed role (their token hashes are no one's business in a log).
+  if (JSON.stringify(before.operators) !== JSON.stringify(after.operators)) out.push("operators");
   return out.sort();
 }
 

@@ -15,6 +15,10 @@ import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
 import { adoptRouter } from "../admin/adopt-routes.js";
 import { cataloguePrices, sandboxPrices } from "../adoption/prices.js";
+import { auditRouter } from "../admin/audit-routes.js";
+import { forecastRouter } from "../admin/forecast-routes.js";
+import { operatorDirectory } from "../http/auth.js";
+import { checkForecastShortfall, priceListFor, type ForecastDeps } from "../renewals/forecast.js";
 import type { JobDefinition } from "../jobs/define.js";
 import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
@@ -262,8 +266,13 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     return createProvisioning({ accept, services: store.services, jobs: store.jobs, outcome, license });
   };
 
+  // What the forecast reads: the sweep's rule, the balance reader, and the only price list there is (the sandbox's).
+  const forecastDeps: ForecastDeps = { store, balance, prices: priceListFor(config.upstream.mode === "sandbox"), leadDays: config.RENEWAL_LEAD_DAYS, clock };
+
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
+    // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
+    const access = { operators: operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators), audit: store.audit };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     return createApp({
       logger: logger.child({ component: "http" }),
@@ -275,7 +284,9 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store, balance }),
+        adminRouter({ ...access, store, balance }),
+        auditRouter({ ...access, audit: store.audit }),
+        forecastRouter({ ...access, forecast: forecastDeps }),
         cfg.PROVISIONING_TOKEN
           ? provisioningRouter({
               token: cfg.PROVISIONING_TOKEN,
@@ -285,9 +296,9 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
               provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
-        reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        reconcileRouter({ operators: access.operators, store, upstream, logger: logger.child({ component: "reconcile" }) }),
         adoptRouter({
-          adminToken: cfg.ADMIN_TOKEN,
+          operators: access.operators,
           store,
           upstream,
           catalog: cfg.catalog,
@@ -316,7 +327,16 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // A timer must not throw: that would end the process. The next tick tries again.
   const heal = () =>
     healBlockedRenewals(store, healEveryMs).catch((err: unknown) => logger.error({ err }, "could not put blocked renewals back in the queue; trying again later"));
-  const atRisk = () => checkRenewalsAtRisk(store, alerts);
+  // The week ahead's renewals against the balance: an alert while it will not cover them.
+  const shortfall = () =>
+    checkForecastShortfall(forecastDeps, alerts).then(
+      () => undefined,
+      (err: unknown) => logger.warn({ err }, "could not check the balance against the renewals due; trying again on the next tick"),
+    );
+  const atRisk = async () => {
+    await checkRenewalsAtRisk(store, alerts);
+    await shortfall();
+  };
   const lagMs = config.QUEUE_LAG_ALERT_MINUTES * 60_000;
   const queueLag = () =>
     checkQueueLag(store, alerts, lagMs).catch((err: unknown) => logger.warn({ err }, "could not check the queue's lag; trying again in a minute"));

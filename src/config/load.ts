@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
+import { createHash } from "node:crypto";
 import { whyNotWritable } from "./file-problems.js";
+import { loadOperators, type OperatorEntry } from "./operators.js";
 import { readEnvFile } from "./env-file.js";
 import { nearMisses } from "./near-miss.js";
 import { CONFIG_KEYS, EXPECTED, LIVE_KEYS, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
@@ -60,6 +62,8 @@ export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN
   /** Every accepted admin token (the first is the one the sandbox generated, in sandbox mode). */
   ADMIN_TOKEN: string[];
   catalog: Catalog;
+  /** OPERATORS_FILE's operators (none when it is unset); ADMIN_TOKEN is the admin named "admin" beside them. */
+  operators: OperatorEntry[];
 }
 
 /** Every configuration problem at once; `lines` are one per problem, ready to print. */
@@ -123,7 +127,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (catalogResult && !catalogResult.ok) {
     for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
   }
-  if (!parsed.success || !catalogResult?.ok || problems.length > 0) throw new ConfigError(problems);
+  // The operators file: every problem one line naming the entry and the field. Its tokens are
+  // checked against ADMIN_TOKEN's below, once the sandbox's generated one is known too.
+  const operatorsFile = merged.OPERATORS_FILE as string | undefined;
+  const operatorsResult = operatorsFile ? loadOperators(resolve(cwd, operatorsFile)) : { ok: true as const, operators: [] };
+  if (!operatorsResult.ok) for (const p of operatorsResult.problems) problems.push(line("OPERATORS_FILE", p, "a valid operators file (README: Operators, roles and the audit trail)"));
+  if (!parsed.success || !catalogResult?.ok || !operatorsResult.ok || problems.length > 0) throw new ConfigError(problems);
   const raw = parsed.data;
   const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
 
@@ -136,6 +145,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     secrets ??= [creds.webhook_secret];
     adminToken ??= [creds.admin_token];
     provisioningToken ??= [creds.provisioning_token];
+  }
+
+  const adminHashes = new Set(adminToken!.map((t) => createHash("sha256").update(t).digest("hex")));
+  const sharing = operatorsResult.operators.filter((o) => adminHashes.has(o.token_sha256));
+  if (sharing.length) {
+    throw new ConfigError(
+      sharing.map((o) =>
+        line("OPERATORS_FILE", `operator ${JSON.stringify(o.name)}, token_sha256: is the hash of an ADMIN_TOKEN, which always acts as "admin"`, "a token of the operator's own"),
+      ),
+    );
   }
 
   const upstream: UpstreamConfig = sandbox
@@ -159,6 +178,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dataDir,
     baseDir: cwd,
     catalog: catalogResult.catalog,
+    operators: operatorsResult.operators,
   };
 }
 

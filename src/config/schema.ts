@@ -146,6 +146,8 @@ export const configSchema = z
     ALLOW_PRIVATE_IPS: booleanFlag.default(false),
     WEBHOOK_SECRETS: whsecList.optional(),
     ADMIN_TOKEN: tokenList.optional(),
+    // Read by load.ts (operators.ts): the people of the admin API, the CLI and the console.
+    OPERATORS_FILE: z.string().min(1).optional(),
     PROVISIONING_TOKEN: tokenList.optional(),
     PROVISION_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(20),
     SMTP_URL: z
@@ -282,6 +284,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
   WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
   ADMIN_TOKEN: "one or more comma-separated random strings of 16 or more characters (several: rotation); `license-bridge secrets new` makes one",
+  OPERATORS_FILE:
+    'the path of a JSON list of operators, [{"name": "alice", "role": "viewer" | "operator" | "admin", "token_sha256": "<64 hex digits>"}] (`license-bridge operators new` makes an entry)',
   PROVISIONING_TOKEN: "one or more comma-separated random strings of 16 or more characters (the panel modules' bearer tokens; several: rotation)",
   PROVISION_WAIT_SECONDS: "seconds 0-300 a provisioning call waits for its work before answering 202 pending, e.g. 20",
   SMTP_URL: "smtp://user:pass@mail.example:587 or smtps://...",

@@ -71,6 +71,11 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
     meaning: "bearer token of the admin API, 16+ characters; several comma-separated are all accepted (rotation)",
     unset: "required outside sandbox mode (generated in it)",
   },
+  OPERATORS_FILE: {
+    meaning:
+      'named operators of the admin API, the CLI and the console: a JSON list of `{"name", "role": "viewer" | "operator" | "admin", "token_sha256"}` (see [Operators, roles and the audit trail](#operators-roles-and-the-audit-trail)); `ADMIN_TOKEN` always acts as an admin named `admin`; a bad file stops start-up, and a `SIGHUP` with one keeps the running list',
+    unset: "only `ADMIN_TOKEN`",
+  },
   PROVISIONING_TOKEN: {
     meaning:
       "bearer token of the provisioning API, 16+ characters; several comma-separated are all accepted (rotation); unset outside sandbox mode: `/provision/v1` answers `404`",

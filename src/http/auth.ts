@@ -1,6 +1,15 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { RequestHandler } from "express";
+import type { RequestHandler, Response } from "express";
+import { ADMIN_TOKEN_ACTOR, type Actor, type Role } from "../vocabulary/roles.js";
 import { sendError } from "./errors.js";
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest();
+
+/** The bearer token of a request, or undefined when there is none. */
+function bearerOf(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  return match?.[1]?.trim();
+}
 
 /**
  * Bearer-token guard accepting any of `tokens` (several while one is rotated); hashes both sides
@@ -9,17 +18,83 @@ import { sendError } from "./errors.js";
  * provisioning API's `success: false`).
  */
 export function requireBearer(tokens: string | readonly string[], realm = "admin"): RequestHandler {
-  const expected = (typeof tokens === "string" ? [tokens] : tokens).map((t) => createHash("sha256").update(t).digest());
+  const expected = (typeof tokens === "string" ? [tokens] : tokens).map(sha256);
   return (req, res, next) => {
-    const header = req.headers.authorization ?? "";
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    const given = createHash("sha256").update(match?.[1]?.trim() ?? "").digest();
+    const token = bearerOf(req.headers.authorization);
+    const given = sha256(token ?? "");
     let ok = false;
     for (const e of expected) ok = timingSafeEqual(given, e) || ok;
-    if (!match || !ok) {
+    if (token === undefined || !ok) {
       res.setHeader("WWW-Authenticate", `Bearer realm="license-bridge ${realm}"`);
       return sendError(res, 401, "unauthorized", `Unauthorized: send Authorization: Bearer <${realm === "admin" ? "ADMIN_TOKEN" : "PROVISIONING_TOKEN"}>`);
     }
     next();
   };
+}
+
+/** An operator as OPERATORS_FILE lists them (src/config/operators.ts): the token only as its SHA-256. */
+export interface OperatorCredential {
+  name: string;
+  role: Role;
+  token_sha256: string;
+}
+
+/** Who a token belongs to: every ADMIN_TOKEN (the admin named "admin") and every operator. */
+export interface OperatorDirectory {
+  identify(token: string): Actor | undefined;
+}
+
+/**
+ * The directory of ADMIN_TOKEN's tokens and OPERATORS_FILE's operators. A token is hashed once
+ * and compared with every entry in constant time, all of them whatever matched, so neither the
+ * time nor the order tells which entry it was; no token is kept in clear beyond ADMIN_TOKEN's own
+ * (hashed here too).
+ */
+export function operatorDirectory(adminTokens: readonly string[], operators: readonly OperatorCredential[] = []): OperatorDirectory {
+  const entries = [
+    ...adminTokens.map((t) => ({ actor: { name: ADMIN_TOKEN_ACTOR, role: "admin" as Role }, digest: sha256(t) })),
+    ...operators.map((o) => ({ actor: { name: o.name, role: o.role }, digest: Buffer.from(o.token_sha256, "hex") })),
+  ].filter((e) => e.digest.length === 32);
+  return {
+    identify(token) {
+      const given = sha256(token);
+      let found: Actor | undefined;
+      for (const e of entries) if (timingSafeEqual(given, e.digest) && !found) found = e.actor;
+      return found ? { ...found } : undefined;
+    },
+  };
+}
+
+/** The operator a request was authenticated as (set by `authenticate`). */
+export function operatorOf(res: Response): Actor | undefined {
+  return res.locals.operator as Actor | undefined;
+}
+
+/**
+ * The admin API's authentication: `Authorization: Bearer <ADMIN_TOKEN or an operator's token>`,
+ * else 401. Sets `res.locals.operator` ({name, role}) for the role checks and the audit trail.
+ */
+export function authenticate(directory: OperatorDirectory): RequestHandler {
+  return (req, res, next) => {
+    if (operatorOf(res)) return next();
+    const token = bearerOf(req.headers.authorization);
+    const actor = token === undefined ? undefined : directory.identify(token);
+    if (!actor) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="license-bridge admin"');
+      return sendError(res, 401, "unauthorized", "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN or an operator's token (OPERATORS_FILE)>");
+    }
+    res.locals.operator = actor;
+    next();
+  };
+}
+
+/**
+ * The audit entry's who and what for the request's operator: hand it to the store operation that
+ * makes the change (e.g. `store.jobs.retry(id, auditFor(res, "job.retry"))`), which writes the
+ * entry in the change's own transaction.
+ */
+export function auditFor(res: Response, action: string, detail?: string | null): { actor: string; action: string; detail?: string | null } {
+  const actor = operatorOf(res);
+  if (!actor) throw new Error("auditFor: the request was not authenticated (authenticate() must run first)");
+  return { actor: actor.name, action, ...(detail === undefined ? {} : { detail }) };
 }

@@ -7,7 +7,7 @@ import type { UpstreamLicense } from "../reseller/answers.js";
 import { canonicalIp as canonical } from "../vocabulary/ip-address.js";
 import type { Upstream } from "../reseller/upstream.js";
 import { CPANEL_COMPANIONS, type ProductType } from "../vocabulary/products.js";
-import type { NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
+import type { AuditDraft, NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
 import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
@@ -68,6 +68,12 @@ export interface ReconcileOptions {
    * runner before reporting them as still queued. (Default: 15000 ms)
    */
   waitMs?: number;
+  /**
+   * The operator who asked for the repairs: each service's repair writes an entry (their
+   * action, what was repaired) in the transaction of the repair, or `refused` when the
+   * service changed meanwhile.
+   */
+  audit?: AuditDraft;
 }
 
 export interface ReconcileDeps {
@@ -373,7 +379,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
       const why = "a job for this service is queued or running; run reconcile again when it has finished";
       manual.push(...list.map((r) => ({ ...r.item, fix: why })));
     } else {
-      const outcome = await repairService(deps, serviceId, list);
+      const outcome = await repairService(deps, serviceId, list, options.audit);
       fixed.push(...outcome.fixed);
       manual.push(...outcome.manual);
       queued.push(...outcome.queued);
@@ -417,7 +423,7 @@ async function awaitSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[],
  * what the bridge records is written. When the service changed since reconcile read it, its own
  * jobs moved it: their word wins, and the drift is reported again next run.
  */
-async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: HandledItem[]; manual: HandledItem[]; queued: QueuedSuspension[] }> {
+async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[], audit?: AuditDraft): Promise<{ fixed: HandledItem[]; manual: HandledItem[]; queued: QueuedSuspension[] }> {
   const fixed: HandledItem[] = [];
   const seen = repairs[0]!.slot.svc;
   const history: NewHistory[] = [];
@@ -460,7 +466,8 @@ async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Re
       note("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
     }
   }
-  const { applied, jobIds } = await deps.store.services.change({ serviceId, ifUpdatedAt: seen.updated_at, patch, history, enqueue });
+  const entries = audit ? [{ ...audit, detail: repairs.map((r) => `${r.item.kind}: ${r.item.fix ?? r.action}`).join("; ") }] : undefined;
+  const { applied, jobIds } = await deps.store.services.change({ serviceId, ifUpdatedAt: seen.updated_at, patch, history, enqueue, audit: entries });
   if (!applied) {
     const raced = (r: Repair): HandledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
     return { fixed: [], manual: repairs.map(raced), queued: [] };

@@ -1,6 +1,6 @@
 import { jobOf } from "../jobs/define.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
-import type { Store } from "../store/store.js";
+import type { AuditDraft, Store } from "../store/store.js";
 import { RENEW } from "../intake/jobs.js";
 
 export const DAY_MS = 86_400_000;
@@ -19,11 +19,12 @@ export interface SweepResult {
  * the renewal's unique key (one per licence and term) makes a second enqueue create nothing.
  */
 export function createSweep(store: Store, leadDays: number) {
-  const run = async (serviceId?: string): Promise<SweepResult> => {
+  const run = async (serviceId?: string, audit?: AuditDraft): Promise<SweepResult> => {
     const rows = await store.renewals.sweep(
       leadDays * DAY_MS,
       (due) => jobOf(RENEW, { term_end: due.expires_at }, { serviceId: due.service_id, queueKey: serviceQueueKey(due.service_id) }),
       serviceId,
+      audit,
     );
     const result: SweepResult = { queued: [], alreadyQueued: 0 };
     for (const r of rows) {
@@ -33,8 +34,8 @@ export function createSweep(store: Store, leadDays: number) {
     return result;
   };
   return {
-    /** Every due licence. */
-    sweep: () => run(),
+    /** Every due licence; with `audit` (an operator's sweep), an entry per renewal it queued, written with it. */
+    sweep: (audit?: AuditDraft) => run(undefined, audit),
     /** One service, right after its payment was recorded ("at once if it is already due"). */
     sweepService: (serviceId: string) => run(serviceId),
   };

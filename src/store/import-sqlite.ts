@@ -15,7 +15,7 @@ import { whyNotWritable } from "../config/file-problems.js";
  */
 
 /** The tables copied, in the order they are copied (events first: their seq follows SQLite's rowid). */
-export const IMPORTED_TABLES = ["events", "services", "history", "jobs", "mails", "alerts"] as const;
+export const IMPORTED_TABLES = ["events", "services", "history", "jobs", "mails", "alerts", "audit"] as const;
 export type ImportedTable = (typeof IMPORTED_TABLES)[number];
 
 /**
@@ -25,7 +25,7 @@ export type ImportedTable = (typeof IMPORTED_TABLES)[number];
 const DERIVED_TABLES: readonly string[] = ["job_counts", "service_counts"];
 
 /** Tables a target must not hold a row of: the state of services some instance already keeps. */
-const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails"] as const;
+const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails", "audit"] as const;
 
 /** Identity columns whose sequences must continue after the copied rows (events.seq stands for SQLite's rowid). */
 const SEQUENCES: { table: ImportedTable; column: string }[] = [
@@ -33,6 +33,7 @@ const SEQUENCES: { table: ImportedTable; column: string }[] = [
   { table: "history", column: "id" },
   { table: "jobs", column: "id" },
   { table: "mails", column: "id" },
+  { table: "audit", column: "id" },
 ];
 
 /** The PostgreSQL types the migrations use, as unnest() casts its array parameters to. */
@@ -181,7 +182,7 @@ async function copy(sqlite: Db, t: Tx, target: string, batchRows: number): Promi
   const nonEmpty = MUST_BE_EMPTY.filter((table) => held![table] > 0);
   if (nonEmpty.length) {
     throw new Refusal(
-      `the PostgreSQL database at ${target} is not empty (it holds ${nonEmpty.map((table) => `${held![table]} ${table === "history" ? "history entries" : table}`).join(", ")}): ` +
+      `the PostgreSQL database at ${target} is not empty (it holds ${nonEmpty.map((table) => `${held![table]} ${table === "history" ? "history entries" : table === "audit" ? "audit entries" : table}`).join(", ")}): ` +
         "import-sqlite copies only into a database no instance has used; nothing was copied",
     );
   }

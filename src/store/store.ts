@@ -1,5 +1,6 @@
 import type { Job, JobPriority, JobState } from "../vocabulary/jobs.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
+import type { AuditOutcome } from "../vocabulary/audit.js";
 import { whyNotWritable } from "../config/file-problems.js";
 import type { Page, PageRequest } from "./paging.js";
 
@@ -28,6 +29,8 @@ export interface Store {
   readonly retention: RetentionOps;
   /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
   readonly adoption: AdoptionOps;
+  /** Who did what: the operators' audit trail (never pruned). */
+  readonly audit: AuditOps;
   /** Applies pending migrations (once, whichever instance starts first); returns what it applied. */
   migrate(): Promise<{ id: number; name: string }[]>;
   migrationStatus(): Promise<MigrationStatus>;
@@ -181,6 +184,12 @@ export interface ServiceChange {
   enqueue?: NewJob[];
   /** The mail under this key went out: its row marked sent, with the history above. */
   mailSent?: string;
+  /**
+   * The operator's action this change carries out: one audit entry each, for this service,
+   * written in the change's transaction (outcome ok; refused, alone, when `ifUpdatedAt` finds the
+   * row changed). Its job is the draft's, else the first job the change queues.
+   */
+  audit?: AuditDraft[];
 }
 
 /** Which licences a page lists. */
@@ -369,8 +378,12 @@ export interface JobOps {
   finish(job: Pick<Job, "id" | "attempts" | "maxAttempts" | "serviceId">, worker: string, ending: JobEnding): Promise<JobState | undefined>;
   /** Blocked jobs of `kind` unchanged for `olderThanMs` go back to the queue, attempts kept. */
   requeueBlocked(kind: string, olderThanMs: number): Promise<number>;
-  /** The operator's retry of a failed or blocked job: queued again with fresh attempts. */
-  retry(id: number): Promise<Job | undefined>;
+  /**
+   * The operator's retry of a failed or blocked job: queued again with fresh attempts. With
+   * `audit`, the entry is written in the same transaction: ok with the job and its service, or
+   * refused (no such job, or a job neither failed nor blocked; then nothing else is written).
+   */
+  retry(id: number, audit?: AuditDraft): Promise<Job | undefined>;
   get(id: number): Promise<Job | undefined>;
   /** Up to `limit` jobs (default 500), newest first, for tests and small internal look-ups; listings use `page`. */
   list(filter?: JobFilter): Promise<Job[]>;
@@ -429,15 +442,93 @@ export interface DueRenewal {
   expires_at: number;
 }
 
+export type UpcomingRenewal = Pick<ServiceRow, "service_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months" | "expires_at" | "paid_until"> & {
+  expires_at: number;
+  paid_until: number;
+};
+
 export interface RenewalOps {
   /**
    * Enqueues, in one transaction, a job per active licence paid beyond its term whose term ends
    * within `leadMs` (all, or the one service): `job(due)` builds it, its unique key making a
    * second sweep of the same term create nothing.
    */
-  sweep(leadMs: number, job: (due: DueRenewal) => NewJob, serviceId?: string): Promise<{ due: DueRenewal; id: number; created: boolean }[]>;
+  sweep(
+    leadMs: number,
+    job: (due: DueRenewal) => NewJob,
+    serviceId?: string,
+    audit?: AuditDraft,
+  ): Promise<{ due: DueRenewal; id: number; created: boolean }[]>;
+  /**
+   * What the sweep will find due before `horizon` (epoch ms) as things stand: active licences
+   * paid a day or more beyond their term whose term ends by then, earliest first. (The forecast;
+   * `audit` above: an entry per renewal job a sweep an operator asked for queued.)
+   */
+  upcoming(horizon: number): Promise<UpcomingRenewal[]>;
   /** Paid, active licences ending within `withinMs` whose renewal job for that term (key) was tried and has not succeeded. */
   atRisk(withinMs: number, keyOf: (due: DueRenewal) => string): Promise<(DueRenewal & { ip: string; job_id: number; state: string; last_error: string | null })[]>;
+}
+
+// ---- audit --------------------------------------------------------------------------------
+
+/**
+ * Who acts, and what they do: what a route or command hands a store operation, which adds when,
+ * the service or job, and the outcome as its transaction finds them. (src/http/auth.ts `auditFor`
+ * makes one from a request.)
+ */
+export interface AuditDraft {
+  actor: string;
+  action: string;
+  /** What was asked or done, in words (never a secret). */
+  detail?: string | null;
+  /** The job it is about, when the caller knows it. */
+  job_id?: number | null;
+}
+
+/** The drafts of a change that did not apply because its service changed meanwhile, saying so. */
+export function refusedAsChanged(drafts: readonly AuditDraft[] | undefined): AuditDraft[] {
+  return (drafts ?? []).map((d) => ({ ...d, detail: `${d.detail ? `${d.detail}; ` : ""}not done: the service changed meanwhile` }));
+}
+
+/** An entry written on its own (a change outside the bridge's state: a reseller credit; a run's summary). */
+export interface NewAuditEntry extends AuditDraft {
+  service_id?: string | null;
+  outcome: AuditOutcome;
+}
+
+export interface AuditEntry {
+  id: number;
+  /** Epoch ms: the store's clock (PostgreSQL: the database's) in the transaction that wrote it. */
+  at: number;
+  actor: string;
+  action: string;
+  service_id: string | null;
+  job_id: number | null;
+  outcome: AuditOutcome;
+  detail: string | null;
+}
+
+export interface AuditFilter {
+  actor?: string;
+  action?: string;
+  serviceId?: string;
+  jobId?: number;
+  outcome?: AuditOutcome;
+  /** Entries at or after this time (epoch ms). */
+  since?: number;
+  /** Entries before this time (epoch ms). */
+  until?: number;
+  /** Entries older than this id: the page after the one that ended with it. */
+  beforeId?: number;
+  /** (Default: 100) */
+  limit?: number;
+}
+
+export interface AuditOps {
+  /** Writes one entry by itself, in its own transaction. */
+  record(entry: NewAuditEntry): Promise<AuditEntry>;
+  /** Entries matching `filter`, newest first, one page; `total` counts every match (all pages). */
+  list(filter?: AuditFilter): Promise<{ entries: AuditEntry[]; total: number }>;
 }
 
 export interface HealthOps {
@@ -495,5 +586,7 @@ export interface AdoptionOps {
   insert(
     batch: readonly AdoptionWrite[],
     refuse: (write: AdoptionWrite, holders: readonly ServiceRow[]) => string | undefined,
+    /** The operator's action: an entry (outcome ok) for each service written, in the batch's transaction. */
+    audit?: AuditDraft,
   ): Promise<{ inserted: string[]; known: string[]; refused: { service_id: string; reason: string }[] }>;
 }

@@ -6,7 +6,7 @@
 export const ERROR_CODES = {
   // The request itself.
   unauthorized: "The bearer token (or webhook signature) is missing or wrong.",
-  forbidden: "The request comes from an address that is not allowed.",
+  forbidden: "The request comes from an address that is not allowed, or the operator's role does not allow the action (`required_role` names the role it needs).",
   not_found: "No such route.",
   provisioning_off: "The provisioning API is off: PROVISIONING_TOKEN is not set on the bridge (404).",
   bad_request: "The request is malformed (e.g. a header too long).",

@@ -69,7 +69,7 @@ async function snapshot(store: Store, serviceIds: string[]) {
   for (const id of serviceIds) history[id] = await store.services.history(id);
   // The counters of migration 008 (the job gauge, the listings' totals): rebuilt by the target from the rows copied.
   const totals = { jobs: await store.jobs.counts(), licenses: (await store.services.page({ limit: 1 })).total, active: (await store.services.page({ limit: 1, status: "active" })).total };
-  return { services, history, jobs: byId(await store.jobs.list()), counts: await store.counts(), alerts: await store.alerts.open(), totals };
+  return { services, history, jobs: byId(await store.jobs.list()), counts: await store.counts(), alerts: await store.alerts.open(), totals, audit: (await store.audit.list()).entries };
 }
 
 describe("license-bridge import-sqlite", () => {
@@ -123,6 +123,8 @@ describe("license-bridge import-sqlite", () => {
     await waitFor(() => idle(bridge.service), 10_000, "the queue to settle");
     await waitFor(() => smtp!.messages.length >= 2, 10_000, "the install mails and the alert");
     await waitFor(() => idle(bridge.service), 10_000, "the queue to settle");
+    // An operator acted (and was refused): the audit trail moves too.
+    await bridge.service.store.audit.record({ actor: "alice", action: "job.retry", job_id: 1, service_id: "imp-active", outcome: "refused", detail: "the job is succeeded" });
     await stop(bridge);
     return { env, file: env.DATABASE_PATH!, active };
   }
@@ -150,7 +152,7 @@ describe("license-bridge import-sqlite", () => {
     expect(run.json()).toEqual({
       source: old.file,
       target: databaseLocation({ DATABASE_URL: databaseUrl, DATABASE_PATH: old.file }),
-      copied: { ...before.counts, alerts: before.alerts.length },
+      copied: { ...before.counts, alerts: before.alerts.length, audit: before.audit.length },
     });
 
     // Row for row what SQLite held: services, their histories (events in the same order, same ids), jobs, mail, alerts.
@@ -167,6 +169,8 @@ describe("license-bridge import-sqlite", () => {
     expect(after.totals).toEqual(before.totals);
     expect(after.totals.licenses).toBe(before.services.length);
     expect(after.alerts).toEqual(before.alerts);
+    expect(after.audit).toEqual(before.audit);
+    expect(before.audit).toHaveLength(1);
     expect(after.installMail).toEqual(before.installMail);
     const importedJobIds = maxOf(before.jobs.map((j) => j.id));
     const importedHistory = Object.values(before.history).flat();
@@ -186,6 +190,10 @@ describe("license-bridge import-sqlite", () => {
     sb!.sandbox.setBalance(1000);
     const retried = await runCli(["jobs", "retry", String(blocked.id), "--json"], newEnv);
     expect(retried.code, retried.stderr).toBe(0);
+    // Its audit entry is numbered after the imported one.
+    const trail = (await bridge.service.store.audit.list()).entries;
+    expect(trail.map((e) => [e.action, e.job_id, e.outcome])).toEqual([["job.retry", blocked.id, "ok"], ["job.retry", 1, "refused"]]);
+    expect(trail[0]!.id).toBeGreaterThan(before.audit[0]!.id);
     await waitFor(async () => (await bridge.service.services.get("imp-blocked"))?.status === "active", 10_000, "imp-blocked active");
     await waitFor(() => idle(bridge.service), 10_000, "the queue to settle");
     expect(sb!.sandbox.ledger().filter((c) => c.op === "register" && c.ip === "198.18.200.3")).toHaveLength(1);
@@ -297,7 +305,7 @@ describe("license-bridge import-sqlite", () => {
     expect(down.stderr).toMatch(/127\.0\.0\.1:1/);
     const ok = await runCli(["import-sqlite", file, "--json"], { ...env, DATABASE_URL: databaseUrl });
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.json<{ copied: Record<string, number> }>().copied).toEqual({ events: 0, services: 0, history: 0, jobs: 0, mails: 0, alerts: 0 });
+    expect(ok.json<{ copied: Record<string, number> }>().copied).toEqual({ events: 0, services: 0, history: 0, jobs: 0, mails: 0, alerts: 0, audit: 0 });
     expectNoPassword(noUrl, behind, missing, junk, down, ok);
   });
 
@@ -316,7 +324,7 @@ describe("license-bridge import-sqlite", () => {
 
     const databaseUrl = (await freshDatabase()).url;
     const outcome = await importSqlite(file, databaseUrl, "the test database", { logger: silentLogger(), batchRows: 2 });
-    expect(outcome).toEqual({ copied: { events: 0, services: 0, history: 0, jobs: 7, mails: 0, alerts: 1 }, requeued: 2 });
+    expect(outcome).toEqual({ copied: { events: 0, services: 0, history: 0, jobs: 7, mails: 0, alerts: 1, audit: 0 }, requeued: 2 });
 
     const env = { DATABASE_URL: databaseUrl, DATABASE_PATH: file };
     const after = await readStoreOf(env, async (store) => {

@@ -2,6 +2,7 @@ import request from "supertest";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { reconcileRouter } from "../../src/admin/reconcile-routes.js";
+import { operatorDirectory } from "../../src/http/auth.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { orderActive, untilIdle, usePair } from "../helpers/e2e-harness.js";
@@ -12,7 +13,7 @@ function appFor(bridge: TestBridge) {
   return createApp({
     logger: silentLogger(),
     logRequests: false,
-    routers: [reconcileRouter({ adminToken: TEST_ADMIN_TOKEN, ...depsOf(bridge) })],
+    routers: [reconcileRouter({ operators: operatorDirectory([TEST_ADMIN_TOKEN]), ...depsOf(bridge) })],
   });
 }
 
@@ -56,5 +57,12 @@ describe("POST /admin/reconcile", () => {
     expect(fix.body.fixed).toEqual([expect.objectContaining({ kind: "status_differs", service_id: id })]);
     expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(purchases(sb)).toEqual(before);
+    // The look is not in the audit trail; the repair is, with its service, and the run beside it.
+    const { entries } = await bridge.service.store.audit.list();
+    expect(entries.map((e) => [e.actor, e.action, e.service_id, e.outcome])).toEqual([
+      ["admin", "reconcile.fix", null, "ok"],
+      ["admin", "reconcile.repair", id, "ok"],
+    ]);
+    expect(entries[1]!.detail).toContain("status_differs");
   });
 });

@@ -263,8 +263,10 @@ describe("several instances on one PostgreSQL database", () => {
     const stores = await Promise.all([1, 2, 3].map(() => anotherInstance(empty, { clock: "database" })));
     try {
       const applied = await Promise.all(stores.map((s) => s.migrate()));
-      const latest = readPgMigrations().at(-1)!.id;
-      expect(applied.map((m) => m.length).sort()).toEqual([0, 0, latest]);
+      const all = readPgMigrations();
+      const latest = all.at(-1)!.id;
+      // One instance applies every migration (their count: the numbers need not be contiguous).
+      expect(applied.map((m) => m.length).sort()).toEqual([0, 0, all.length]);
       expect(await stores[0]!.migrationStatus()).toEqual({ databaseVersion: latest, codeVersion: latest, pending: [] });
     } finally {
       await Promise.all(stores.map((s) => s.close()));

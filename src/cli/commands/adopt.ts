@@ -21,7 +21,7 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { readImport }, { runAdoption }, { cataloguePrices, sandboxPrices }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }] =
+      const [{ readFileSync }, { readImport }, { runAdoption }, { cataloguePrices, sandboxPrices }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
           import("../../adoption/import-file.js"),
@@ -31,6 +31,8 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
           import("../context.js"),
           import("../upstream-from-config.js"),
           import("../store.js"),
+          import("../audit-trail.js"),
+          import("../../vocabulary/audit.js"),
         ]);
       const o = output(cmd);
       if ((opts.buy || opts.mail) && !opts.apply) throw new CliError(`${opts.buy ? "--buy" : "--mail"} takes effect only with --apply`, 2);
@@ -47,9 +49,12 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
         throw new CliError([`${file}: ${imported.problems.length} problem(s), nothing planned:`, ...shown, ...more].join("\n"));
       }
       const config = configOrExit();
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const upstream = upstreamFromConfig(config);
-      const plan = await withBridgeStore(config, (store) =>
-        upstreamCall(() =>
+      const plan = await withBridgeStore(config, async (store) => {
+        // Adoption is an admin's (as POST /admin/adopt); planning alone changes nothing.
+        if (opts.apply) await requireRole(store, actor, "admin", AUDIT_ACTIONS.adoptApply);
+        return upstreamCall(() =>
           runAdoption(
             {
               store,
@@ -60,10 +65,10 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
               intake: createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS }),
             },
             imported.rows,
-            { apply: opts.apply === true, buy: opts.buy === true, mail: opts.mail === true },
+            { apply: opts.apply === true, buy: opts.buy === true, mail: opts.mail === true, ...(opts.apply ? { audit: draftOf(actor, AUDIT_ACTIONS.adoptApply) } : {}) },
           ),
-        ),
-      );
+        );
+      });
       emit(o, plan, () => human(plan, opts.apply === true));
     });
 }

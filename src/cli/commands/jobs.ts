@@ -59,14 +59,22 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .description("queue a failed or blocked job again with fresh attempts; a running service picks it up within a second")
     .option("--json", "machine-readable output: {\"job\": {...}}")
     .action(async (rawId: string, _opts: unknown, cmd: Command) => {
-      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }] = await Promise.all([import("../../admin/admin-routes.js"), deps()]);
+      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] = await Promise.all([
+        import("../../admin/admin-routes.js"),
+        deps(),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
+      ]);
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const retried = await withBridgeStore(config, async (store) => {
         const job = await store.jobs.get(id.data);
+        await requireRole(store, actor, "operator", AUDIT_ACTIONS.jobRetry, { job_id: id.data, service_id: job?.serviceId ?? null });
+        // The retry and its entry (ok, or refused: no such job, or not failed or blocked) commit together.
+        const again = await store.jobs.retry(id.data, draftOf(actor, AUDIT_ACTIONS.jobRetry));
         if (!job) throw new CliError(`unknown job ${id.data} (see \`license-bridge jobs list\`)`);
-        const again = await store.jobs.retry(id.data);
         if (!again) throw new CliError(`job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
         return jobView(again);
       });

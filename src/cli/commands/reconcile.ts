@@ -5,14 +5,17 @@ import { CliError, emit, table, type Output } from "../output.js";
 
 /** What the action needs, imported when it runs (see buildProgram). */
 async function deps() {
-  const [cliProgress, { reconcile }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }] = await Promise.all([
+  const [cliProgress, { reconcile }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, trail, { AUDIT_ACTIONS }, { reconcileSummary }] = await Promise.all([
     import("cli-progress"),
     import("../../reconcile/reconcile.js"),
     import("../context.js"),
     import("../upstream-from-config.js"),
     import("../store.js"),
+    import("../audit-trail.js"),
+    import("../../vocabulary/audit.js"),
+    import("../../admin/reconcile-routes.js"),
   ]);
-  return { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore };
+  return { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary };
 }
 
 /** Below this many services a run is over before a bar would be worth drawing. */
@@ -60,19 +63,25 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
         "accounts for, a repair that failed, or fixable drift without --fix); 2 usage; 78 configuration.",
     )
     .action(async (opts: { fix?: boolean }, cmd: Command) => {
-      const { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore } = await deps();
+      const { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary } = await deps();
       const o = output(cmd);
       const config = configOrExit();
+      const actor = trail.cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const upstream = upstreamFromConfig(config);
       const progress = progressBar(cliProgress);
-      const result = await withBridgeStore(config, (store) =>
-        upstreamCall(() =>
-          reconcile(
-            { store, upstream },
-            { fix: opts.fix === true, onProgress: progress.onProgress },
-          ),
-        ).finally(progress.stop),
-      );
+      const result = await withBridgeStore(config, async (store) => {
+        // Looking changes nothing; repairs are an admin's, each written with its entry, the run with one of its own.
+        if (opts.fix) await trail.requireRole(store, actor, "admin", AUDIT_ACTIONS.reconcileFix);
+        const audit = opts.fix ? trail.draftOf(actor, AUDIT_ACTIONS.reconcileRepair) : undefined;
+        try {
+          const r = await upstreamCall(() => reconcile({ store, upstream }, { fix: opts.fix === true, onProgress: progress.onProgress, audit })).finally(progress.stop);
+          if (opts.fix) await store.audit.record({ ...trail.draftOf(actor, AUDIT_ACTIONS.reconcileFix, reconcileSummary(r)), outcome: "ok" });
+          return r;
+        } catch (err) {
+          if (opts.fix) await store.audit.record({ ...trail.draftOf(actor, AUDIT_ACTIONS.reconcileFix, (err as Error).message), outcome: "failed" });
+          throw err;
+        }
+      });
       const remaining = result.drift.length - result.fixed.length;
       emit(o, result, () => {
         if (result.drift.length === 0) return "no drift: the bridge and the reseller agree";

@@ -10,14 +10,21 @@ export function renewCommand(program: Command, output: (cmd: Command) => Output)
     .action(async (opts: { due?: boolean }, cmd: Command) => {
       if (!opts.due) throw new CliError("say --due to queue the renewals that are due", EXIT.usage);
       // Imported when the command runs (see buildProgram).
-      const [{ createSweep }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+      const [{ createSweep }, { configOrExit }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] = await Promise.all([
         import("../../renewals/sweep.js"),
         import("../context.js"),
         import("../store.js"),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
       ]);
       const o = output(cmd);
       const config = configOrExit();
-      const result = await withBridgeStore(config, (store) => createSweep(store, config.RENEWAL_LEAD_DAYS).sweep());
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
+      const result = await withBridgeStore(config, async (store) => {
+        await requireRole(store, actor, "operator", AUDIT_ACTIONS.renewDue);
+        // Each renewal it queues is written with its audit entry.
+        return createSweep(store, config.RENEWAL_LEAD_DAYS).sweep(draftOf(actor, AUDIT_ACTIONS.renewDue));
+      });
       emit(o, { queued: result.queued, already_queued: result.alreadyQueued }, () =>
         [
           result.queued.length ? table(result.queued, ["service_id", "term_end", "job_id"]) : "nothing new is due",

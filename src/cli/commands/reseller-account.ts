@@ -4,12 +4,18 @@ import { CliError, emit, EXIT, table, type Output } from "../output.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
-  const [{ configOrExit }, { accountIdArg, amountArg, nonNegativeOption }, { upstreamCall: call, v1ClientFromConfig: clientFor }] = await Promise.all([
-    import("../context.js"),
-    import("../arguments.js"),
-    import("../upstream-from-config.js"),
-  ]);
-  return { configOrExit, accountIdArg, amountArg, nonNegativeOption, call, clientFor };
+  const [{ configOrExit }, { accountIdArg, amountArg, nonNegativeOption }, { upstreamCall: call, v1ClientFromConfig: clientFor }, { auditedUpstream, cliActor }, { AUDIT_ACTIONS }] =
+    await Promise.all([
+      import("../context.js"),
+      import("../arguments.js"),
+      import("../upstream-from-config.js"),
+      import("../audit-trail.js"),
+      import("../../vocabulary/audit.js"),
+    ]);
+  /** An admin's operation on the reseller's money or accounts: refused below admin, and audited ok or failed. */
+  const audited = <T>(config: Config, cmd: Command, action: string, detail: string, run: () => Promise<T>) =>
+    auditedUpstream(config, cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as), "admin", action, detail, run);
+  return { configOrExit, accountIdArg, amountArg, nonNegativeOption, call, clientFor, audited, AUDIT_ACTIONS };
 }
 
 /** The bridge's own account, for `reseller balance` without an id. */
@@ -38,12 +44,13 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission-rate <rate>", "commission rate", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; passwordEnv: string; commissionRate: string }, cmd: Command) => {
-      const { configOrExit, nonNegativeOption, call, clientFor } = await deps();
+      const { configOrExit, nonNegativeOption, call, clientFor, audited, AUDIT_ACTIONS } = await deps();
       const rate = nonNegativeOption("--commission-rate", o.commissionRate);
       const password = process.env[o.passwordEnv];
       if (!password) throw new CliError(`${o.passwordEnv} is not set: put the initial password there`, 2);
-      const r = await call(() =>
-        clientFor(configOrExit(), "reseller").createSubReseller({ name: o.name, email: o.email, password, commission_rate: rate }),
+      const config = configOrExit();
+      const r = await audited(config, cmd, AUDIT_ACTIONS.subResellerCreate, `sub-reseller ${o.name} <${o.email}>`, () =>
+        call(() => clientFor(config, "reseller").createSubReseller({ name: o.name, email: o.email, password, commission_rate: rate })),
       );
       emit(output(cmd), { id: r.id ?? null, raw: r.raw }, () => `created sub-reseller ${r.id ?? "(id not returned)"}`);
     });
@@ -51,10 +58,13 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .command("credit <id> <amount>")
     .option("--json", "machine-readable output")
     .action(async (rawId: string, value: string, _o, cmd: Command) => {
-      const { configOrExit, accountIdArg, amountArg, call, clientFor } = await deps();
+      const { configOrExit, accountIdArg, amountArg, call, clientFor, audited, AUDIT_ACTIONS } = await deps();
       const id = accountIdArg(rawId);
       const n = amountArg(value);
-      const r = await call(() => clientFor(configOrExit(), "reseller").creditSubReseller(id, { amount: n }));
+      const config = configOrExit();
+      const r = await audited(config, cmd, AUDIT_ACTIONS.subResellerCredit, `credit ${n} to sub-reseller ${id}`, () =>
+        call(() => clientFor(config, "reseller").creditSubReseller(id, { amount: n })),
+      );
       emit(output(cmd), { id, credited: n, balance: r.balance ?? null }, () => `credited ${n} to sub-reseller ${id}${r.balance !== undefined ? `; balance ${r.balance}` : ""}`);
     });
 
@@ -75,10 +85,13 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .requiredOption("--description <text>", "why (kept by the reseller)")
     .option("--json", "machine-readable output")
     .action(async (rawId: string, value: string, o: { description: string }, cmd: Command) => {
-      const { configOrExit, accountIdArg, amountArg, call, clientFor } = await deps();
+      const { configOrExit, accountIdArg, amountArg, call, clientFor, audited, AUDIT_ACTIONS } = await deps();
       const id = accountIdArg(rawId);
       const n = amountArg(value);
-      const r = await call(() => clientFor(configOrExit(), "admin").creditReseller(id, { amount: n, description: o.description }));
+      const config = configOrExit();
+      const r = await audited(config, cmd, AUDIT_ACTIONS.resellerCredit, `credit ${n} to reseller ${id}`, () =>
+        call(() => clientFor(config, "admin").creditReseller(id, { amount: n, description: o.description })),
+      );
       emit(output(cmd), { id, credited: n, balance: r.balance ?? null }, () => `credited ${n} to reseller ${id}${r.balance !== undefined ? `; balance ${r.balance}` : ""}`);
     });
   admin
@@ -91,13 +104,15 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
     .option("--commission <n>", "commission", "0")
     .option("--json", "machine-readable output")
     .action(async (o: { name: string; email: string; domain: string; passwordEnv: string; balance: string; commission: string }, cmd: Command) => {
-      const { configOrExit, nonNegativeOption, call, clientFor } = await deps();
+      const { configOrExit, nonNegativeOption, call, clientFor, audited, AUDIT_ACTIONS } = await deps();
       const balance = nonNegativeOption("--balance", o.balance);
       const commission = nonNegativeOption("--commission", o.commission);
       const password = process.env[o.passwordEnv];
       if (!password) throw new CliError(`${o.passwordEnv} is not set: put the initial password there`, 2);
-      const r = await call(() =>
-        clientFor(configOrExit(), "admin").createReseller({ name: o.name, email: o.email, password, balance, domain: o.domain, commission }),
+      const config = configOrExit();
+      // The detail names the account, never its password or the token the reseller answers with.
+      const r = await audited(config, cmd, AUDIT_ACTIONS.resellerCreate, `reseller ${o.name} <${o.email}> at ${o.domain}, opening balance ${balance}`, () =>
+        call(() => clientFor(config, "admin").createReseller({ name: o.name, email: o.email, password, balance, domain: o.domain, commission })),
       );
       // The new reseller's API token is a secret: shown once to the operator, never logged.
       emit(output(cmd), { id: r.id ?? null, token: r.token ?? null }, () => `created reseller ${r.id ?? "(id not returned)"}${r.token ? `\napi token (shown once): ${r.token}` : ""}`);

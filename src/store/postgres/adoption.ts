@@ -1,5 +1,6 @@
 import type { AdoptionOps } from "../store.js";
 import { LOCKS, queueLock, type PgDb } from "./database.js";
+import type { PgAudit } from "./audit.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgServices } from "./services.js";
 
@@ -8,9 +9,9 @@ import type { PgServices } from "./services.js";
  * an order (the service, its IP), so an order of the same service, or of another at the same IP,
  * arriving at another instance meanwhile is judged before or after the batch, never beside it.
  */
-export function pgAdoption(db: PgDb, services: PgServices, jobs: PgJobs): AdoptionOps {
+export function pgAdoption(db: PgDb, services: PgServices, jobs: PgJobs, audit: PgAudit): AdoptionOps {
   return {
-    async insert(batch, refuse) {
+    async insert(batch, refuse, draft) {
       return db.tx(async (t) => {
         await t.lock(
           batch.flatMap((w) => [
@@ -36,6 +37,7 @@ export function pgAdoption(db: PgDb, services: PgServices, jobs: PgJobs): Adopti
           await services.updateIn(t, service.service_id, { upstream_variant: service.upstream_variant, bundle_key: service.bundle_key, companions: service.companions }, now);
           await services.historyIn(t, service.service_id, w.history, now);
           if (w.enqueue?.length) await jobs.insert(t, w.enqueue);
+          if (draft) await audit.forChangeIn(t, [draft], service.service_id, "ok", null);
           out.inserted.push(service.service_id);
         }
         return out;

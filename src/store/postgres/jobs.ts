@@ -4,6 +4,7 @@ import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../st
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgListings, QueueRead } from "./listings.js";
 import { foldTallies } from "./tallies.js";
+import type { PgAudit } from "./audit.js";
 
 /**
  * Whether a queued job may start now: due, and no job of its queue is running, and no earlier
@@ -46,7 +47,7 @@ export interface PgStopTarget {
  *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
  *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
  */
-export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget, listings: PgListings) {
+export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget, listings: PgListings, audit: PgAudit) {
   /**
    * Inserts jobs inside the caller's transaction and returns, in order, each one's id and
    * whether it was created (a unique key already taken returns the existing job's id).
@@ -296,7 +297,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
       return n;
     },
 
-    async retry(id) {
+    async retry(id, draft) {
       const row = await db.tx(async (t) => {
         // Waits for the claims under way; the claims after this commit see the job queued.
         await t.q("SELECT pg_advisory_xact_lock($1, 0)", [LOCKS.claims]);
@@ -307,6 +308,13 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
           [id, now],
         );
         if (r) t.afterCommit(wake);
+        // The operator's retry and its audit entry commit together: the entry says whether it happened.
+        if (draft && r) await audit.insertIn(t, { ...draft, job_id: id, service_id: r.service_id, outcome: "ok" });
+        else if (draft) {
+          const [was] = await t.q<Pick<JobRow, "state" | "service_id">>("SELECT state, service_id FROM jobs WHERE id = $1", [id]);
+          const why = was ? `the job is ${was.state}; only failed or blocked jobs can be retried` : "no such job";
+          await audit.insertIn(t, { ...draft, job_id: id, service_id: was?.service_id ?? null, outcome: "refused", detail: draft.detail ? `${draft.detail}; ${why}` : why });
+        }
         return r;
       });
       return row ? toJob(row) : undefined;

@@ -1,13 +1,14 @@
-import { RENEWAL_MIN_GAP_MS, type DueRenewal, type RenewalOps } from "../store.js";
+import { RENEWAL_MIN_GAP_MS, type DueRenewal, type RenewalOps, type UpcomingRenewal } from "../store.js";
 import { nowSql, type PgDb } from "./database.js";
 import type { PgJobs } from "./jobs.js";
+import type { PgAudit } from "./audit.js";
 
 /** The renewal sweep's queries on PostgreSQL; `services_due (status, expires_at)` serves them as a range scan. */
-export function pgRenewals(db: PgDb, jobs: PgJobs): RenewalOps {
+export function pgRenewals(db: PgDb, jobs: PgJobs, audit: PgAudit): RenewalOps {
   const due = `SELECT service_id, expires_at FROM services
      WHERE status = 'active' AND expires_at <= $1 AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}`;
   return {
-    async sweep(leadMs, job, serviceId) {
+    async sweep(leadMs, job, serviceId, draft) {
       return db.tx(async (t) => {
         const horizon = (await t.now()) + leadMs;
         // In service order, so that two sweeps at once insert (and wait for) the same keys in the same order.
@@ -17,8 +18,19 @@ export function pgRenewals(db: PgDb, jobs: PgJobs): RenewalOps {
         // The renewal's unique key (licence and term) makes a sweep on another instance, or the
         // next tick, create nothing; a term queued meanwhile comes back as `created: false`.
         const ids = await jobs.insert(t, rows.map(job));
-        return rows.map((d, i) => ({ due: d, ...ids[i]! }));
+        const out = rows.map((d, i) => ({ due: d, ...ids[i]! }));
+        // An operator's sweep: each renewal it queued is theirs (one queued before is not).
+        if (draft) for (const r of out) if (r.created) await audit.insertIn(t, { ...draft, service_id: r.due.service_id, job_id: r.id, outcome: "ok" });
+        return out;
       });
+    },
+    async upcoming(horizon) {
+      return db.q<UpcomingRenewal>(
+        `SELECT service_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, paid_until FROM services
+         WHERE status = 'active' AND expires_at <= $1 AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}
+         ORDER BY expires_at, service_id`,
+        [horizon],
+      );
     },
     async atRisk(withinMs, keyOf) {
       const soon = await db.q<DueRenewal & { ip: string }>(

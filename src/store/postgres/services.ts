@@ -1,8 +1,9 @@
 import { newLicenseKey } from "../ids.js";
-import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
+import { refusedAsChanged, type HistoryRow, type NewHistory, type NewService, type ServiceChange, type ServiceOps, type ServicePatch, type ServiceRow } from "../store.js";
 import { queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgListings } from "./listings.js";
+import type { PgAudit } from "./audit.js";
 
 /** The columns a patch may name: the SQL is built from these, never from whatever keys an object has. */
 const PATCHABLE = new Set<string>([
@@ -28,7 +29,7 @@ const PATCHABLE = new Set<string>([
 ]);
 
 /** The licence rows, their history and the events' outcomes, on PostgreSQL. */
-export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings) {
+export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: PgAudit) {
   /** Updates the named columns only, inside the caller's transaction. */
   const update = async (t: Tx, serviceId: string, patch: ServicePatch, now: number) => {
     const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
@@ -148,7 +149,11 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings) {
     if (c.ifUpdatedAt !== undefined) {
       // Locked until commit: a concurrent change waits and then finds the row changed.
       const [row] = await t.q<{ updated_at: number }>("SELECT updated_at FROM services WHERE service_id = $1 FOR UPDATE", [c.serviceId]);
-      if (row?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
+      if (row?.updated_at !== c.ifUpdatedAt) {
+        // The operator's action did not happen: that is recorded, and nothing else.
+        await audit.forChangeIn(t, refusedAsChanged(c.audit), c.serviceId, "refused", null);
+        return { applied: false, jobIds: [] };
+      }
     }
     const now = await t.now();
     if (c.patch) await update(t, c.serviceId, c.patch, now);
@@ -156,6 +161,7 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings) {
     if (c.event?.id) await t.q("UPDATE events SET outcome = $1, detail = $2 WHERE id = $3", [c.event.outcome, c.event.detail, c.event.id]);
     if (c.mailSent) await t.q("UPDATE mails SET state = 'sent', sent_at = $1, last_error = NULL WHERE mail_key = $2", [now, c.mailSent]);
     const jobIds = (await jobs.insert(t, enqueue)).map((r) => r.id);
+    await audit.forChangeIn(t, c.audit ?? [], c.serviceId, "ok", jobIds[0] ?? null);
     return { applied: true, jobIds };
   }
 

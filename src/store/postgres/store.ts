@@ -2,6 +2,7 @@ import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/logger.js";
 import type { Store } from "../store.js";
 import { pgAlerts } from "./alerts.js";
+import { pgAudit } from "./audit.js";
 import { isPostgresBusy, openPool, Rollback, type PgDb } from "./database.js";
 import { pgEvents } from "./events.js";
 import { pgJobs } from "./jobs.js";
@@ -59,8 +60,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const hub = jobReadyHub(db, url, logger);
   // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
   const listings = pgListings(db);
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings);
-  const services = pgServices(db, jobs, listings);
+  const audit = pgAudit(db);
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit);
+  const services = pgServices(db, jobs, listings, audit);
   let closing: Promise<void> | undefined;
 
   return {
@@ -71,9 +73,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     events: pgEvents(db, services, jobs),
     mails: pgMails(db),
     alerts: pgAlerts(db, jobs),
-    renewals: pgRenewals(db, jobs),
+    renewals: pgRenewals(db, jobs, audit),
     retention: pgRetention(db),
-    adoption: pgAdoption(db, services, jobs),
+    adoption: pgAdoption(db, services, jobs, audit),
+    audit,
     health: {
       // Lock and change a row, then roll back; a lock held elsewhere or a server that does not
       // answer make it "no" within HEALTH_TIMEOUT_MS, not a hung probe.

@@ -1,10 +1,11 @@
 import type { Clock } from "../../clock.js";
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import type { JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
+import type { AuditDraft, JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { QueueRead, SqliteListings } from "./listings.js";
+import type { SqliteAudit } from "./audit.js";
 
 /** What a stopped job's record needs of the services: the row, and a change in the same transaction. */
 export interface StopTarget {
@@ -13,7 +14,16 @@ export interface StopTarget {
 }
 
 /** The durable job queue's SQL on SQLite. Every statement is synchronous; callers compose them into transactions. */
-export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () => void, defaultMaxAttempts: number, services: () => StopTarget, listings: SqliteListings) {
+export function sqliteJobs(
+  db: Db,
+  clock: Clock,
+  group: GroupCommit,
+  notify: () => void,
+  defaultMaxAttempts: number,
+  services: () => StopTarget,
+  listings: SqliteListings,
+  audit: SqliteAudit,
+) {
   const s = {
     insert: db.prepare(
       `INSERT INTO jobs (kind, queue_key, service_id, event_id, unique_key, payload, state, max_attempts, priority, run_at, created_at, updated_at)
@@ -202,6 +212,20 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
   };
   const finishTogether = db.transaction(finishSync);
 
+  /** The operator's retry and its audit entry, in one transaction: the entry says whether it happened. */
+  const retryAudited = db.transaction((id: number, draft: AuditDraft): JobRow | undefined => {
+    const now = clock.now();
+    const row = s.retry.get({ id, now }) as JobRow | undefined;
+    if (row) {
+      audit.insertSync({ ...draft, job_id: id, service_id: row.service_id, outcome: "ok" }, now);
+      return row;
+    }
+    const was = s.get.get(id) as JobRow | undefined;
+    const why = was ? `the job is ${was.state}; only failed or blocked jobs can be retried` : "no such job";
+    audit.insertSync({ ...draft, job_id: id, service_id: was?.service_id ?? null, outcome: "refused", detail: draft.detail ? `${draft.detail}; ${why}` : why }, now);
+    return undefined;
+  });
+
   const ops: JobOps & { enqueueSync: typeof enqueue } = {
     enqueueSync: enqueue,
     async enqueue(job) {
@@ -233,8 +257,8 @@ export function sqliteJobs(db: Db, clock: Clock, group: GroupCommit, notify: () 
       if (n) notify();
       return n;
     },
-    async retry(id) {
-      const row = s.retry.get({ id, now: clock.now() }) as JobRow | undefined;
+    async retry(id, draft) {
+      const row = draft ? retryAudited.immediate(id, draft) : (s.retry.get({ id, now: clock.now() }) as JobRow | undefined);
       if (row) notify();
       return row ? toJob(row) : undefined;
     },

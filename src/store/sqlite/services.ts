@@ -1,12 +1,13 @@
 import type { Clock } from "../../clock.js";
 import { newLicenseKey } from "../ids.js";
-import type { HistoryRow, NewHistory, NewService, ServiceChange, ServiceOps, ServicePatch, ServiceRow } from "../store.js";
+import { refusedAsChanged, type HistoryRow, type NewHistory, type NewService, type ServiceChange, type ServiceOps, type ServicePatch, type ServiceRow } from "../store.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteListings } from "./listings.js";
+import type { SqliteAudit } from "./audit.js";
 
 /** The licence rows, their history and the events' outcomes, on SQLite. */
-export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings: SqliteListings) {
+export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings: SqliteListings, audit: SqliteAudit) {
   const updates = new Map<string, ReturnType<Db["prepare"]>>();
   const s = {
     get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
@@ -70,12 +71,17 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
 
   const change = db.transaction((c: ServiceChange): { applied: boolean; jobIds: number[] } => {
     const now = clock.now();
-    if (c.ifUpdatedAt !== undefined && get(c.serviceId)?.updated_at !== c.ifUpdatedAt) return { applied: false, jobIds: [] };
+    if (c.ifUpdatedAt !== undefined && get(c.serviceId)?.updated_at !== c.ifUpdatedAt) {
+      // The operator's action did not happen: that is recorded, and nothing else.
+      audit.forChangeSync(refusedAsChanged(c.audit), c.serviceId, "refused", null, now);
+      return { applied: false, jobIds: [] };
+    }
     if (c.patch) update(c.serviceId, c.patch, now);
     for (const h of c.history ?? []) addHistory(c.serviceId, h, now);
     if (c.event?.id) s.eventOutcome.run(c.event.outcome, c.event.detail, c.event.id);
     if (c.mailSent) s.mailSent.run(now, c.mailSent);
     const jobIds = (c.enqueue ?? []).map((j) => jobs.enqueueSync(j).id);
+    audit.forChangeSync(c.audit ?? [], c.serviceId, "ok", jobIds[0] ?? null, now);
     return { applied: true, jobIds };
   });
 

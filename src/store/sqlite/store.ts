@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Store } from "../store.js";
 import { sqliteAlerts } from "./alerts.js";
+import { sqliteAudit } from "./audit.js";
 import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
@@ -51,18 +52,20 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   const build = () => {
     // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
     const listings = sqliteListings(db);
-    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services, listings);
-    const services = sqliteServices(db, clock, jobs, listings);
+    const audit = sqliteAudit(db, clock);
+    const jobs = sqliteJobs(db, clock, group, notify, options.maxAttempts ?? 20, () => services, listings, audit);
+    const services = sqliteServices(db, clock, jobs, listings, audit);
     return {
       planned: { ...listings.planned, ...jobs.planned },
+      audit,
       jobs,
       services,
       events: sqliteEvents(db, clock, group, services, jobs),
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
-      renewals: sqliteRenewals(db, clock, jobs),
+      renewals: sqliteRenewals(db, clock, jobs, audit),
       retention: sqliteRetention(db),
-      adoption: sqliteAdoption(db, clock, services, jobs),
+      adoption: sqliteAdoption(db, clock, services, jobs, audit),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -100,6 +103,9 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     async explain(read) {
       const [sql, params] = ready().planned[read]();
       return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((p) => p.detail);
+    },
+    get audit() {
+      return ready().audit;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];

@@ -1,0 +1,51 @@
+import type { Command } from "commander";
+import { CliError, EXIT, emit, table, type Output } from "../output.js";
+
+/** `license-bridge forecast`: GET /admin/forecast from the command line. */
+export function forecastCommand(program: Command, output: (cmd: Command) => Output): void {
+  program
+    .command("forecast")
+    .description("the renewals due in the next days, their cost at the reseller's prices, and whether the balance covers them")
+    .option("--days <n>", "how many days ahead, 1-366", "7")
+    .option("--json", 'machine-readable output: {"days", "balance", "due": [...], "total_cost", "shortfall"}, as GET /admin/forecast')
+    .action(async (opts: { days: string }, cmd: Command) => {
+      const [{ DAYS_RULE, forecastQuerySchema }, { forecastRenewals, priceListFor }, { createBalanceReader, ownAccountId }, { configOrExit }, { withBridgeStore }, { systemClock }, { v1ClientFromConfig }] =
+        await Promise.all([
+          import("../../admin/forecast-routes.js"),
+          import("../../renewals/forecast.js"),
+          import("../../reseller/balance.js"),
+          import("../context.js"),
+          import("../store.js"),
+          import("../../clock.js"),
+          import("../upstream-from-config.js"),
+        ]);
+      const q = forecastQuerySchema.safeParse({ days: opts.days });
+      if (!q.success) throw new CliError(`--days ${DAYS_RULE}, got "${opts.days}"`, EXIT.usage);
+      const config = configOrExit();
+      // The balance as the service reads it (admin token, own account); unknown, with the reason, when it cannot be read.
+      const accountId = ownAccountId(config);
+      let client: ReturnType<typeof v1ClientFromConfig> | null = null;
+      let unavailable: string | undefined;
+      try {
+        client = accountId === undefined ? null : v1ClientFromConfig(config, "admin");
+      } catch (err) {
+        unavailable = (err as Error).message;
+      }
+      const balance = createBalanceReader({ client, accountId, unavailable });
+      try {
+        const f = await withBridgeStore(config, (store) =>
+          forecastRenewals({ store, balance, prices: priceListFor(config.upstream.mode === "sandbox"), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
+        );
+        const money = (n: number | null) => (n === null ? "unknown" : String(n));
+        emit(output(cmd), f, () =>
+          [
+            f.due.length ? table(f.due.map((d) => ({ ...d }))) : `no renewal is due in the next ${f.days} day(s)`,
+            `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
+              (f.prices === null ? " (the reseller publishes no prices: costs are known in sandbox mode only)" : ""),
+          ].join("\n"),
+        );
+      } finally {
+        await client?.close();
+      }
+    });
+}

@@ -1,0 +1,190 @@
+import { createHash } from "node:crypto";
+import { loadConfig } from "../../src/config/load.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createdEvent, TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
+import { untilIdle, usePair } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
+
+/**
+ * Named operators, their roles and the audit trail (issue 26), over HTTP against a real bridge
+ * and sandbox: each role against a read, an action on a job and an admin's action, and the
+ * entries those calls leave, written with the change they record.
+ */
+
+const TOKENS = { viewer: "viewer-token-0123456789", operator: "operator-token-0123456789", alice: "alice-token-0123456789" } as const;
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+const operatorsFile = join(mkdtempSync(join(tmpdir(), "lb-operators-")), "operators.json");
+writeFileSync(
+  operatorsFile,
+  JSON.stringify([
+    { name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) },
+    { name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) },
+    { name: "alice", role: "admin", token_sha256: sha256(TOKENS.alice) },
+  ]),
+);
+
+type Who = keyof typeof TOKENS | "admin";
+const tokenOf = (who: Who) => (who === "admin" ? TEST_ADMIN_TOKEN : TOKENS[who]);
+
+async function call(bridge: TestBridge, who: Who, method: string, path: string, body?: unknown) {
+  return bridge.admin(path, { method, headers: { authorization: `Bearer ${tokenOf(who)}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+interface AuditBody {
+  audit: { id: number; at: string; actor: string; action: string; service_id: string | null; job_id: number | null; outcome: string; detail: string | null }[];
+  next_cursor: string | null;
+  total: number;
+}
+const auditOf = async (bridge: TestBridge, query = "") => (await bridge.admin(`/admin/audit${query}`)).body as unknown as AuditBody;
+
+/** A service whose registration is blocked for lack of balance: a job an operator can retry. */
+async function blockedJob(sb: { sandbox: { setBalance(n: number): void } }, bridge: TestBridge): Promise<{ id: number; serviceId: string }> {
+  sb.sandbox.setBalance(0);
+  const event = createdEvent();
+  expect((await bridge.send(event)).status).toBe(202);
+  const job = await waitFor(async () => (await bridge.service.queue.list({ state: "blocked", serviceId: event.service.id }))[0], 10_000, "the blocked registration");
+  return { id: job.id, serviceId: event.service.id };
+}
+
+describe("operators and roles on the admin API", () => {
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+
+  it("no token, or one nobody has: 401 on reads and actions alike, and nothing audited", async () => {
+    const { bridge } = pair();
+    for (const [method, path] of [["GET", "/admin/jobs"], ["POST", "/admin/jobs/1/retry"], ["GET", "/admin/audit"], ["GET", "/admin/forecast"]] as const) {
+      const none = await fetch(`${bridge.url}${path}`, { method });
+      expect(none.status, path).toBe(401);
+      const wrong = await fetch(`${bridge.url}${path}`, { method, headers: { authorization: "Bearer not-a-token-0123456789" } });
+      expect(wrong.status, path).toBe(401);
+      expect(await wrong.json()).toMatchObject({ code: "unauthorized" });
+    }
+    expect((await auditOf(bridge)).total).toBe(0);
+  });
+
+  it("every role reads", async () => {
+    const { bridge } = pair();
+    for (const who of ["viewer", "operator", "alice", "admin"] as const) {
+      for (const path of ["/admin/jobs", "/admin/licenses", "/admin/audit", "/admin/forecast"]) {
+        expect((await call(bridge, who, "GET", path)).status, `${who} ${path}`).toBe(200);
+      }
+    }
+  });
+
+  it("a viewer may not retry a job (403, audited as refused, the job untouched); an operator may (202, audited with the job and its service)", async () => {
+    const { sb, bridge } = pair();
+    const job = await blockedJob(sb, bridge);
+
+    const refused = await call(bridge, "viewer", "POST", `/admin/jobs/${job.id}/retry`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "forbidden", required_role: "operator", role: "viewer" });
+    expect((await bridge.service.queue.get(job.id))!.state).toBe("blocked");
+
+    sb.sandbox.setBalance(1000);
+    const done = await call(bridge, "operator", "POST", `/admin/jobs/${job.id}/retry`);
+    expect(done.status).toBe(202);
+    await untilIdle(bridge);
+    expect((await bridge.service.services.get(job.serviceId))!.status).toBe("active");
+
+    const { audit, total } = await auditOf(bridge);
+    expect(total).toBe(2);
+    // Newest first.
+    expect(audit).toEqual([
+      expect.objectContaining({ actor: "otto", action: "job.retry", service_id: job.serviceId, job_id: job.id, outcome: "ok" }),
+      expect.objectContaining({ actor: "vera", action: "job.retry", service_id: null, job_id: job.id, outcome: "refused", detail: expect.stringContaining("needs the operator role") }),
+    ]);
+    expect(Date.parse(audit[0]!.at)).toBeGreaterThan(0);
+  });
+
+  it("a retry the job's state refuses is answered 409 and audited as refused", async () => {
+    const { bridge } = pair();
+    const id = (await bridge.send(createdEvent())).body.event_id;
+    expect(id).toBeDefined();
+    await untilIdle(bridge);
+    const [succeeded] = await bridge.service.queue.list({ state: "succeeded" });
+    const res = await call(bridge, "operator", "POST", `/admin/jobs/${succeeded!.id}/retry`);
+    expect(res.status).toBe(409);
+    expect((await auditOf(bridge)).audit).toEqual([
+      expect.objectContaining({ actor: "otto", action: "job.retry", job_id: succeeded!.id, service_id: succeeded!.serviceId, outcome: "refused", detail: expect.stringContaining("succeeded") }),
+    ]);
+  });
+
+  it("reconcile: looking is an operator's, repairing an admin's; ADMIN_TOKEN is the admin named admin", async () => {
+    const { bridge } = pair();
+    expect((await call(bridge, "viewer", "POST", "/admin/reconcile", {})).status).toBe(403);
+    expect((await call(bridge, "operator", "POST", "/admin/reconcile", {})).status).toBe(200);
+    const refused = await call(bridge, "operator", "POST", "/admin/reconcile", { fix: true });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "forbidden", required_role: "admin", role: "operator" });
+    expect((await call(bridge, "alice", "POST", "/admin/reconcile", { fix: true })).status).toBe(200);
+    expect((await call(bridge, "admin", "POST", "/admin/reconcile", { fix: true })).status).toBe(200);
+
+    const { audit } = await auditOf(bridge);
+    // A look changes nothing and is not in the trail; the refused and the made repairs are.
+    expect(audit.map((e) => [e.actor, e.action, e.outcome])).toEqual([
+      ["admin", "reconcile.fix", "ok"],
+      ["alice", "reconcile.fix", "ok"],
+      ["otto", "reconcile.fix", "refused"],
+      ["vera", "reconcile.fix", "refused"],
+    ]);
+  });
+
+  it("admin-only routes refuse an operator, whatever the route's own answer would be", async () => {
+    const { bridge } = pair();
+    for (const path of ["/admin/adopt", "/admin/reseller/7/credit", "/admin/sub-resellers/3/credit"]) {
+      const res = await call(bridge, "operator", "POST", path, {});
+      expect(res.status, path).toBe(403);
+      expect(res.body).toMatchObject({ code: "forbidden", required_role: "admin" });
+    }
+  });
+});
+
+describe("OPERATORS_FILE on reload", () => {
+  const file = join(mkdtempSync(join(tmpdir(), "lb-operators-reload-")), "operators.json");
+  writeFileSync(file, JSON.stringify([{ name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) }]));
+  const pair = usePair({ env: { OPERATORS_FILE: file } });
+
+  it("a reloaded file lets a new operator in, changes a role, and shuts out one it dropped", async () => {
+    const { bridge } = pair();
+    expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(401);
+    writeFileSync(file, JSON.stringify([{ name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) }]));
+    bridge.service.reload(loadConfig({ env: bridge.env, cwd: process.cwd() }));
+    expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(200);
+    expect((await call(bridge, "viewer", "GET", "/admin/jobs")).status).toBe(401);
+    expect((await call(bridge, "operator", "POST", "/admin/reconcile", {})).status).toBe(200);
+  });
+});
+
+describe("GET /admin/audit", () => {
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+
+  it("pages newest first with next_cursor and total, filters by actor and service, and names a bad field", async () => {
+    const { bridge } = pair();
+    const a = await blockedJob(pair().sb, bridge);
+    // Five refused retries by two people, on one job: a trail to page through.
+    for (const who of ["viewer", "operator", "viewer", "operator", "viewer"] as const) {
+      await call(bridge, who, "POST", `/admin/jobs/${a.id + 1000}/retry`);
+    }
+    const first = await auditOf(bridge, "?limit=2");
+    expect(first.total).toBe(5);
+    expect(first.audit).toHaveLength(2);
+    const second = await auditOf(bridge, `?limit=2&cursor=${first.next_cursor}`);
+    const third = await auditOf(bridge, `?limit=2&cursor=${second.next_cursor}`);
+    expect(third.next_cursor).toBeNull();
+    const ids = [...first.audit, ...second.audit, ...third.audit].map((e) => e.id);
+    expect(ids).toHaveLength(5);
+    expect([...ids].sort((x, y) => y - x)).toEqual(ids);
+
+    expect((await auditOf(bridge, "?actor=vera")).total).toBe(3);
+    expect((await auditOf(bridge, "?actor=otto&limit=1")).audit).toEqual([expect.objectContaining({ actor: "otto", outcome: "refused" })]);
+    expect((await auditOf(bridge, `?service_id=${a.serviceId}`)).total).toBe(0);
+
+    for (const [query, field] of [["?limit=0", "limit"], ["?limit=1001", "limit"], ["?limit=ten", "limit"], ["?cursor=abc", "cursor"], ["?colour=red", "colour"]] as const) {
+      const res = await bridge.admin(`/admin/audit${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body, query).toMatchObject({ code: "validation", field, errors: { [field]: expect.any(Array) } });
+    }
+  });
+});
