@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Store } from "../store.js";
 import { sqliteAlerts } from "./alerts.js";
+import { sqliteConsoleReads, sqliteSessions } from "./console.js";
 import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
@@ -56,6 +57,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
       renewals: sqliteRenewals(db, clock, jobs),
+      sessions: sqliteSessions(db),
+      consoleReads: sqliteConsoleReads(db),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -83,6 +86,12 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get renewals() {
       return ready().renewals;
+    },
+    get sessions() {
+      return ready().sessions;
+    },
+    get consoleReads() {
+      return ready().consoleReads;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];
