@@ -8,11 +8,18 @@ import { fieldErrors } from "../intake/event-schema.js";
 import { requireBearer } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
 import { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
+import { changeIpBodySchema, type ActionOutcome, type AdminActions } from "./actions.js";
+import { ADMIN_TOKEN_ACTOR, type Actor } from "../vocabulary/roles.js";
+import { isJsonContentType } from "../webhooks/route.js";
+import { hasBody } from "../http/request-body.js";
+import type { Response } from "express";
 
 export interface AdminRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
   adminToken: string | readonly string[];
   store: Store;
+  /** The changes an operator can make; the console calls the same functions. */
+  actions: AdminActions;
   /** The reseller balance of the bridge's own account (src/reseller/balance.ts). */
   balance: BalanceReader;
 }
@@ -47,7 +54,28 @@ export const jobIdSchema = z
   .transform(Number)
   .refine(Number.isSafeInteger, { error: JOB_ID_RULE });
 
-/** The operator's API: read licences and jobs, retry a stuck job. */
+/**
+ * Who a request acts as. Every ADMIN_TOKEN is the admin named "admin"; named operators
+ * (OPERATORS_FILE, issue 26) replace this with the operator the token belongs to.
+ */
+const actorOf = (_res: Response): Actor => ({ name: ADMIN_TOKEN_ACTOR, role: "admin" });
+
+/** Answers an action's outcome: `ok(value)` on success, the refusal as the admin API words it. */
+export function sendOutcome<T>(res: Response, outcome: ActionOutcome<T>, ok: (value: T) => void): void {
+  if (outcome.ok) return ok(outcome.value);
+  sendError(res, outcome.status, outcome.code, outcome.message, outcome.errors ? { errors: outcome.errors } : {});
+}
+
+/** The licence actions' bodies are JSON (or none): another type would be silently ignored. */
+const jsonBody: express.RequestHandler[] = [
+  (req, res, next) => {
+    if (hasBody(req) && !isJsonContentType(req)) return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
+    next();
+  },
+  express.json({ limit: "64kb", type: () => true }),
+];
+
+/** The operator's API: read licences and jobs, retry a stuck job, act on a licence. */
 export function adminRouter(deps: AdminRouteDeps): Router {
   const router = express.Router();
   router.use("/admin", requireBearer(deps.adminToken));
@@ -84,11 +112,20 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.post("/admin/jobs/:id/retry", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
     if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
-    const job = await jobs.get(id.data);
-    if (!job) return sendError(res, 404, "unknown_job", "unknown job");
-    const retried = await jobs.retry(id.data);
-    if (!retried) return sendError(res, 409, "conflict", `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
-    res.status(202).json({ job: jobView(retried) });
+    sendOutcome(res, await deps.actions.retryJob(actorOf(res), { id: id.data }), (job) => res.status(202).json({ job: jobView(job) }));
+  });
+
+  // An operator's change to a licence: an event like a panel's, through the deciding core (202: its job runs after).
+  const licenceAction = (name: "suspend" | "unsuspend") =>
+    router.post(`/admin/services/:id/${name}`, ...jsonBody, async (req, res) => {
+      sendOutcome(res, await deps.actions[name](actorOf(res), { serviceId: String(req.params.id) }), (r) => res.status(202).json(r));
+    });
+  licenceAction("suspend");
+  licenceAction("unsuspend");
+  router.post("/admin/services/:id/change-ip", ...jsonBody, async (req, res) => {
+    const body = changeIpBodySchema.safeParse(req.body ?? {});
+    if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
+    sendOutcome(res, await deps.actions.changeIp(actorOf(res), { serviceId: String(req.params.id), ip: body.data.ip }), (r) => res.status(202).json(r));
   });
 
   return router;

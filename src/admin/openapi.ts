@@ -9,6 +9,7 @@ import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
 import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
+import { changeIpBodySchema } from "./actions.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
@@ -145,6 +146,13 @@ export const reconcileResultSchema = z.object({
   drift: z.array(driftItemSchema).describe("Every difference found, before any repair"),
   fixed: z.array(handledItemSchema).describe("Repaired by this run (empty without fix)"),
   manual: z.array(handledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
+});
+
+/** What `POST /admin/services/:id/suspend|unsuspend|change-ip` answer (202): the event made, and its job. */
+export const licenceActionSchema = z.object({
+  event_id: z.string(),
+  job_id: z.number().int().nullable().describe("the job that carries it out; null when there is nothing to do"),
+  nothing_to_do: z.string().nullable().describe("why nothing needs doing (the service already is, or is about to be, so)"),
 });
 
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
@@ -406,6 +414,64 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/services/{id}/suspend": {
+        post: {
+          tags: ["admin"],
+          operationId: "suspendService",
+          summary: "Suspend the service's licence",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/services/{id}/unsuspend": {
+        post: {
+          tags: ["admin"],
+          operationId: "unsuspendService",
+          summary: "Unsuspend the service's licence",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/services/{id}/change-ip": {
+        post: {
+          tags: ["admin"],
+          operationId: "changeServiceIp",
+          summary: "Move the service's licence to another IP",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          requestBody: { required: true, ...json(jsonSchema(changeIpBodySchema)) },
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
       "/admin/reconcile": {
         post: {
           tags: ["admin"],
@@ -479,6 +545,7 @@ export function openApiDocument(): Record<string, unknown> {
         Modules: jsonSchema(modulesSchema, "output"),
         Balance: jsonSchema(balanceSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
+        LicenceAction: jsonSchema(licenceActionSchema, "output"),
         ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),

@@ -1,18 +1,19 @@
 import express, { type Router } from "express";
 import { z } from "zod";
-import type { Logger } from "../log/logger.js";
-import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
-import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { fieldErrors } from "../intake/event-schema.js";
 import { requireBearer } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
+import { ADMIN_TOKEN_ACTOR } from "../vocabulary/roles.js";
+import type { AdminActions } from "./actions.js";
+import { sendOutcome } from "./admin-routes.js";
 
-export interface ReconcileRouteDeps extends ReconcileDeps {
+export interface ReconcileRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
   adminToken: string | readonly string[];
-  logger?: Logger;
+  /** The reconcile itself (one at a time, role-checked), as the console calls it too. */
+  actions: AdminActions;
 }
 
 export const reconcileBodySchema = z.strictObject({
@@ -22,8 +23,6 @@ export const reconcileBodySchema = z.strictObject({
 /** `POST /admin/reconcile`: the bridge against the reseller's licence list; `{"fix": true}` repairs what needs no purchase. */
 export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   const router = express.Router();
-  // One at a time: two repairs of the same drift would suspend twice and write history twice.
-  let running = false;
 
   // A body that is not JSON would be ignored by the JSON parser, turning `fix=true` into a
   // silent dry run: refuse it instead.
@@ -35,18 +34,9 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   router.post("/admin/reconcile", requireBearer(deps.adminToken), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
-    if (running) return sendError(res, 409, "conflict", "a reconcile is already running; try again when it has finished");
-    running = true;
-    try {
-      const result = await reconcile(deps, { fix: body.data.fix ?? false });
-      res.json(result);
-    } catch (err) {
-      if (!(err instanceof ResellerError)) throw err;
-      deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
-      sendError(res, 502, "upstream_unavailable", `cannot read the reseller's licence list: ${err.message}`);
-    } finally {
-      running = false;
-    }
+    // Every ADMIN_TOKEN is the admin named "admin" (named operators: issue 26).
+    const actor = { name: ADMIN_TOKEN_ACTOR, role: "admin" as const };
+    sendOutcome(res, await deps.actions.reconcile(actor, { fix: body.data.fix ?? false }), (result) => res.json(result));
   });
 
   return router;

@@ -6,6 +6,7 @@ import { secretValues } from "../config/describe.js";
 import type { Config } from "../config/load.js";
 import { RESTART_ONLY } from "../config/restart-only.js";
 import { adminRouter } from "../admin/admin-routes.js";
+import { adminActions } from "../admin/actions.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
@@ -252,6 +253,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
+    // Every change an operator makes, whether through the admin API or the console.
+    const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
@@ -262,7 +265,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store, balance }),
+        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store, balance, actions }),
         cfg.PROVISIONING_TOKEN
           ? provisioningRouter({
               token: cfg.PROVISIONING_TOKEN,
@@ -272,7 +275,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
               provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
-        reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, actions }),
       ],
     });
   };

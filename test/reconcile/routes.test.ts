@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { reconcileRouter } from "../../src/admin/reconcile-routes.js";
 import { silentLogger } from "../../src/log/logger.js";
+import { adminActions } from "../../src/admin/actions.js";
+import { createIntake } from "../../src/intake/intake.js";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { orderActive, untilIdle, usePair } from "../helpers/e2e-harness.js";
 import { behindTheBridge, depsOf, purchases } from "./helpers.js";
@@ -12,7 +14,12 @@ function appFor(bridge: TestBridge) {
   return createApp({
     logger: silentLogger(),
     logRequests: false,
-    routers: [reconcileRouter({ adminToken: TEST_ADMIN_TOKEN, ...depsOf(bridge) })],
+    routers: [
+      reconcileRouter({
+        adminToken: TEST_ADMIN_TOKEN,
+        actions: adminActions({ store: bridge.service.store, accept: createIntake({ store: bridge.service.store, catalog: bridge.config.catalog }), reconcile: depsOf(bridge) }),
+      }),
+    ],
   });
 }
 
