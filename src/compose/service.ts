@@ -7,6 +7,9 @@ import type { Config } from "../config/load.js";
 import { RESTART_ONLY } from "../config/restart-only.js";
 import { adminRouter } from "../admin/admin-routes.js";
 import { adminActions } from "../admin/actions.js";
+import { consoleRouter } from "../console/routes.js";
+import { CONSOLE_SEAMS } from "../console/actions.js";
+import { adminTokenResolver, type OperatorResolver } from "../console/operators.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
@@ -112,6 +115,11 @@ export interface ServiceOptions {
   renewalSchedule?: boolean;
   /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
+  /**
+   * Who may log in to the console, for a configuration. (Default: every ADMIN_TOKEN as the admin
+   * named "admin"; tests add a viewer, named operators will add theirs)
+   */
+  consoleOperators?: (config: Config) => OperatorResolver;
 }
 
 export interface RunningService {
@@ -276,6 +284,21 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
             })
           : provisioningOffRouter(),
         reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, actions }),
+        ...(cfg.CONSOLE === "on"
+          ? [
+              consoleRouter({
+                store,
+                actions,
+                operators: (options.consoleOperators ?? ((c: Config) => adminTokenResolver(c.ADMIN_TOKEN)))(cfg),
+                balance,
+                catalog: cfg.catalog,
+                installCommands,
+                seams: CONSOLE_SEAMS,
+                clock,
+                logger: logger.child({ component: "console" }),
+              }),
+            ]
+          : []),
       ],
     });
   };
