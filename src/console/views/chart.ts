@@ -22,7 +22,8 @@ export function activityChart(rows: DailyActivity[], today: number, days = 30): 
       })
       .join(""),
   );
-  const label = (i: number) => `<text x="${(i * slot).toFixed(1)}" y="${H - 5}">${new Date(series[i]!.day * DAY_MS).toISOString().slice(5, 10)}</text>`;
+  // The last day's label ends at the right edge, so it is not cut off.
+  const label = (i: number) => `<text x="${i === days - 1 ? W : (i * slot).toFixed(1)}" y="${H - 5}"${i === days - 1 ? ' text-anchor="end"' : ""}>${new Date(series[i]!.day * DAY_MS).toISOString().slice(5, 10)}</text>`;
   const totals = series.reduce((t, d) => ({ orders: t.orders + d.orders, renewals: t.renewals + d.renewals, failures: t.failures + d.failures }), { orders: 0, renewals: 0, failures: 0 });
   const summary = `Last ${days} days: ${totals.orders} orders, ${totals.renewals} renewals, ${totals.failures} failures; the busiest day had ${max}.`;
   return html`<figure>
