@@ -33,6 +33,8 @@ const BOTH_STORES = [
   "test/renewals/**/*.test.ts",
   "test/mail/install-mail.test.ts",
   "test/lifecycle-smoke.test.ts",
+  // The console keeps its sessions in the store.
+  "test/console/console-http.test.ts",
 ];
 const SQLITE_ONLY = ["test/e2e/write-lock.test.ts", "test/e2e/database-file.test.ts", "test/e2e/startup.test.ts"];
 

@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
  *   6  alerts, renewals, reconcile, observability,  around the jobs
  *      retention, adoption
  *   7  webhooks, provisioning              the ways in
- *   8  admin                               the operator's API and its document
+ *   8  admin, console                      the operator's API and its document; the operator's console
  *   9  compose, cli                        wiring, and the command line
  */
 export const FLOORS: Readonly<Record<string, number>> = {
@@ -43,6 +43,7 @@ export const FLOORS: Readonly<Record<string, number>> = {
   webhooks: 7,
   provisioning: 7,
   admin: 8,
+  console: 8,
   compose: 9,
   cli: 9,
 };

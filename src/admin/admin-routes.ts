@@ -6,15 +6,20 @@ import { once } from "node:events";
 import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
-import { auditFor } from "../http/auth.js";
-import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { operatorOf } from "../http/auth.js";
 import { adminAccess, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { pageBody, pagingFields } from "./paging.js";
 import { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
+import { changeIpBodySchema, type ActionOutcome, type AdminActions } from "./actions.js";
+import type { Actor } from "../vocabulary/roles.js";
+import { isJsonContentType } from "../webhooks/route.js";
+import { hasBody } from "../http/request-body.js";
 
 export interface AdminRouteDeps extends AdminAccessDeps {
   store: Store;
+  /** The changes an operator can make; the console calls the same functions. */
+  actions: AdminActions;
   /** The reseller balance of the bridge's own account (src/reseller/balance.ts). */
   balance: BalanceReader;
 }
@@ -73,7 +78,29 @@ export const jobIdSchema = z
   .transform(Number)
   .refine(Number.isSafeInteger, { error: JOB_ID_RULE });
 
-/** The operator's API: read licences and jobs, retry a stuck job. */
+/** Who a request acts as: the operator its token belongs to (ADMIN_TOKEN: the admin named "admin"), set by authenticate(). */
+const actorOf = (res: Response): Actor => {
+  const actor = operatorOf(res);
+  if (!actor) throw new Error("actorOf: the request was not authenticated (authenticate() must run first)");
+  return actor;
+};
+
+/** Answers an action's outcome: `ok(value)` on success, the refusal as the admin API words it. */
+export function sendOutcome<T>(res: Response, outcome: ActionOutcome<T>, ok: (value: T) => void): void {
+  if (outcome.ok) return ok(outcome.value);
+  sendError(res, outcome.status, outcome.code, outcome.message, outcome.errors ? { errors: outcome.errors } : {});
+}
+
+/** The licence actions' bodies are JSON (or none): another type would be silently ignored. */
+const jsonBody: express.RequestHandler[] = [
+  (req, res, next) => {
+    if (hasBody(req) && !isJsonContentType(req)) return sendError(res, 415, "unsupported_media_type", "Content-Type must be application/json");
+    next();
+  },
+  express.json({ limit: "64kb", type: () => true }),
+];
+
+/** The operator's API: read licences and jobs, retry a stuck job, act on a licence. */
 export function adminRouter(deps: AdminRouteDeps): Router {
   const router = express.Router();
   // Who is calling, and whether their role allows the route (permissions.ts, one table).
@@ -151,12 +178,21 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.post("/admin/jobs/:id/retry", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
     if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
-    const job = await jobs.get(id.data);
     // The retry and its audit entry (ok, or refused when the job is not failed or blocked) commit together.
-    const retried = await jobs.retry(id.data, auditFor(res, AUDIT_ACTIONS.jobRetry));
-    if (!job) return sendError(res, 404, "unknown_job", "unknown job");
-    if (!retried) return sendError(res, 409, "conflict", `job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
-    res.status(202).json({ job: jobView(retried) });
+    sendOutcome(res, await deps.actions.retryJob(actorOf(res), { id: id.data }), (job) => res.status(202).json({ job: jobView(job) }));
+  });
+
+  // An operator's change to a licence: an event like a panel's, through the deciding core (202: its job runs after).
+  const licenceAction = (name: "suspend" | "unsuspend") =>
+    router.post(`/admin/services/:id/${name}`, ...jsonBody, async (req, res) => {
+      sendOutcome(res, await deps.actions[name](actorOf(res), { serviceId: String(req.params.id) }), (r) => res.status(202).json(r));
+    });
+  licenceAction("suspend");
+  licenceAction("unsuspend");
+  router.post("/admin/services/:id/change-ip", ...jsonBody, async (req, res) => {
+    const body = changeIpBodySchema.safeParse(req.body ?? {});
+    if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
+    sendOutcome(res, await deps.actions.changeIp(actorOf(res), { serviceId: String(req.params.id), ip: body.data.ip }), (r) => res.status(202).json(r));
   });
 
   return router;

@@ -24,6 +24,7 @@ import { forecastQuerySchema } from "./forecast-routes.js";
 import type { Forecast } from "../renewals/forecast.js";
 import { AUDIT_OUTCOMES } from "../vocabulary/audit.js";
 import { ROLES } from "../vocabulary/roles.js";
+import { changeIpBodySchema } from "./actions.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
@@ -219,6 +220,12 @@ export const forecastSchema = z.object({
   total_cost: z.number().nullable().describe("null when any cost is unknown"),
   shortfall: z.number().nullable().describe("max(0, total_cost - balance); null when either is unknown"),
   prices: z.enum(["sandbox"]).nullable().describe('"sandbox": the sandbox\'s price list; null: the reseller publishes no prices, costs unknown'),
+});
+/** What `POST /admin/services/:id/suspend|unsuspend|change-ip` answer (202): the event made, and its job. */
+export const licenceActionSchema = z.object({
+  event_id: z.string(),
+  job_id: z.number().int().nullable().describe("the job that carries it out; null when there is nothing to do"),
+  nothing_to_do: z.string().nullable().describe("why nothing needs doing (the service already is, or is about to be, so)"),
 });
 
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
@@ -574,6 +581,64 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/services/{id}/suspend": {
+        post: {
+          tags: ["admin"],
+          operationId: "suspendService",
+          summary: "Suspend the service's licence",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/services/{id}/unsuspend": {
+        post: {
+          tags: ["admin"],
+          operationId: "unsuspendService",
+          summary: "Unsuspend the service's licence",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
+      "/admin/services/{id}/change-ip": {
+        post: {
+          tags: ["admin"],
+          operationId: "changeServiceIp",
+          summary: "Move the service's licence to another IP",
+          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+          requestBody: { required: true, ...json(jsonSchema(changeIpBodySchema)) },
+          responses: {
+            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+            "401": UNAUTHORIZED,
+            "403": answer("The operator's role does not allow it"),
+            "404": answer("Unknown service"),
+            "409": answer("Not now: the same request sent again later will be taken"),
+            "415": answer("A body that is not application/json"),
+            "422": INVALID,
+          },
+        },
+      },
       "/admin/reconcile": {
         post: {
           tags: ["admin"],
@@ -679,6 +744,7 @@ export function openApiDocument(): Record<string, unknown> {
         Forecast: jsonSchema(forecastSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
         AdoptionPlan: jsonSchema(adoptionPlanSchema, "output"),
+        LicenceAction: jsonSchema(licenceActionSchema, "output"),
         ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),

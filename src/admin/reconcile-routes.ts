@@ -10,6 +10,9 @@ import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { adminAccess, allowOrRefuse, permissionOf, requiredRole, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
+import { reconcileSummary } from "./reconcile-summary.js";
+
+export { reconcileSummary };
 
 export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit"> {
   logger?: Logger;
@@ -19,10 +22,6 @@ export const reconcileBodySchema = z.strictObject({
   fix: z.boolean({ error: "must be true or false" }).optional(),
 });
 
-/** The run's audit entry: what it found and what it repaired. */
-export function reconcileSummary(r: { drift: unknown[]; fixed: unknown[]; manual: unknown[] }): string {
-  return `${r.drift.length} drift item(s): ${r.fixed.length} fixed, ${r.manual.length} for a person`;
-}
 
 /** `POST /admin/reconcile`: the bridge against the reseller's licence list; `{"fix": true}` repairs what needs no purchase. */
 export function reconcileRouter(deps: ReconcileRouteDeps): Router {

@@ -8,6 +8,10 @@ import { secretValues } from "../config/describe.js";
 import type { Config } from "../config/load.js";
 import { RESTART_ONLY } from "../config/restart-only.js";
 import { adminRouter } from "../admin/admin-routes.js";
+import { adminActions } from "../admin/actions.js";
+import { consoleRouter } from "../console/routes.js";
+import { consoleSeams } from "../console/seams.js";
+import type { OperatorResolver } from "../console/operators.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
@@ -122,6 +126,11 @@ export interface ServiceOptions {
   retentionSchedule?: boolean;
   /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
+  /**
+   * Who may log in to the console, for a configuration. (Default: every ADMIN_TOKEN as the admin
+   * named "admin"; tests add a viewer, named operators will add theirs)
+   */
+  consoleOperators?: (config: Config) => OperatorResolver;
 }
 
 export interface RunningService {
@@ -274,6 +283,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
     const access = { operators: operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators), audit: store.audit };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
+    // Every change an operator makes, whether through the admin API or the console.
+    const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
@@ -284,7 +295,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-        adminRouter({ ...access, store, balance }),
+        adminRouter({ ...access, store, balance, actions }),
         auditRouter({ ...access, audit: store.audit }),
         forecastRouter({ ...access, forecast: forecastDeps }),
         cfg.PROVISIONING_TOKEN
@@ -307,6 +318,32 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
           intake: accept,
           logger: logger.child({ component: "adopt" }),
         }),
+        ...(cfg.CONSOLE === "on"
+          ? [
+              consoleRouter({
+                store,
+                actions,
+                operators: options.consoleOperators ? options.consoleOperators(cfg) : (token: string) => access.operators.identify(token),
+                balance,
+                catalog: cfg.catalog,
+                installCommands,
+                seams: consoleSeams({
+                  store,
+                  forecast: forecastDeps,
+                  adoption: {
+                    store,
+                    upstream,
+                    catalog: cfg.catalog,
+                    prices: cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog),
+                    allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
+                    intake: accept,
+                  },
+                }),
+                clock,
+                logger: logger.child({ component: "console" }),
+              }),
+            ]
+          : []),
       ],
     });
   };

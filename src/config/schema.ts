@@ -186,6 +186,7 @@ export const configSchema = z
     ADAPTER_FIELD_MAPS_FILE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
     TRUST_PROXY: trustProxy.optional(),
+    CONSOLE: z.enum(["on", "off"], { error: 'must be "on" or "off"' }).default("on"),
     ENV_FILE: z.string().min(1).optional(),
   });
 
@@ -314,6 +315,7 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   ADAPTER_FIELD_MAPS_FILE: "a JSON file overriding the panel adapters' field mappings",
   LOG_LEVEL: LOG_LEVELS.join(", "),
   TRUST_PROXY: "true, false, a number of proxy hops, or comma-separated addresses, CIDR ranges and loopback/linklocal/uniquelocal, e.g. loopback",
+  CONSOLE: "on or off",
   ENV_FILE: "the path of a KEY=value file (systemd EnvironmentFile syntax) read at start and again on SIGHUP, e.g. /etc/license-bridge/env",
 };
 

@@ -126,6 +126,7 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
       "Express's `trust proxy` setting (hops, addresses or `true`), for the client IP behind a reverse proxy: `loopback` for a proxy on the same host, `1` for one hop (see `deploy/README.md`)",
     unset: "off",
   },
+  CONSOLE: { meaning: "`on` or `off`: the operator console at `/console` on the service's own port (see [Console](#console))" },
   ENV_FILE: {
     meaning:
       "a `KEY=value` file (systemd `EnvironmentFile` syntax) read at start and again on SIGHUP, over the environment: how a running service sees a changed secret; environment only",

@@ -1,6 +1,7 @@
 import type { Job, JobPriority, JobState } from "../vocabulary/jobs.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { AuditOutcome } from "../vocabulary/audit.js";
+import type { Role } from "../vocabulary/roles.js";
 import { whyNotWritable } from "../config/file-problems.js";
 import type { Page, PageRequest } from "./paging.js";
 
@@ -31,6 +32,10 @@ export interface Store {
   readonly adoption: AdoptionOps;
   /** Who did what: the operators' audit trail (never pruned). */
   readonly audit: AuditOps;
+  /** The operator console's sessions (migration 012). */
+  readonly sessions: SessionOps;
+  /** What the operator console reads beyond the admin API's listings. */
+  readonly consoleReads: ConsoleReadOps;
   /** Applies pending migrations (once, whichever instance starts first); returns what it applied. */
   migrate(): Promise<{ id: number; name: string }[]>;
   migrationStatus(): Promise<MigrationStatus>;
@@ -589,4 +594,57 @@ export interface AdoptionOps {
     /** The operator's action: an entry (outcome ok) for each service written, in the batch's transaction. */
     audit?: AuditDraft,
   ): Promise<{ inserted: string[]; known: string[]; refused: { service_id: string; reason: string }[] }>;
+}
+
+// ---- the operator console ------------------------------------------------------------------
+
+/** A console session as stored: never its id, only the SHA-256 of it (the row's key). */
+export interface SessionRow {
+  operator: string;
+  role: Role;
+  created_at: number;
+  last_seen_at: number;
+}
+
+/**
+ * Server-side console sessions. The store keeps them; the console decides when one has expired
+ * (idle and absolute limits, src/console/session.ts) and deletes it then.
+ */
+export interface SessionOps {
+  create(idSha256: string, session: SessionRow): Promise<void>;
+  get(idSha256: string): Promise<SessionRow | undefined>;
+  /** The session was used at `at`. */
+  touch(idSha256: string, at: number): Promise<void>;
+  /** Logout or expiry; true when there was one. */
+  delete(idSha256: string): Promise<boolean>;
+  /** Deletes every session idle since before `idleBefore` or created before `createdBefore`; returns how many. */
+  deleteExpired(idleBefore: number, createdBefore: number): Promise<number>;
+}
+
+/** One day of the overview's chart (UTC days; `day` is the Unix day number). */
+export interface DailyActivity {
+  day: number;
+  orders: number;
+  renewals: number;
+  failures: number;
+}
+
+export interface LicenceSearch {
+  /** Exact service id, IP, licence key, or customer e-mail (any case). */
+  q?: string;
+  status?: ServiceStatus;
+  /** Keyset cursor: the last service id of the previous page. */
+  after?: string;
+  limit: number;
+}
+
+export interface ConsoleReadOps {
+  /** How many services have each status (a status with none is left out). */
+  statusCounts(): Promise<Partial<Record<ServiceStatus, number>>>;
+  /** Orders received, renewals bought and jobs that stopped (failed or blocked), per UTC day since `since`. */
+  daily(since: number): Promise<DailyActivity[]>;
+  /** Licences in service id order, matching the search. */
+  searchLicences(search: LicenceSearch): Promise<ServiceRow[]>;
+  /** A service's mails, newest first. */
+  mailsOf(serviceId: string, limit: number): Promise<MailRow[]>;
 }

@@ -6,7 +6,7 @@ import type { Clock } from "../../src/clock.js";
 import type { JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { createSandbox, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
-import { startService, type RunningService } from "../../src/compose/service.js";
+import { startService, type RunningService, type ServiceOptions } from "../../src/compose/service.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
 import { databaseEnv } from "./test-store.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
@@ -117,7 +117,7 @@ export function uniqueId(prefix = "msg"): string {
 
 export async function startTestBridge(
   sb: TestSandbox,
-  options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string } = {},
+  options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string; consoleOperators?: ServiceOptions["consoleOperators"] } = {},
 ): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
   const env = await testBridgeEnv(sb.running, dir, options.env);
@@ -130,6 +130,7 @@ export async function startTestBridge(
     baseDelayMs: 40,
     shutdownGraceMs: 2000,
     jobs: options.jobs,
+    consoleOperators: options.consoleOperators,
   });
   const url = service.url;
   return {

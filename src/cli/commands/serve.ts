@@ -50,6 +50,11 @@ export function serveCommand(program: Command): void {
         throw err;
       }
       logger.info({ url: service.url }, `license-bridge listening on ${service.url}`);
+      if (service.config.CONSOLE === "on") {
+        logger.info({ url: `${service.url}/console` }, `console: ${service.url}/console`);
+        // Beside the sandbox's printed admin token, which is what logs in there.
+        if (config.sandbox) process.stderr.write(`\n  console: ${service.url}/console (log in with the sandbox admin token)\n\n`);
+      }
       reloading.attach(service);
       const signal = await stopSignal;
       reloading.detach();

@@ -3,6 +3,7 @@ import type { Logger } from "../../log/logger.js";
 import type { Store } from "../store.js";
 import { pgAlerts } from "./alerts.js";
 import { pgAudit } from "./audit.js";
+import { pgConsoleReads, pgSessions } from "./console.js";
 import { isPostgresBusy, openPool, Rollback, type PgDb } from "./database.js";
 import { pgEvents } from "./events.js";
 import { pgJobs } from "./jobs.js";
@@ -77,6 +78,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     retention: pgRetention(db),
     adoption: pgAdoption(db, services, jobs, audit),
     audit,
+    sessions: pgSessions(db),
+    consoleReads: pgConsoleReads(db),
     health: {
       // Lock and change a row, then roll back; a lock held elsewhere or a server that does not
       // answer make it "no" within HEALTH_TIMEOUT_MS, not a hung probe.

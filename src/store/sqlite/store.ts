@@ -2,6 +2,7 @@ import type { Clock } from "../../clock.js";
 import type { Store } from "../store.js";
 import { sqliteAlerts } from "./alerts.js";
 import { sqliteAudit } from "./audit.js";
+import { sqliteConsoleReads, sqliteSessions } from "./console.js";
 import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
@@ -66,6 +67,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       renewals: sqliteRenewals(db, clock, jobs, audit),
       retention: sqliteRetention(db),
       adoption: sqliteAdoption(db, clock, services, jobs, audit),
+      sessions: sqliteSessions(db),
+      consoleReads: sqliteConsoleReads(db),
     };
   };
   // Statements are prepared against the schema, so only once the migrations have run.
@@ -106,6 +109,12 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
     },
     get audit() {
       return ready().audit;
+    },
+    get sessions() {
+      return ready().sessions;
+    },
+    get consoleReads() {
+      return ready().consoleReads;
     },
     dueQueryPlan() {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${ready().renewals.dueSql}`).all({ horizon: 0 }) as { detail: string }[];

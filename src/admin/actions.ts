@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { Intake } from "../intake/intake.js";
+import { billingEventSchema, fieldErrors, type FieldErrors } from "../intake/event-schema.js";
+import type { Logger } from "../log/logger.js";
+import { reconcile, type ReconcileDeps, type ReconcileResult } from "../reconcile/reconcile.js";
+import { ResellerError } from "../reseller/errors.js";
+import type { AuditDraft, Store } from "../store/store.js";
+import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { reconcileSummary } from "./reconcile-summary.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
+import type { Job } from "../vocabulary/jobs.js";
+import { roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
+
+/**
+ * Every change an operator can make, as one function `(actor, params) => outcome` that the admin
+ * API's route and the console's form both call: the role check is here, and the audit entry
+ * (issue 26, operators-audit) is written here, once, whichever way the operator came in.
+ */
+
+/** How an action ended: its value, or a refusal with the status and code the admin API answers. */
+export type ActionOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; status: number; code: ErrorCode; message: string; errors?: FieldErrors };
+
+/** What an operator's licence action queued: its event and job, or why it needed none. */
+export interface LicenceActionResult {
+  event_id: string;
+  job_id: number | null;
+  nothing_to_do: string | null;
+}
+
+/** The role each action needs (src/vocabulary/roles.ts says what each role means). */
+export const ACTION_ROLES = {
+  retryJob: "operator",
+  suspend: "operator",
+  unsuspend: "operator",
+  changeIp: "operator",
+  reconcile: "operator",
+  reconcileFix: "admin",
+  adopt: "admin",
+} as const satisfies Record<string, Role>;
+export type ActionName = keyof typeof ACTION_ROLES;
+
+export interface AdminActions {
+  retryJob(actor: Actor, params: { id: number }): Promise<ActionOutcome<Job>>;
+  suspend(actor: Actor, params: { serviceId: string }): Promise<ActionOutcome<LicenceActionResult>>;
+  unsuspend(actor: Actor, params: { serviceId: string }): Promise<ActionOutcome<LicenceActionResult>>;
+  changeIp(actor: Actor, params: { serviceId: string; ip: string }): Promise<ActionOutcome<LicenceActionResult>>;
+  reconcile(actor: Actor, params: { fix: boolean }): Promise<ActionOutcome<ReconcileResult>>;
+}
+
+export interface AdminActionDeps {
+  store: Store;
+  /** The intake (the deciding core) a licence action enters by, as a panel's event would. */
+  accept: Intake;
+  reconcile: ReconcileDeps;
+  logger?: Logger;
+}
+
+/** The body of `POST /admin/services/:id/change-ip`. */
+export const changeIpBodySchema = z.strictObject({ ip: z.string({ error: "is required: the new IP address" }).max(64) });
+
+/** The intake's source of the events operators make: its own namespace of webhook ids. */
+export const OPERATOR_SOURCE = "operator";
+
+const forbidden = (actor: Actor, action: ActionName): ActionOutcome<never> => ({
+  ok: false,
+  status: 403,
+  code: "forbidden",
+  message: `${actor.name} is a ${actor.role}; ${action} needs the ${ACTION_ROLES[action]} role`,
+});
+
+/** Whether `actor` may take `action` (the console hides what this refuses; the action refuses it anyway). */
+export const mayAct = (actor: Actor, action: ActionName) => roleAllows(actor.role, ACTION_ROLES[action]);
+
+/** The audit entry's who and what for `actor` (written by the store in the change's own transaction). */
+const draftOf = (actor: Actor & { via?: string }, action: string): AuditDraft => ({ actor: actor.name, action, ...(actor.via ? { detail: actor.via } : {}) });
+
+/** The audit action of each licence action. */
+const LICENCE_AUDIT = { suspend: "service.suspend", unsuspend: "service.unsuspend", changeIp: "service.change_ip" } as const;
+
+export function adminActions(deps: AdminActionDeps): AdminActions {
+  const { store } = deps;
+  // One reconcile at a time: two repairs of the same drift would suspend twice and write history twice.
+  let reconciling = false;
+
+  /** An operator's change to a licence is an event like a panel's, decided by the one deciding core. */
+  const licenceEvent = async (actor: Actor, action: ActionName, raw: unknown): Promise<ActionOutcome<LicenceActionResult>> => {
+    if (!mayAct(actor, action)) return forbidden(actor, action);
+    const parsed = billingEventSchema.safeParse(raw);
+    if (!parsed.success) return { ok: false, status: 422, code: "validation", message: "Validation error", errors: fieldErrors(parsed.error) };
+    // The operator's name in the webhook id: the event row says who made it until the audit trail does.
+    const [r] = await deps.accept(OPERATOR_SOURCE, [{ webhookId: `${actor.name}:${randomUUID()}`, event: parsed.data }]);
+    // The event (with the operator's name in its webhook id) is committed by the intake; the entry follows it.
+    const serviceId = parsed.data.service.id;
+    await store.audit.record({
+      ...draftOf(actor, LICENCE_AUDIT[action as keyof typeof LICENCE_AUDIT]),
+      service_id: serviceId,
+      job_id: r!.status === "accepted" ? (r!.jobId ?? null) : null,
+      outcome: r!.status === "accepted" ? "ok" : "refused",
+    });
+    switch (r!.status) {
+      case "accepted":
+        return { ok: true, value: { event_id: r!.eventId, job_id: r!.jobId ?? null, nothing_to_do: r!.nothingToDo ?? null } };
+      case "unknown_service":
+        return { ok: false, status: 404, code: "unknown_service", message: "unknown service" };
+      case "invalid":
+        return { ok: false, status: 422, code: r!.code, message: Object.values(r!.errors).flat().join("; ") || "refused", errors: r!.errors };
+      case "retry_later":
+        return { ok: false, status: 409, code: "retry_later", message: r!.reason };
+      case "duplicate":
+        return { ok: false, status: 409, code: "conflict", message: "already taken" };
+    }
+  };
+
+  return {
+    async retryJob(actor, { id }) {
+      if (!mayAct(actor, "retryJob")) return forbidden(actor, "retryJob");
+      const job = await store.jobs.get(id);
+      // The retry and its entry (ok, or refused: no such job, or not failed or blocked) commit together.
+      const retried = await store.jobs.retry(id, draftOf(actor, AUDIT_ACTIONS.jobRetry));
+      if (!job) return { ok: false, status: 404, code: "unknown_job", message: "unknown job" };
+      if (!retried) return { ok: false, status: 409, code: "conflict", message: `job ${id} is ${job.state}; only failed or blocked jobs can be retried` };
+      return { ok: true, value: retried };
+    },
+    suspend: (actor, { serviceId }) => licenceEvent(actor, "suspend", { type: "service.suspended", service: { id: serviceId } }),
+    unsuspend: (actor, { serviceId }) => licenceEvent(actor, "unsuspend", { type: "service.unsuspended", service: { id: serviceId } }),
+    changeIp: (actor, { serviceId, ip }) => licenceEvent(actor, "changeIp", { type: "service.ip_changed", service: { id: serviceId }, changes: { ip } }),
+    async reconcile(actor, { fix }) {
+      if (!mayAct(actor, fix ? "reconcileFix" : "reconcile")) return forbidden(actor, fix ? "reconcileFix" : "reconcile");
+      if (reconciling) return { ok: false, status: 409, code: "conflict", message: "a reconcile is already running; try again when it has finished" };
+      reconciling = true;
+      // A repair writes an entry per service it repairs (with the repair) and one for the run.
+      const audit = fix ? draftOf(actor, AUDIT_ACTIONS.reconcileRepair) : undefined;
+      try {
+        const result = await reconcile(deps.reconcile, { fix, audit });
+        if (audit) await store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "ok", detail: reconcileSummary(result) });
+        return { ok: true, value: result };
+      } catch (err) {
+        if (audit) await store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "failed", detail: (err as Error).message });
+        if (!(err instanceof ResellerError)) throw err;
+        deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
+        return { ok: false, status: 502, code: "upstream_unavailable", message: `cannot read the reseller's licence list: ${err.message}` };
+      } finally {
+        reconciling = false;
+      }
+    },
+  };
+}

@@ -1,0 +1,299 @@
+import express, { type Request, type Response, type Router } from "express";
+import { z } from "zod";
+import { jobIdSchema } from "../admin/admin-routes.js";
+import type { ActionOutcome, AdminActions } from "../admin/actions.js";
+import type { Catalog } from "../catalog/catalog.js";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log/logger.js";
+import type { BalanceReader } from "../reseller/balance.js";
+import type { ServiceRow, Store } from "../store/store.js";
+import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import type { ConsoleSeams } from "./actions.js";
+import { CONSOLE_CSS } from "./assets.js";
+import { CSRF_FIELD, requireCsrf } from "./csrf.js";
+import { html, type Html } from "./html.js";
+import { loginLimit } from "./login-limit.js";
+import type { OperatorResolver } from "./operators.js";
+import { securityHeaders } from "./security-headers.js";
+import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf } from "./session.js";
+import { confirmRetry, JOB_SECTIONS, jobsPage } from "./views/jobs.js";
+import { outcomePage, page, type Section } from "./views/layout.js";
+import { confirmLicenceAction, licencePage, licencesPage } from "./views/licences.js";
+import { loginPage } from "./views/login.js";
+import { adoptionPage, auditPage, reconcilePage } from "./views/operations.js";
+import { overviewPage } from "./views/overview.js";
+
+const DAY_MS = 86_400_000;
+/** How long the overview waits for the reseller's balance before it shows the last reading. */
+const BALANCE_WAIT_MS = 300;
+
+export interface ConsoleDeps {
+  store: Store;
+  actions: AdminActions;
+  /** Who a login token belongs to (ADMIN_TOKEN's admin today; named operators later). */
+  operators: OperatorResolver;
+  balance: BalanceReader;
+  catalog: Catalog;
+  /** The install commands of a licence, through the upstream (cached). */
+  installCommands: (svc: ServiceRow) => Promise<{ type: string; command: string }[]>;
+  seams: ConsoleSeams;
+  clock: Clock;
+  logger?: Logger;
+}
+
+const optional = (schema: z.ZodString) => schema.optional().default("");
+const licencesQuery = z.strictObject({
+  q: optional(z.string().trim().max(254)),
+  status: z.enum(["", ...SERVICE_STATUSES], { error: `must be one of ${SERVICE_STATUSES.join(", ")}` }).optional().default(""),
+  after: optional(z.string().max(64)),
+  limit: z.coerce.number().int().min(1).max(200).optional().default(50),
+});
+const auditQuery = z.strictObject({ actor: optional(z.string().max(64)), service_id: optional(z.string().max(64)), cursor: optional(z.string().max(200)) });
+const LICENCE_ACTIONS = ["suspend", "unsuspend", "change-ip"] as const;
+
+const send = (res: Response, status: number, body: Html) => res.status(status).type("html").send(body.text);
+
+/** A parameter that is wrong, named, as the admin API names it. */
+function invalid(res: Response, error: z.ZodError) {
+  const issue = error.issues[0]!;
+  const field = issue.path.join(".") || (issue.code === "unrecognized_keys" ? issue.keys.join(", ") : "(query)");
+  return send(res, 422, page({ title: "Invalid request", session: sessionOf(res), body: html`<h1>Invalid request</h1><p class="notice bad" role="alert">${field}: ${issue.message}</p>` }));
+}
+
+/** The operator console under /console: server-rendered pages over the admin API's actions. */
+export function consoleRouter(deps: ConsoleDeps): Router {
+  const { store, actions, clock } = deps;
+  const router = express.Router();
+  const sessions = consoleSessions(store.sessions, clock);
+  const limit = loginLimit();
+  const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 20 });
+  // A handler's rejection goes to the app's error handler, whatever the handler returns.
+  const h = (fn: (req: Request, res: Response) => Promise<unknown>) => (req: Request, res: Response, next: express.NextFunction) => void fn(req, res).catch(next);
+
+  router.use("/console", securityHeaders);
+  router.get("/console/assets/console.css", (_req, res) => {
+    // The stylesheet is the same for everyone and holds nothing private: a day in the cache.
+    res.setHeader("Cache-Control", "public, max-age=86400");
+    res.type("text/css").send(CONSOLE_CSS);
+  });
+
+  router.get("/console/login", (req, res) => send(res, 200, loginPage({ csrf: sessions.loginToken(req, res) })));
+  router.post(
+    "/console/login",
+    form,
+    h(async (req, res) => {
+      const client = req.ip ?? "unknown";
+      const wait = limit.refused(client, clock.now());
+      if (wait !== undefined) {
+        res.setHeader("Retry-After", String(wait));
+        return send(res, 429, loginPage({ csrf: sessions.loginToken(req, res), error: `Too many failed logins from your address: try again in ${Math.ceil(wait / 60)} minutes.` }));
+      }
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const expected = cookiesOf(req)[LOGIN_COOKIE];
+      if (!expected || typeof body[CSRF_FIELD] !== "string" || !sameSecret(body[CSRF_FIELD], expected)) {
+        return send(res, 403, loginPage({ csrf: sessions.loginToken(req, res), error: "The login form expired: try again." }));
+      }
+      const actor = typeof body.token === "string" && body.token !== "" ? deps.operators(body.token) : undefined;
+      if (!actor) {
+        limit.failed(client, clock.now());
+        deps.logger?.warn({ client }, "console: a login with an unknown token");
+        return send(res, 401, loginPage({ csrf: sessions.loginToken(req, res), error: "That token is not an operator's." }));
+      }
+      limit.succeeded(client);
+      await sessions.open(req, res, actor);
+      deps.logger?.info({ operator: actor.name }, "console: login");
+      res.redirect(303, "/console");
+    }),
+  );
+
+  // Everything below needs a live session; every POST its CSRF value.
+  router.use("/console", sessions.require);
+  router.post("/console/*splat", form, requireCsrf);
+  router.post(
+    "/console/logout",
+    h(async (req, res) => {
+      await sessions.close(req, res);
+      res.redirect(303, "/console/login");
+    }),
+  );
+
+  /** An action's outcome as a page: 200 with the result, or the refusal with the admin API's status. */
+  const outcome = <T>(res: Response, r: ActionOutcome<T>, o: { section: Section; title: string; back: string; ok: (v: T) => string }) =>
+    send(
+      res,
+      r.ok ? 200 : r.status,
+      outcomePage({
+        session: sessionOf(res),
+        section: o.section,
+        title: o.title,
+        back: o.back,
+        ok: r.ok,
+        message: r.ok ? o.ok(r.value) : r.errors ? Object.entries(r.errors).map(([f, m]) => `${f}: ${m.join("; ")}`).join(". ") : r.message,
+      }),
+    );
+
+  router.get(
+    "/console",
+    h(async (_req, res) => {
+      const now = clock.now();
+      const [statuses, blocked, failed, alerts, balance, daily, forecast, queue] = await Promise.all([
+        store.consoleReads.statusCounts(),
+        store.jobs.list({ state: "blocked", limit: 25 }),
+        store.jobs.list({ state: "failed", limit: 25 }),
+        store.alerts.open(),
+        deps.balance.read({ waitMs: BALANCE_WAIT_MS }),
+        store.consoleReads.daily(now - 30 * DAY_MS),
+        deps.seams.forecast?.(7),
+        deps.seams.queueLag?.(),
+      ]);
+      send(res, 200, overviewPage(sessionOf(res), { statuses, stopped: [...blocked, ...failed], alerts, balance, daily, today: Math.floor(now / DAY_MS), forecast, queue }));
+    }),
+  );
+
+  router.get(
+    "/console/licences",
+    h(async (req, res) => {
+      const q = licencesQuery.safeParse(req.query);
+      if (!q.success) return invalid(res, q.error);
+      const { limit: n, after, status } = q.data;
+      const rows = await store.consoleReads.searchLicences({ q: q.data.q || undefined, status: status || undefined, after: after || undefined, limit: n + 1 });
+      const next = rows.length > n ? new URLSearchParams({ q: q.data.q, status, after: rows[n - 1]!.service_id, limit: String(n) }).toString() : undefined;
+      send(res, 200, licencesPage(sessionOf(res), { q: q.data.q, status, rows: rows.slice(0, n), next }));
+    }),
+  );
+
+  const notFound = (res: Response, what: string) =>
+    send(res, 404, page({ title: "Not found", session: sessionOf(res), body: html`<h1>Not found</h1><p>${what}</p><p><a href="/console/licences">Licences</a></p>` }));
+
+  router.get(
+    "/console/licences/:id",
+    h(async (req, res) => {
+      const service = await store.services.get(String(req.params.id));
+      if (!service) return notFound(res, "The bridge does not know this service.");
+      const [history, jobs, mails] = await Promise.all([
+        store.services.history(service.service_id),
+        store.jobs.list({ serviceId: service.service_id, limit: 50 }),
+        store.consoleReads.mailsOf(service.service_id, 20),
+      ]);
+      let installCommands: { type: string; command: string }[] | string = "shown once the licence is active";
+      if (service.status === "active") {
+        installCommands = await deps.installCommands(service).catch((err: unknown) => `could not be read from the reseller now: ${(err as Error).message}`);
+      }
+      const max = deps.catalog.product(service.product_id)?.maxIpChanges ?? null;
+      send(res, 200, licencePage(sessionOf(res), { service, history, jobs, mails, installCommands, ipChangesLeft: max === null ? null : Math.max(0, max - service.ip_changes) }));
+    }),
+  );
+
+  router.get(
+    "/console/licences/:id/confirm/:action",
+    h(async (req, res) => {
+      const action = String(req.params.action);
+      if (!(LICENCE_ACTIONS as readonly string[]).includes(action)) return notFound(res, "No such action.");
+      const service = await store.services.get(String(req.params.id));
+      if (!service) return notFound(res, "The bridge does not know this service.");
+      send(res, 200, confirmLicenceAction(sessionOf(res), service, action));
+    }),
+  );
+
+  router.post(
+    "/console/licences/:id/:action",
+    h(async (req, res) => {
+      const serviceId = String(req.params.id);
+      const action = String(req.params.action);
+      const actor = sessionOf(res).actor;
+      const back = `/console/licences/${encodeURIComponent(serviceId)}`;
+      const body = req.body as Record<string, unknown>;
+      const done = (v: { job_id: number | null; nothing_to_do: string | null }) =>
+        v.nothing_to_do ? `Nothing to do: ${v.nothing_to_do}.` : `Accepted: job ${v.job_id} carries it out; the licence page shows its outcome.`;
+      if (action === "suspend" || action === "unsuspend") return outcome(res, await actions[action](actor, { serviceId }), { section: "licences", title: `${action[0]!.toUpperCase()}${action.slice(1)} ${serviceId}`, back, ok: done });
+      if (action === "change-ip") {
+        const ip = typeof body.ip === "string" ? body.ip.trim() : "";
+        return outcome(res, await actions.changeIp(actor, { serviceId, ip }), { section: "licences", title: `Change the IP of ${serviceId}`, back, ok: done });
+      }
+      notFound(res, "No such action.");
+    }),
+  );
+
+  router.get(
+    "/console/jobs",
+    h(async (_req, res) => {
+      const lists = await Promise.all(JOB_SECTIONS.map((state) => store.jobs.list({ state, limit: 100 })));
+      send(res, 200, jobsPage(sessionOf(res), Object.fromEntries(JOB_SECTIONS.map((s, i) => [s, lists[i]!])) as Parameters<typeof jobsPage>[1]));
+    }),
+  );
+
+  const jobOf = async (req: Request, res: Response) => {
+    const id = jobIdSchema.safeParse(req.params.id);
+    const job = id.success ? await store.jobs.get(id.data) : undefined;
+    if (!job) notFound(res, "The bridge has no such job.");
+    return job;
+  };
+  router.get(
+    "/console/jobs/:id/confirm/retry",
+    h(async (req, res) => {
+      const job = await jobOf(req, res);
+      if (job) send(res, 200, confirmRetry(sessionOf(res), job));
+    }),
+  );
+  router.post(
+    "/console/jobs/:id/retry",
+    h(async (req, res) => {
+      const job = await jobOf(req, res);
+      if (!job) return;
+      outcome(res, await actions.retryJob(sessionOf(res).actor, { id: job.id }), {
+        section: "jobs",
+        title: `Retry job ${job.id}`,
+        back: job.serviceId ? `/console/licences/${encodeURIComponent(job.serviceId)}` : "/console/jobs",
+        ok: (j) => `Job ${j.id} is ${j.state} again, with fresh attempts.`,
+      });
+    }),
+  );
+
+  router.get("/console/reconcile", (_req, res) => send(res, 200, reconcilePage(sessionOf(res))));
+  router.post(
+    "/console/reconcile",
+    h(async (req, res) => {
+      const fix = (req.body as Record<string, unknown>).fix === "true";
+      const r = await actions.reconcile(sessionOf(res).actor, { fix });
+      if (!r.ok) return outcome(res, r, { section: "reconcile", title: "Reconcile", back: "/console/reconcile", ok: () => "" });
+      send(res, 200, reconcilePage(sessionOf(res), r.value, fix));
+    }),
+  );
+
+  router.get("/console/adoption", (_req, res) => send(res, 200, adoptionPage(sessionOf(res), deps.seams)));
+  router.post(
+    "/console/adoption",
+    h(async (req, res) => {
+      const session = sessionOf(res);
+      const body = req.body as Record<string, unknown>;
+      const text = typeof body.services === "string" ? body.services : "";
+      if (!deps.seams.adopt) return send(res, 404, adoptionPage(session, deps.seams));
+      let services: unknown;
+      try {
+        services = JSON.parse(text);
+      } catch {
+        return send(res, 422, adoptionPage(session, deps.seams, { text, error: "services: is not JSON" }));
+      }
+      const list = Array.isArray(services) ? services : (services as { services?: unknown[] })?.services;
+      if (!Array.isArray(list)) return send(res, 422, adoptionPage(session, deps.seams, { text, error: "services: must be a list of services" }));
+      const apply = body.apply === "true";
+      const r = await deps.seams.adopt(session.actor, { services: list, apply });
+      if (!r.ok) return send(res, r.status, adoptionPage(session, deps.seams, { text, error: r.message }));
+      send(res, 200, adoptionPage(session, deps.seams, { text, plan: r.value, applied: apply }));
+    }),
+  );
+
+  router.get(
+    "/console/audit",
+    h(async (req, res) => {
+      const q = auditQuery.safeParse(req.query);
+      if (!q.success) return invalid(res, q.error);
+      const entries = deps.seams.audit
+        ? await deps.seams.audit({ actor: q.data.actor || undefined, service_id: q.data.service_id || undefined, cursor: q.data.cursor || undefined, limit: 100 })
+        : undefined;
+      send(res, 200, auditPage(sessionOf(res), deps.seams, { actor: q.data.actor, service_id: q.data.service_id, entries }));
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,41 @@
+import { runAdoption, type AdoptionDeps } from "../adoption/adopt.js";
+import { parseRows } from "../adoption/rows.js";
+import { auditPage } from "../admin/audit-routes.js";
+import { forecastRenewals, type ForecastDeps } from "../renewals/forecast.js";
+import { ResellerError } from "../reseller/errors.js";
+import type { Store } from "../store/store.js";
+import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
+import { roleAllows } from "../vocabulary/roles.js";
+import type { ConsoleSeams } from "./actions.js";
+
+/** The console's pages on the admin API's own functions: adoption, the audit trail, the forecast, the queue. */
+export function consoleSeams(deps: { store: Store; adoption: AdoptionDeps; forecast: ForecastDeps }): ConsoleSeams {
+  return {
+    async adopt(actor, { services, apply }) {
+      // As POST /admin/adopt: an admin's.
+      if (!roleAllows(actor.role, "admin")) return { ok: false, status: 403, message: `${actor.name} is a ${actor.role}; adoption needs the admin role` };
+      const rows = parseRows(services);
+      if (!rows.ok) {
+        const [field, why] = Object.entries(rows.errors)[0]!;
+        return { ok: false, status: 422, message: `${field}: ${why.join("; ")}` };
+      }
+      try {
+        const audit = apply ? { actor: actor.name, action: AUDIT_ACTIONS.adoptApply, detail: "via the console" } : undefined;
+        return { ok: true, value: await runAdoption(deps.adoption, rows.rows, { apply, ...(audit ? { audit } : {}) }) };
+      } catch (err) {
+        if (!(err instanceof ResellerError)) throw err;
+        return { ok: false, status: 502, message: `cannot read the reseller's licence list: ${err.message}` };
+      }
+    },
+    async audit({ actor, service_id, limit, cursor }) {
+      const id = cursor && /^[1-9][0-9]{0,15}$/.test(cursor) ? Number(cursor) : undefined;
+      return auditPage(deps.store.audit, { actor, service_id, action: undefined, outcome: undefined, limit, cursor: id });
+    },
+    forecast: (days) => forecastRenewals(deps.forecast, days),
+    async queueLag() {
+      const q = await deps.store.jobs.queue();
+      const depth = Object.values(q.queued).reduce((n, v) => n + v, 0);
+      return { depth, oldest_due_seconds: q.oldestDueAt === null ? null : Math.round(q.oldestDueAgeMs / 1000) };
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { html, type Html } from "../html.js";
+import type { HistoryRow, MailRow, ServiceRow } from "../../store/store.js";
+import type { Job } from "../../vocabulary/jobs.js";
+import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
+import { mayAct } from "../../admin/actions.js";
+import type { ConsoleSession } from "../session.js";
+import { csrfField, iso, page, statusBadge } from "./layout.js";
+
+const licenceHref = (id: string) => `/console/licences/${encodeURIComponent(id)}`;
+
+export interface LicenceSearchView {
+  q: string;
+  status: string;
+  rows: ServiceRow[];
+  /** The query string of the next page, or undefined on the last. */
+  next?: string;
+}
+
+/** Search by service id, IP, customer e-mail or licence key, and status; pages by service id. */
+export function licencesPage(session: ConsoleSession, v: LicenceSearchView): Html {
+  return page({
+    title: "Licences",
+    session,
+    section: "licences",
+    body: html`<h1>Licences</h1>
+      <form method="get" action="/console/licences" class="search" role="search">
+        <label for="q">Service id, IP, customer e-mail or licence key <input id="q" name="q" value="${v.q}" size="32"></label>
+        <label for="status">Status <select id="status" name="status"><option value="">any</option>${SERVICE_STATUSES.map(
+          (s) => html`<option value="${s}"${v.status === s ? html` selected` : ""}>${s}</option>`,
+        )}</select></label>
+        <button type="submit">Search</button>
+      </form>
+      ${v.rows.length === 0
+        ? html`<p>No licence matches.</p>`
+        : html`<div class="table-wrap"><table><thead><tr><th>Service</th><th>Status</th><th>IP</th><th>Product</th><th>Customer</th><th>Expires</th></tr></thead><tbody>${v.rows.map(
+            (s) => html`<tr><td><a href="${licenceHref(s.service_id)}">${s.service_id}</a></td><td>${statusBadge(s.status)}</td><td>${s.ip}</td>
+              <td>${s.type ?? s.bundle}${s.variant ? html` <span class="muted">${s.variant}</span>` : ""}</td><td>${s.customer_email}</td><td>${iso(s.expires_at)}</td></tr>`,
+          )}</tbody></table></div>`}
+      <nav class="pager" aria-label="Pages">${v.next ? html`<a href="/console/licences?${v.next}" rel="next">Next page</a>` : html`<span class="muted">Last page</span>`}</nav>`,
+  });
+}
+
+export interface LicenceView {
+  service: ServiceRow;
+  history: HistoryRow[];
+  jobs: Job[];
+  mails: MailRow[];
+  installCommands: { type: string; command: string }[] | string;
+  ipChangesLeft: number | null;
+}
+
+/** The licence actions a role may take from this page, with the paths of their confirmations. */
+const ACTIONS = [
+  { action: "suspend", label: "Suspend", name: "suspend", when: (s: ServiceRow) => s.status === "active" },
+  { action: "unsuspend", label: "Unsuspend", name: "unsuspend", when: (s: ServiceRow) => s.status === "suspended" },
+  { action: "change-ip", label: "Change IP", name: "changeIp", when: (s: ServiceRow) => s.status === "active" || s.status === "suspended" },
+] as const;
+
+export function licencePage(session: ConsoleSession, v: LicenceView): Html {
+  const s = v.service;
+  const allowed = ACTIONS.filter((a) => mayAct(session.actor, a.name) && a.when(s));
+  const commands =
+    typeof v.installCommands === "string"
+      ? html`<span class="muted">${v.installCommands}</span>`
+      : v.installCommands.map((c) => html`<div><span class="muted">${c.type}</span><pre>${c.command}</pre></div>`);
+  return page({
+    title: `Licence ${s.service_id}`,
+    session,
+    section: "licences",
+    body: html`<h1>Licence ${s.service_id} ${statusBadge(s.status)}</h1>
+      <div class="actions">${
+        allowed.length === 0
+          ? html`<span class="muted">${mayAct(session.actor, "suspend") ? "No action applies in this state." : `Your role (${session.actor.role}) reads only.`}</span>`
+          : allowed.map((a) => html`<a class="button secondary" href="${licenceHref(s.service_id)}/confirm/${a.action}">${a.label}</a>`)
+      }</div>
+      <dl class="facts">
+        <dt>Product</dt><dd>${s.type ?? s.bundle} ${s.variant ?? ""} <span class="muted">(panel product ${s.product_id}, ${s.billing_cycle})</span></dd>
+        <dt>IP</dt><dd>${s.ip}</dd>
+        <dt>Customer</dt><dd>${s.customer_name ?? ""} ${s.customer_email ?? html`<span class="muted">no e-mail</span>`}</dd>
+        <dt>Expires</dt><dd>${iso(s.expires_at) || html`<span class="muted">not yet</span>`}</dd>
+        <dt>Paid until</dt><dd>${iso(s.paid_until)}</dd>
+        <dt>IP changes</dt><dd>${s.ip_changes} made${v.ipChangesLeft === null ? ", no limit" : html`, <strong>${v.ipChangesLeft}</strong> left`}</dd>
+        <dt>Licence key</dt><dd><code>${s.license_key}</code></dd>
+        <dt>Created by module</dt><dd>${s.module ?? html`<span class="muted">none (a webhook)</span>`}</dd>
+        <dt>Last error</dt><dd>${s.last_error ? html`<span class="bad">${s.last_error}</span>` : html`<span class="muted">none</span>`}</dd>
+        <dt>Install command</dt><dd>${commands}</dd>
+      </dl>
+      <h2>History</h2>
+      <ol class="timeline" reversed>${[...v.history].reverse().map(
+        (h) => html`<li><time datetime="${iso(h.at)}">${iso(h.at)}</time> <strong>${h.action}</strong> ${h.detail ?? ""}${h.job_id ? html` <span class="muted">job ${h.job_id}</span>` : ""}</li>`,
+      )}</ol>
+      <h2>Jobs</h2>
+      ${v.jobs.length === 0 ? html`<p class="muted">None.</p>` : jobsTable(session, v.jobs)}
+      <h2>Mails</h2>
+      ${v.mails.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<div class="table-wrap"><table><thead><tr><th>Kind</th><th>To</th><th>Subject</th><th>State</th><th>Sent</th></tr></thead><tbody>${v.mails.map(
+            (m) => html`<tr><td>${m.kind}</td><td>${m.to_address}</td><td>${m.subject}</td><td>${m.state}${m.last_error ? html` <span class="bad">${m.last_error}</span>` : ""}</td><td>${iso(m.sent_at)}</td></tr>`,
+          )}</tbody></table></div>`}`,
+  });
+}
+
+/** Jobs with their retry link where the role allows it. */
+export function jobsTable(session: ConsoleSession, jobs: Job[]): Html {
+  const canRetry = mayAct(session.actor, "retryJob");
+  return html`<div class="table-wrap"><table><thead><tr><th>Job</th><th>Kind</th><th>Service</th><th>State</th><th>Attempts</th><th>Error</th><th>Updated</th><th>Action</th></tr></thead><tbody>${jobs.map(
+    (j) => html`<tr id="job-${j.id}"><td>${j.id}</td><td>${j.kind}</td><td>${j.serviceId ? html`<a href="${licenceHref(j.serviceId)}">${j.serviceId}</a>` : ""}</td>
+      <td>${statusBadge(j.state)}${j.skipped ? html` <span class="muted">skipped: ${j.skipped}</span>` : ""}</td><td class="num">${j.attempts}/${j.maxAttempts}</td>
+      <td>${j.lastError}</td><td>${iso(j.updatedAt)}</td>
+      <td>${canRetry && (j.state === "failed" || j.state === "blocked") ? html`<a class="button secondary" href="/console/jobs/${j.id}/confirm/retry">Retry</a>` : ""}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+const CONFIRM_TEXT: Record<string, string> = {
+  suspend: "Suspend this licence at the reseller? The customer's software stops working until it is unsuspended.",
+  unsuspend: "Unsuspend this licence at the reseller?",
+  "change-ip": "Move this licence to another IP? The reseller binds it to the new address; the old one stops working.",
+};
+
+/** The confirmation step of a licence action: a form to post, no script. */
+export function confirmLicenceAction(session: ConsoleSession, s: ServiceRow, action: string, error?: { field: string; message: string }): Html {
+  return page({
+    title: `Confirm: ${action}`,
+    session,
+    section: "licences",
+    body: html`<h1>${action === "change-ip" ? "Change IP" : action[0]!.toUpperCase() + action.slice(1)} licence ${s.service_id}</h1>
+      <p>${CONFIRM_TEXT[action]}</p>
+      <dl class="facts"><dt>Service</dt><dd>${s.service_id}</dd><dt>IP now</dt><dd>${s.ip}</dd><dt>Status</dt><dd>${statusBadge(s.status)}</dd></dl>
+      ${error ? html`<p class="notice bad" role="alert">${error.field}: ${error.message}</p>` : ""}
+      <form method="post" action="${licenceHref(s.service_id)}/${action}" class="stack">
+        ${csrfField(session)}
+        ${action === "change-ip" ? html`<label for="ip">New IP address <input id="ip" name="ip" required inputmode="decimal" autocomplete="off"></label>` : ""}
+        <div class="actions"><button type="submit">Confirm</button><a class="button secondary" href="${licenceHref(s.service_id)}">Cancel</a></div>
+      </form>`,
+  });
+}

@@ -1,0 +1,68 @@
+import { mergeDays, type DayCount } from "../daily-activity.js";
+import type { ConsoleReadOps, MailRow, ServiceRow, SessionOps, SessionRow } from "../store.js";
+import type { PgDb } from "./database.js";
+
+const DAY_MS = 86_400_000;
+
+/** The console's sessions (migration 012): keyed by the SHA-256 of the cookie's id. */
+export function pgSessions(db: PgDb): SessionOps {
+  return {
+    async create(id, r) {
+      await db.q("INSERT INTO console_sessions (id_sha256, operator, role, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)", [
+        id,
+        r.operator,
+        r.role,
+        r.created_at,
+        r.last_seen_at,
+      ]);
+    },
+    async get(id) {
+      return (await db.q<SessionRow>("SELECT operator, role, created_at, last_seen_at FROM console_sessions WHERE id_sha256 = $1", [id]))[0];
+    },
+    async touch(id, at) {
+      await db.q("UPDATE console_sessions SET last_seen_at = $1 WHERE id_sha256 = $2", [at, id]);
+    },
+    async delete(id) {
+      return (await db.q("DELETE FROM console_sessions WHERE id_sha256 = $1 RETURNING 1", [id])).length > 0;
+    },
+    async deleteExpired(idleBefore, createdBefore) {
+      return (await db.q("DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2 RETURNING 1", [idleBefore, createdBefore])).length;
+    },
+  };
+}
+
+/** What the console reads beyond the admin API's listings; each read one index range (migration 012). */
+export function pgConsoleReads(db: PgDb): ConsoleReadOps {
+  // A search term is one of four keys, each an index look-up; the union is a handful of rows.
+  const matching = `service_id IN (
+      SELECT service_id FROM services WHERE service_id = $3
+      UNION SELECT service_id FROM services WHERE ip = $3
+      UNION SELECT service_id FROM services WHERE license_key = $3
+      UNION SELECT service_id FROM services WHERE lower(customer_email) = lower($3::text))`;
+  const day = (col: string) => `${col} / ${DAY_MS} AS day`;
+  return {
+    async statusCounts() {
+      const rows = await db.q<{ status: string; n: number }>("SELECT status, COUNT(*)::int AS n FROM services GROUP BY status");
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+    async daily(since) {
+      const [orders, renewals, failures] = await Promise.all([
+        db.q<DayCount>(`SELECT ${day("received_at")}, COUNT(*)::int AS n FROM events WHERE type = 'service.created' AND received_at >= $1 GROUP BY 1`, [since]),
+        db.q<DayCount>(`SELECT ${day("updated_at")}, COUNT(*)::int AS n FROM jobs WHERE kind = 'renew' AND state = 'succeeded' AND updated_at >= $1 GROUP BY 1`, [since]),
+        db.q<DayCount>(`SELECT ${day("updated_at")}, COUNT(*)::int AS n FROM jobs WHERE state IN ('failed', 'blocked') AND updated_at >= $1 GROUP BY 1`, [since]),
+      ]);
+      return mergeDays(orders, renewals, failures);
+    },
+    async searchLicences({ q, status, after, limit }) {
+      // PostgreSQL refuses a parameter the statement does not use: only the filters given are sent.
+      const values: unknown[] = [after ?? "", limit];
+      const where = ["service_id > $1"];
+      if (q) where.push(matching.replaceAll("$3", `$${values.push(q)}`));
+      if (status) where.push(`status = $${values.push(status)}`);
+      return db.q<ServiceRow>(`SELECT * FROM services WHERE ${where.join(" AND ")} ORDER BY service_id LIMIT $2`, values);
+    },
+    async mailsOf(serviceId, limit) {
+      return db.q<MailRow>("SELECT * FROM mails WHERE service_id = $1 ORDER BY id DESC LIMIT $2", [serviceId, limit]);
+    },
+  };
+}

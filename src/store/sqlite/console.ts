@@ -1,0 +1,75 @@
+import type { ConsoleReadOps, MailRow, ServiceRow, SessionOps, SessionRow } from "../store.js";
+import { mergeDays, type DayCount } from "../daily-activity.js";
+import type { Db } from "./database.js";
+
+const DAY_MS = 86_400_000;
+
+/** The console's sessions (migration 012): keyed by the SHA-256 of the cookie's id. */
+export function sqliteSessions(db: Db): SessionOps {
+  const s = {
+    create: db.prepare("INSERT INTO console_sessions (id_sha256, operator, role, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)"),
+    get: db.prepare("SELECT operator, role, created_at, last_seen_at FROM console_sessions WHERE id_sha256 = ?"),
+    touch: db.prepare("UPDATE console_sessions SET last_seen_at = ? WHERE id_sha256 = ?"),
+    delete: db.prepare("DELETE FROM console_sessions WHERE id_sha256 = ?"),
+    expired: db.prepare("DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?"),
+  };
+  return {
+    async create(id, r) {
+      s.create.run(id, r.operator, r.role, r.created_at, r.last_seen_at);
+    },
+    async get(id) {
+      return s.get.get(id) as SessionRow | undefined;
+    },
+    async touch(id, at) {
+      s.touch.run(at, id);
+    },
+    async delete(id) {
+      return s.delete.run(id).changes > 0;
+    },
+    async deleteExpired(idleBefore, createdBefore) {
+      return s.expired.run(idleBefore, createdBefore).changes;
+    },
+  };
+}
+
+/** What the console reads beyond the admin API's listings; each read one index range (migration 012). */
+export function sqliteConsoleReads(db: Db): ConsoleReadOps {
+  // A search term is one of four keys, each an index look-up; the union is a handful of rows.
+  const matching = `service_id IN (
+      SELECT service_id FROM services WHERE service_id = @q
+      UNION SELECT service_id FROM services WHERE ip = @q
+      UNION SELECT service_id FROM services WHERE license_key = @q
+      UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q))`;
+  const s = {
+    statusCounts: db.prepare("SELECT status, COUNT(*) AS n FROM services GROUP BY status"),
+    orders: db.prepare(`SELECT received_at / ${DAY_MS} AS day, COUNT(*) AS n FROM events WHERE type = 'service.created' AND received_at >= ? GROUP BY day`),
+    renewals: db.prepare(`SELECT updated_at / ${DAY_MS} AS day, COUNT(*) AS n FROM jobs WHERE kind = 'renew' AND state = 'succeeded' AND updated_at >= ? GROUP BY day`),
+    failures: db.prepare(`SELECT updated_at / ${DAY_MS} AS day, COUNT(*) AS n FROM jobs WHERE state IN ('failed', 'blocked') AND updated_at >= ? GROUP BY day`),
+    all: db.prepare("SELECT * FROM services WHERE service_id > @after ORDER BY service_id LIMIT @limit"),
+    byStatus: db.prepare("SELECT * FROM services WHERE status = @status AND service_id > @after ORDER BY service_id LIMIT @limit"),
+    byQ: db.prepare(`SELECT * FROM services WHERE ${matching} AND service_id > @after ORDER BY service_id LIMIT @limit`),
+    byQStatus: db.prepare(`SELECT * FROM services WHERE ${matching} AND status = @status AND service_id > @after ORDER BY service_id LIMIT @limit`),
+    mails: db.prepare("SELECT * FROM mails WHERE service_id = ? ORDER BY id DESC LIMIT ?"),
+  };
+  return {
+    async statusCounts() {
+      return Object.fromEntries((s.statusCounts.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    },
+    async daily(since) {
+      return mergeDays(
+        s.orders.all(since) as DayCount[],
+        s.renewals.all(since) as DayCount[],
+        s.failures.all(since) as DayCount[],
+      );
+    },
+    async searchLicences({ q, status, after, limit }) {
+      // better-sqlite3 wants exactly the statement's own parameters.
+      const base = { after: after ?? "", limit };
+      if (q) return (status ? s.byQStatus.all({ ...base, q, status }) : s.byQ.all({ ...base, q })) as ServiceRow[];
+      return (status ? s.byStatus.all({ ...base, status }) : s.all.all(base)) as ServiceRow[];
+    },
+    async mailsOf(serviceId, limit) {
+      return s.mails.all(serviceId, limit) as MailRow[];
+    },
+  };
+}

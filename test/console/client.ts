@@ -1,0 +1,65 @@
+import { anyOf, adminTokenResolver, tableResolver } from "../../src/console/operators.js";
+import type { Config } from "../../src/config/load.js";
+
+/** Tokens of the operators the console tests log in as, beside ADMIN_TOKEN's admin. */
+export const VIEWER_TOKEN = "console-test-viewer-token-0123";
+export const OPERATOR_TOKEN = "console-test-operator-token-0123";
+
+/** The console's resolver with a viewer and an operator: the seam named operators will fill. */
+export const testOperators = (config: Config) =>
+  anyOf(
+    adminTokenResolver(config.ADMIN_TOKEN),
+    tableResolver([
+      { token: VIEWER_TOKEN, actor: { name: "vera", role: "viewer" } },
+      { token: OPERATOR_TOKEN, actor: { name: "otto", role: "operator" } },
+    ]),
+  );
+
+/** A browser's worth of the console over plain HTTP: its cookies, and the CSRF value of the last page. */
+export class ConsoleClient {
+  cookies = new Map<string, string>();
+  csrf = "";
+  constructor(readonly base: string) {}
+
+  private remember(res: Response): void {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair!.indexOf("=");
+      const name = pair!.slice(0, i);
+      const value = pair!.slice(i + 1);
+      if (value === "" || /Max-Age=0/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+
+  async get(path: string): Promise<{ status: number; text: string; res: Response }> {
+    const res = await fetch(this.base + path, { headers: { cookie: this.cookieHeader() }, redirect: "manual" });
+    this.remember(res);
+    const text = await res.text();
+    const m = /name="csrf" value="([^"]+)"/.exec(text);
+    if (m) this.csrf = m[1]!;
+    return { status: res.status, text, res };
+  }
+
+  /** Posts a form; with the page's CSRF value unless `csrf` says otherwise (null: none). */
+  async post(path: string, fields: Record<string, string> = {}, csrf: string | null = this.csrf): Promise<{ status: number; text: string; res: Response }> {
+    const body = new URLSearchParams({ ...fields, ...(csrf === null ? {} : { csrf }) });
+    const res = await fetch(this.base + path, {
+      method: "POST",
+      headers: { cookie: this.cookieHeader(), "content-type": "application/x-www-form-urlencoded" },
+      body,
+      redirect: "manual",
+    });
+    this.remember(res);
+    return { status: res.status, text: await res.text(), res };
+  }
+
+  async login(token: string): Promise<{ status: number; text: string; res: Response }> {
+    await this.get("/console/login");
+    return this.post("/console/login", { token });
+  }
+}

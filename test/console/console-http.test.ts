@@ -1,0 +1,148 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, TEST_PROVISIONING_TOKEN, TEST_SECRET, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { orderActive } from "../helpers/e2e-harness.js";
+import { CONSOLE_CSP } from "../../src/console/security-headers.js";
+import { ConsoleClient, OPERATOR_TOKEN, testOperators, VIEWER_TOKEN } from "./client.js";
+
+// The console over real HTTP against a running bridge: sessions, cookies, headers, CSRF, roles.
+
+describe("the operator console over HTTP", () => {
+  let sb: TestSandbox;
+  let bridge: TestBridge;
+  beforeEach(async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb, { consoleOperators: testOperators });
+  });
+  afterEach(async () => {
+    await bridge.close();
+    await sb.close();
+  });
+  const client = () => new ConsoleClient(bridge.url);
+
+  it("sends a visitor without a session to the login page", async () => {
+    const r = await client().get("/console");
+    expect(r.status).toBe(303);
+    expect(r.res.headers.get("location")).toBe("/console/login");
+  });
+
+  it("logs in with the admin token into a session cookie that is HttpOnly, SameSite=Strict and scoped to /console, kept only as a hash", async () => {
+    const c = client();
+    const r = await c.login(TEST_ADMIN_TOKEN);
+    expect(r.status).toBe(303);
+    const cookie = r.res.headers.getSetCookie().find((s) => s.startsWith("lb_console="))!;
+    expect(cookie).toMatch(/; Path=\/console/);
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Strict/);
+    expect(cookie).not.toMatch(/Secure/);
+    const overview = await c.get("/console");
+    expect(overview.status).toBe(200);
+    expect(overview.text).toContain("admin (admin)");
+    const id = c.cookies.get("lb_console")!;
+    // The store knows the session only by the hash of its id.
+    expect(await bridge.service.store.sessions.get(id)).toBeUndefined();
+  });
+
+  it("marks the cookie Secure when a trusted proxy says the request came over HTTPS", async () => {
+    await bridge.close();
+    bridge = await startTestBridge(sb, { env: { TRUST_PROXY: "loopback" } });
+    await fetch(`${bridge.url}/console/login`);
+    const page = await fetch(`${bridge.url}/console/login`, { headers: { "x-forwarded-proto": "https" } });
+    expect(page.headers.getSetCookie().join("\n")).toMatch(/lb_console_login=[^;]+;.*Secure/);
+  });
+
+  it("answers every page with the CSP, no framing, same-origin referrers and no caching", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    for (const path of ["/console/login", "/console", "/console/licences", "/console/jobs"]) {
+      const r = await c.get(path);
+      expect(r.res.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      expect(r.res.headers.get("x-frame-options")).toBe("DENY");
+      expect(r.res.headers.get("referrer-policy")).toBe("same-origin");
+      expect(r.res.headers.get("cache-control")).toBe("no-store");
+      expect(r.text).not.toMatch(/<script|style=/i);
+    }
+  });
+
+  it("refuses a form posted without its CSRF value, or with another session's", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    await c.get("/console/reconcile");
+    expect((await c.post("/console/reconcile", { fix: "false" }, null)).status).toBe(403);
+    const other = client();
+    await other.login(TEST_ADMIN_TOKEN);
+    await other.get("/console");
+    expect((await c.post("/console/reconcile", { fix: "false" }, other.csrf)).status).toBe(403);
+    expect((await c.post("/console/reconcile", { fix: "false" })).status).toBe(200);
+  });
+
+  it("rate-limits failed logins per address: the eleventh within 15 minutes is 429, even with the right token", async () => {
+    const c = client();
+    for (let i = 0; i < 10; i++) expect((await c.login(`wrong-token-${i}`)).status).toBe(401);
+    const r = await c.login(TEST_ADMIN_TOKEN);
+    expect(r.status).toBe(429);
+    expect(r.res.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+
+  it("refuses a viewer's action on the server, changing nothing", async () => {
+    const id = await orderActive(bridge, {});
+    const c = client();
+    await c.login(VIEWER_TOKEN);
+    const page = await c.get(`/console/licences/${id}`);
+    expect(page.text).toContain("reads only");
+    expect(page.text).not.toContain("/confirm/suspend");
+    const r = await c.post(`/console/licences/${id}/suspend`);
+    expect(r.status).toBe(403);
+    expect(r.text).toContain("needs the operator role");
+    expect((await bridge.service.services.get(id))!.status).toBe("active");
+    expect((await c.post("/console/reconcile", { fix: "true" })).status).toBe(403);
+  });
+
+  it("lets an operator suspend a licence through the admin API's action, but not repair reconcile drift", async () => {
+    const id = await orderActive(bridge, {});
+    const c = client();
+    await c.login(OPERATOR_TOKEN);
+    await c.get(`/console/licences/${id}/confirm/suspend`);
+    const r = await c.post(`/console/licences/${id}/suspend`);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("Accepted");
+    expect((await bridge.service.queue.list({ serviceId: id })).some((j) => j.kind === "suspend")).toBe(true);
+    expect((await c.post("/console/reconcile", { fix: "true" })).status).toBe(403);
+  });
+
+  it("names the wrong field of a search", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    const r = await c.get("/console/licences?status=gone");
+    expect(r.status).toBe(422);
+    expect(r.text).toContain("status:");
+  });
+
+  it("ends the session at logout: the old cookie opens nothing", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    await c.get("/console");
+    const cookie = c.cookies.get("lb_console")!;
+    expect((await c.post("/console/logout")).status).toBe(303);
+    const again = await fetch(`${bridge.url}/console`, { headers: { cookie: `lb_console=${cookie}` }, redirect: "manual" });
+    expect(again.status).toBe(303);
+  });
+
+  it("renders no secret on any page", async () => {
+    const id = await orderActive(bridge, {});
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    const pages = ["/console", "/console/licences", `/console/licences/${id}`, "/console/jobs", "/console/reconcile", "/console/adoption", "/console/audit"];
+    const secrets = [TEST_ADMIN_TOKEN, TEST_PROVISIONING_TOKEN, TEST_SECRET, VIEWER_TOKEN, c.cookies.get("lb_console")!, "sandbox-reseller-token", "sandbox-admin-token"];
+    for (const p of pages) {
+      const r = await c.get(p);
+      expect(r.status, p).toBe(200);
+      for (const s of secrets) expect(r.text, `${p} shows a secret`).not.toContain(s);
+    }
+  });
+
+  it("is off with CONSOLE=off", async () => {
+    await bridge.close();
+    bridge = await startTestBridge(sb, { env: { CONSOLE: "off" } });
+    expect((await fetch(`${bridge.url}/console/login`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
+import type { BillingEvent } from "../../src/intake/event-schema.js";
+import type { Store } from "../../src/store/store.js";
+import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+
+// The console's store operations (migration 012), kept alike by both stores.
+
+const DAY = 86_400_000;
+
+describe.each(STORE_FACTORIES)("the console's store operations on $name", (factory) => {
+  if (factory.skip) {
+    it.skip(`skipped: ${factory.skip}`, () => {});
+    return;
+  }
+  let opened: OpenedStore;
+  let store: Store;
+  const clock = manualClock();
+  beforeEach(async () => {
+    clock.set(Date.UTC(2026, 0, 10));
+    opened = await factory.open({ clock, maxAttempts: 3 });
+    store = opened.store;
+  });
+  afterEach(async () => {
+    await opened.close();
+  });
+
+  /** An order through the store's intake, as the deciding core would write it. */
+  const order = async (serviceId: string, ip: string, email: string) => {
+    const event: BillingEvent = { type: "service.created", service: { id: serviceId, product_id: "12", billing_cycle: "monthly", ip, customer: { email } } };
+    await store.events.accept(
+      "billing",
+      [{ webhookId: `order-${serviceId}`, event, queueKey: serviceQueueKey(serviceId), ip }],
+      () => ({
+        write: true,
+        result: "accepted",
+        event: { type: event.type, serviceId, payload: JSON.stringify(event), outcome: null, detail: null },
+        order: {
+          insert: {
+            service_id: serviceId, product_id: "12", kind: "licence", type: "cpanel", bundle: null, variant: "vps", ip,
+            billing_cycle: "monthly", months: 1, status: "pending", customer_email: email, customer_name: null, paid_until: null, order_event_id: null,
+          },
+        },
+        job: { kind: "register", serviceId, queueKey: serviceQueueKey(serviceId) },
+      }),
+      () => true,
+    );
+  };
+
+  it("keeps a session under the hash of its id until it is deleted", async () => {
+    await store.sessions.create("h1", { operator: "ann", role: "operator", created_at: 1000, last_seen_at: 1000 });
+    expect(await store.sessions.get("h1")).toEqual({ operator: "ann", role: "operator", created_at: 1000, last_seen_at: 1000 });
+    await store.sessions.touch("h1", 5000);
+    expect((await store.sessions.get("h1"))?.last_seen_at).toBe(5000);
+    expect(await store.sessions.delete("h1")).toBe(true);
+    expect(await store.sessions.get("h1")).toBeUndefined();
+    expect(await store.sessions.delete("h1")).toBe(false);
+  });
+
+  it("deletes the sessions idle too long or older than the absolute limit, and only those", async () => {
+    await store.sessions.create("idle", { operator: "a", role: "viewer", created_at: 9000, last_seen_at: 9000 });
+    await store.sessions.create("old", { operator: "b", role: "viewer", created_at: 100, last_seen_at: 20_000 });
+    await store.sessions.create("fresh", { operator: "c", role: "admin", created_at: 15_000, last_seen_at: 20_000 });
+    expect(await store.sessions.deleteExpired(10_000, 1000)).toBe(2);
+    expect(await store.sessions.get("fresh")).toBeDefined();
+    expect(await store.sessions.get("idle")).toBeUndefined();
+  });
+
+  it("finds a licence by service id, IP, licence key and e-mail in any case, a page at a time", async () => {
+    await order("s1", "203.0.113.1", "Ann@Example.com");
+    await order("s2", "203.0.113.2", "ann@example.com");
+    await order("s3", "203.0.113.3", "bob@example.com");
+    const ids = (rows: { service_id: string }[]) => rows.map((r) => r.service_id);
+    expect(ids(await store.consoleReads.searchLicences({ q: "s3", limit: 10 }))).toEqual(["s3"]);
+    expect(ids(await store.consoleReads.searchLicences({ q: "203.0.113.2", limit: 10 }))).toEqual(["s2"]);
+    expect(ids(await store.consoleReads.searchLicences({ q: "ANN@example.com", limit: 10 }))).toEqual(["s1", "s2"]);
+    const key = (await store.services.get("s1"))!.license_key;
+    expect(ids(await store.consoleReads.searchLicences({ q: key, limit: 10 }))).toEqual(["s1"]);
+    expect(ids(await store.consoleReads.searchLicences({ q: "ann@example.com", limit: 1 }))).toEqual(["s1"]);
+    expect(ids(await store.consoleReads.searchLicences({ q: "ann@example.com", after: "s1", limit: 1 }))).toEqual(["s2"]);
+    expect(ids(await store.consoleReads.searchLicences({ status: "pending", after: "s1", limit: 10 }))).toEqual(["s2", "s3"]);
+    expect(ids(await store.consoleReads.searchLicences({ q: "s3", status: "active", limit: 10 }))).toEqual([]);
+  });
+
+  it("counts licences by status and orders by day", async () => {
+    await order("s1", "203.0.113.1", "a@example.com");
+    clock.advance(DAY);
+    await order("s2", "203.0.113.2", "b@example.com");
+    await order("s3", "203.0.113.3", "c@example.com");
+    expect(await store.consoleReads.statusCounts()).toEqual({ pending: 3 });
+    const today = Math.floor(clock.now() / DAY);
+    const days = await store.consoleReads.daily(clock.now() - 30 * DAY);
+    // PostgreSQL stamps events with its own clock unless given one: only the totals are the same on both.
+    expect(days.reduce((n, d) => n + d.orders, 0)).toBe(3);
+    expect(days.every((d) => d.day <= today + 1 && d.renewals === 0 && d.failures === 0)).toBe(true);
+  });
+
+  it("lists a service's mails, newest first", async () => {
+    await order("s1", "203.0.113.1", "a@example.com");
+    const base = { kind: "install", event_id: null, job_id: 1, service_id: "s1", to_address: "a@example.com", subject: "Your licence", message_id: "<m@x>" };
+    await store.mails.begin({ ...base, mail_key: "k1" });
+    await store.mails.begin({ ...base, mail_key: "k2" });
+    expect((await store.consoleReads.mailsOf("s1", 10)).map((m) => m.mail_key)).toEqual(["k2", "k1"]);
+  });
+});
