@@ -29,6 +29,8 @@ export interface PairOptions {
 export interface PairPerFileOptions extends PairOptions {
   /** Runs once, after both have started and before the first test: orders, parked jobs, a stopped runner. */
   setup?: (pair: Pair) => Promise<void>;
+  /** For starting both and `setup` together. (Default: vitest's hookTimeout) */
+  timeoutMs?: number;
 }
 
 /** Starts a sandbox, then a bridge that buys from it; the sandbox is closed again if the bridge fails to start. */
@@ -76,27 +78,29 @@ export function usePair(options: PairOptions = {}): () => Pair {
  * One sandbox and bridge shared by every test of the calling file or `describe` (beforeAll /
  * afterAll), for suites whose tests only read, or write under ids of their own: each test must
  * use service ids (and IPs) no other test of the file uses, since rows and the sandbox's ledger
- * carry over. `setup` runs once before the first test; when it fails, the pair is closed at once.
+ * carry over. `setup` runs once before the first test (the getter already answers inside it);
+ * when it fails, the pair is closed at once.
  */
 export function usePairPerFile(options: PairPerFileOptions = {}): () => Pair {
   let pair: Pair | undefined;
   beforeAll(async () => {
-    const started = await startPair(options);
+    pair = await startPair(options);
     try {
-      await options.setup?.(started);
+      await options.setup?.(pair);
     } catch (err) {
-      await closePair(started);
+      const p = pair;
+      pair = undefined;
+      await closePair(p);
       throw err;
     }
-    pair = started;
-  });
+  }, options.timeoutMs);
   afterAll(async () => {
     const p = pair;
     pair = undefined;
     await closePair(p);
   });
   return () => {
-    if (!pair) throw new Error("usePairPerFile: the pair is not running (outside the file's tests, or its setup failed)");
+    if (!pair) throw new Error("usePairPerFile: the pair is not running (before the file's setup, after its tests, or its setup failed)");
     return pair;
   };
 }
