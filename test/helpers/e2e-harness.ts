@@ -142,6 +142,15 @@ export async function orderActive(bridge: TestBridge, over: Parameters<typeof cr
   return event.service.id;
 }
 
+/**
+ * Every call the sandbox received has run to its end: answered, dropped, or answered to a caller
+ * that had given up (a client timeout, a killed bridge). What those calls charge is then in the
+ * ledger, so a check that nothing more was charged cannot be raced by a call still under way.
+ */
+export async function untilUpstreamDone(sb: TestSandbox, timeoutMs = 10_000): Promise<void> {
+  await waitFor(() => sb.sandbox.requests().every((r) => r.status !== 0), timeoutMs, "every upstream call to run to its end");
+}
+
 /** Upstream calls with one of these ops, in arrival order. */
 export function upstreamCalls(sb: TestSandbox, ...ops: string[]): RecordedRequest[] {
   return sb.sandbox.requests().filter((r) => ops.includes(r.op));
