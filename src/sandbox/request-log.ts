@@ -8,7 +8,7 @@ export interface RecordedRequest {
   op: string;
   /** Body and query (and path ids) as the sandbox understood them, without the token. */
   params: Record<string, unknown>;
-  /** 0 while the request is still being answered. */
+  /** 0 while the request is still being answered (answered to a caller that gave up included). */
   status: number | "dropped";
   /** Held by the `hold` fault before it was carried out (its caller may have given up by then). */
   held?: true;
@@ -34,7 +34,12 @@ export class RequestLog {
     this.seq = 0;
   }
 
-  /** Middleware: records the request on arrival and its status once answered. */
+  /**
+   * Middleware: records the request on arrival and its status once answered. The status is
+   * taken when the route ends its answer, not when the answer reaches the caller: a caller that
+   * gave up (a client timeout, a killed bridge) closes the socket first, and the route still
+   * runs to its end and commits, which a test must be able to wait for.
+   */
   recorder(via: Via, op: string): RequestHandler {
     return (req, res, next) => {
       const entry: RecordedRequest = {
@@ -47,9 +52,11 @@ export class RequestLog {
       };
       this.entries.push(entry);
       this.live.set(req, entry);
-      res.on("finish", () => {
-        if (entry.status !== "dropped") entry.status = res.statusCode;
-      });
+      const end = res.end;
+      res.end = function (this: typeof res, ...args: Parameters<typeof end>) {
+        if (entry.status === 0) entry.status = res.statusCode;
+        return end.apply(this, args);
+      } as typeof end;
       next();
     };
   }

@@ -7,7 +7,7 @@ import { createApp } from "../../src/http/app.js";
 import { systemClock } from "../../src/clock.js";
 import { createLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
-import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { BLESTA_TOKEN, blestaHeaders, freshIp, numericId, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 import { usePanelApi, type PanelApiRequest } from "./panel-api.js";
@@ -297,7 +297,8 @@ describe("Blesta adapter and the request log", () => {
     expect(ok.status).toBe(409);
     const wrong = await request(app).post(`/webhooks/blesta/${BLESTA_TOKEN}x`).set(blestaHeaders("Services.addAfter")).send({});
     expect(wrong.status).toBe(401);
-    await sleep(20);
+    // Request lines are written once each answer is finished: wait for both, then look for the token.
+    await waitFor(() => lines.join("").split("/webhooks/blesta/[token]").length - 1 >= 2, 5_000, "both request lines");
     const log = lines.join("");
     expect(log).toContain("/webhooks/blesta/[token]");
     expect(log).not.toContain(BLESTA_TOKEN);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify as formOf } from "qs";
 import { describe, expect, it } from "vitest";
-import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshIp, HOSTBILL_SECRET, hostbillHeaders, numericId, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 import { usePanelApi } from "./panel-api.js";
@@ -93,7 +93,8 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
     const again = await h.post("/webhooks/hostbill", raw, headers);
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
-    await sleep(150);
+    // The answer comes after whatever the delivery wrote: once the queue is idle, a job it queued has charged.
+    await untilIdle(h.bridge);
     expect(h.sb.sandbox.ledger().filter((c) => c.ip === acc.ip)).toHaveLength(1);
     expect(await h.events("hostbill", acc.id)).toHaveLength(1);
   });

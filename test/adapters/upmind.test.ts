@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
-import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshIp, numericId, UPMIND_SECRET, upmindHeaders, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 
@@ -143,7 +143,8 @@ describe("Upmind adapter", () => {
     const again = await send(h, body);
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
-    await sleep(150);
+    // The answer comes after whatever the delivery wrote: once the queue is idle, a job it queued has charged.
+    await untilIdle(h.bridge);
     expect(h.sb.sandbox.ledger().filter((c) => c.ip === cp.ip)).toHaveLength(1);
   });
 

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Command } from "commander";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { buildProgram, runCli as runInProcess } from "../../src/cli/main.js";
-import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive, waitStatus } from "../helpers/e2e-harness.js";
+import { createdEvent } from "../helpers/bridge.js";
+import { orderActive, usePairPerFile, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
 
@@ -14,37 +11,28 @@ import { runCli } from "./helpers.js";
  * an active licence, and a registration blocked because the reseller balance ran out.
  */
 describe("licenses and jobs commands", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  let dir: string;
   let env: Record<string, string>;
   let active: string;
   let blocked: string;
   let blockedJob: number;
 
-  beforeAll(async () => {
-    sb = await startTestSandbox();
-    dir = mkdtempSync(join(tmpdir(), "lb-cli-"));
-    bridge = await startTestBridge(sb, { dir });
-    env = bridge.env;
-    active = await orderActive(bridge, { product_id: "12", ip: "203.0.113.10" });
-    sb.sandbox.setBalance(0);
-    const event = createdEvent({ product_id: "17", ip: "203.0.113.11" });
-    blocked = event.service.id;
-    await bridge.send(event);
-    const job = await waitFor(async () => (await bridge.service.queue.list({ state: "blocked", serviceId: blocked }))[0], 10_000, "the registration to block");
-    blockedJob = job.id;
-    // Let the stopped job's bookkeeping (last_error, history) land before comparing outputs.
-    await waitFor(async () => (await bridge.service.services.get(blocked))?.last_error);
-  });
-
-  afterAll(async () => {
-    await bridge?.close();
-    await sb?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+  const pair = usePairPerFile({
+    async setup({ sb, bridge }) {
+      env = bridge.env;
+      active = await orderActive(bridge, { product_id: "12", ip: "203.0.113.10" });
+      sb.sandbox.setBalance(0);
+      const event = createdEvent({ product_id: "17", ip: "203.0.113.11" });
+      blocked = event.service.id;
+      await bridge.send(event);
+      const job = await waitFor(async () => (await bridge.service.queue.list({ state: "blocked", serviceId: blocked }))[0], 10_000, "the registration to block");
+      blockedJob = job.id;
+      // Let the stopped job's bookkeeping (last_error, history) land before comparing outputs.
+      await waitFor(async () => (await bridge.service.services.get(blocked))?.last_error);
+    },
   });
 
   it("licenses list --json prints what GET /admin/licenses answers", async () => {
+    const { bridge } = pair();
     const run = await runCli(["licenses", "list", "--json"], env);
     expect(run.code).toBe(0);
     const api = await bridge.admin("/admin/licenses");
@@ -70,6 +58,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("licenses list --limit 1 pages, --cursor goes on, as GET /admin/licenses?limit=1 does", async () => {
+    const { bridge } = pair();
     const first = await runCli(["licenses", "list", "--limit", "1", "--json"], env);
     expect(first.code).toBe(0);
     const page = first.json<{ licenses: { service_id: string }[]; next_cursor: string; total: number }>();
@@ -82,6 +71,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("licenses list --all --json walks every page into one page object", async () => {
+    const { bridge } = pair();
     const run = await runCli(["licenses", "list", "--all", "--limit", "1", "--json"], env);
     expect(run.code).toBe(0);
     const api = (await bridge.admin("/admin/licenses")).body;
@@ -89,6 +79,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("jobs list --all prints every page's table and the count", async () => {
+    const { bridge } = pair();
     const run = await runCli(["jobs", "list", "--all", "--limit", "1"], env);
     expect(run.code).toBe(0);
     const total = (await bridge.admin("/admin/jobs")).body.total as number;
@@ -108,6 +99,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("licenses show --json prints the licence with its history, as GET /admin/services/:id", async () => {
+    const { bridge } = pair();
     const run = await runCli(["licenses", "show", active, "--json"], env);
     expect(run.code).toBe(0);
     expect(run.json()).toEqual((await bridge.admin(`/admin/services/${active}`)).body);
@@ -122,6 +114,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("jobs list --state blocked --json lists the blocked registration, as GET /admin/jobs", async () => {
+    const { bridge } = pair();
     const run = await runCli(["jobs", "list", "--state", "blocked", "--service-id", blocked, "--json"], env);
     expect(run.code).toBe(0);
     expect(run.json()).toEqual((await bridge.admin(`/admin/jobs?state=blocked&service_id=${blocked}`)).body);
@@ -129,6 +122,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("takes --json before the command too (license-bridge --json jobs list ...)", async () => {
+    const { bridge } = pair();
     const run = await runCli(["--json", "jobs", "list", "--state", "blocked", "--service-id", blocked], env);
     expect(run.code).toBe(0);
     expect(run.json()).toEqual((await bridge.admin(`/admin/jobs?state=blocked&service_id=${blocked}`)).body);
@@ -148,6 +142,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("jobs retry with an id that is not plain decimal digits (0x.., 1e..) is a usage error naming the id, and retries nothing", async () => {
+    const { bridge } = pair();
     for (const id of [`0x${blockedJob.toString(16)}`, `${blockedJob}e0`, `${blockedJob}.0`, `0${blockedJob}`]) {
       const run = await runCli(["jobs", "retry", id], env);
       expect(run.code, id).toBe(2);
@@ -157,6 +152,7 @@ describe("licenses and jobs commands", () => {
   });
 
   it("jobs retry of the blocked registration, once the balance is back, ends with the licence active", async () => {
+    const { sb, bridge } = pair();
     sb.sandbox.setBalance(1000);
     const run = await runCli(["jobs", "retry", String(blockedJob), "--json"], env);
     expect(run.code).toBe(0);

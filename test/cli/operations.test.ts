@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import { databaseLabel, migrateBeyondCodeOf, readStoreOf } from "../helpers/test-store.js";
-import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, startTestSandbox, uniqueId, type TestSandbox } from "../helpers/bridge.js";
 import { freePort } from "../helpers/e2e-child.js";
-import { waitStatus } from "../helpers/e2e-harness.js";
+import { usePairPerFile, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
@@ -36,32 +36,22 @@ interface RenewJson {
 const lines = (text: string) => text.trimEnd().split("\n");
 
 describe("trigger and renew against a running bridge", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  let dir: string;
+  // The bridge keeps the default RENEWAL_LEAD_DAYS (3): only the CLI's sweep, with 40, finds the licence due.
   let env: Record<string, string>;
+  const pair = usePairPerFile({
+    async setup({ bridge }) {
+      env = bridge.env;
+    },
+  });
   const triggered = uniqueId("svc");
   const webhookId = uniqueId("msg");
   let firstEventId: unknown;
 
-  const trigger = (args: string[]) => runCli(["trigger", ...args, "--url", bridge.url, "--json"], env);
-  const eventRows = async () => (await bridge.service.store.counts()).events;
-
-  beforeAll(async () => {
-    sb = await startTestSandbox();
-    dir = mkdtempSync(join(tmpdir(), "lb-cli-ops-"));
-    // The bridge keeps the default RENEWAL_LEAD_DAYS (3): only the CLI's sweep, with 40, finds the licence due.
-    bridge = await startTestBridge(sb, { dir });
-    env = bridge.env;
-  });
-
-  afterAll(async () => {
-    await bridge?.close();
-    await sb?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const trigger = (args: string[]) => runCli(["trigger", ...args, "--url", pair().bridge.url, "--json"], env);
+  const eventRows = async () => (await pair().bridge.service.store.counts()).events;
 
   it("trigger created signs and sends the event: 202, and the licence is bought once", async () => {
+    const { sb, bridge } = pair();
     const run = await trigger(["created", "--service-id", triggered, "--product-id", "12", "--ip", "203.0.113.77", "--id", webhookId]);
     expect(run.code, run.stderr).toBe(0);
     const out = run.json<TriggerJson>();
@@ -76,6 +66,7 @@ describe("trigger and renew against a running bridge", () => {
   });
 
   it("trigger with the same --id is answered 200 duplicate and buys nothing more", async () => {
+    const { sb } = pair();
     const events = await eventRows();
     const run = await trigger(["created", "--service-id", triggered, "--product-id", "12", "--ip", "203.0.113.77", "--id", webhookId]);
     expect(run.code, run.stderr).toBe(0);
@@ -86,6 +77,7 @@ describe("trigger and renew against a running bridge", () => {
 
   // The three refusals are independent of each other (none stores an event), so they run side by side.
   it.concurrent("trigger created with a product not in the catalogue shows the 422 and exits 1", async ({ expect }) => {
+    const { bridge } = pair();
     const id = uniqueId("svc");
     const events = await eventRows();
     const run = await trigger(["created", "--service-id", id, "--product-id", "99", "--ip", "203.0.113.79"]);
@@ -102,6 +94,7 @@ describe("trigger and renew against a running bridge", () => {
   });
 
   it.concurrent("trigger ip_changed without --new-ip is a usage error naming changes.ip, and nothing is sent", async ({ expect }) => {
+    const { sb } = pair();
     const events = await eventRows();
     const requests = sb.sandbox.requests().length;
     const run = await trigger(["ip_changed", "--service-id", triggered]);
@@ -125,6 +118,7 @@ describe("trigger and renew against a running bridge", () => {
   });
 
   it("renew --due queues the paid licence due within RENEWAL_LEAD_DAYS; a second run finds it already queued", async () => {
+    const { sb, bridge } = pair();
     const nextDue = new Date(Date.now() + 365 * DAY_MS).toISOString().slice(0, 10);
     const event = createdEvent({ product_id: "12", ip: "203.0.113.78", next_due_date: nextDue });
     expect((await bridge.send(event)).status).toBe(202);
@@ -158,6 +152,7 @@ describe("trigger and renew against a running bridge", () => {
   });
 
   it("renew without --due is a usage error and queues nothing", async () => {
+    const { bridge } = pair();
     const jobs = (await bridge.service.queue.list()).length;
     const run = await runCli(["renew", "--json"], { ...env, RENEWAL_LEAD_DAYS: "40" });
     expect(run.code).toBe(2);

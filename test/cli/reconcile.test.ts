@@ -1,38 +1,25 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ReconcileResult } from "../../src/reconcile/reconcile.js";
-import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePairPerFile } from "../helpers/e2e-harness.js";
 import { behindTheBridge, purchases } from "../reconcile/helpers.js";
 import { runCli } from "./helpers.js";
 
 /** The CLI's reconcile against the same reseller and database as a running bridge; the tests build on each other. */
 describe("reconcile command", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  let dir: string;
   let env: Record<string, string>;
   let id: string;
 
-  beforeAll(async () => {
-    sb = await startTestSandbox();
-    dir = mkdtempSync(join(tmpdir(), "lb-cli-"));
-    bridge = await startTestBridge(sb, { dir });
-    env = bridge.env;
-    id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.150" });
-    await untilIdle(bridge);
-    await behindTheBridge(sb).suspend({ ip: "203.0.113.150", type: "cpanel" });
-  });
-
-  afterAll(async () => {
-    await bridge?.close();
-    await sb?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+  const pair = usePairPerFile({
+    async setup({ sb, bridge }) {
+      env = bridge.env;
+      id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.150" });
+      await untilIdle(bridge);
+      await behindTheBridge(sb).suspend({ ip: "203.0.113.150", type: "cpanel" });
+    },
   });
 
   it("reports drift it could repair and exits 1 without --fix", async () => {
+    const { bridge } = pair();
     const run = await runCli(["reconcile", "--json"], env);
     expect(run.code).toBe(1);
     expect(run.json<ReconcileResult>()).toEqual({
@@ -47,6 +34,7 @@ describe("reconcile command", () => {
   });
 
   it("repairs it with --fix, buying nothing, and exits 0", async () => {
+    const { sb, bridge } = pair();
     const before = purchases(sb);
     const run = await runCli(["reconcile", "--fix", "--json"], env);
     expect(run.code).toBe(0);
@@ -56,6 +44,7 @@ describe("reconcile command", () => {
   });
 
   it("lists a licence no service accounts for for a person and exits 1, even with --fix", async () => {
+    const { sb } = pair();
     await behindTheBridge(sb).register({ ip: "203.0.113.151", type: "plesk", billingcycle: 1 });
     const before = purchases(sb);
     const run = await runCli(["reconcile", "--fix"], env);

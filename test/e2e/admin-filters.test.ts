@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
+import { describe, expect, it } from "vitest";
+import { TEST_ADMIN_TOKEN } from "../helpers/bridge.js";
+import { orderActive, untilIdle, usePairPerFile } from "../helpers/e2e-harness.js";
 
 /**
  * The contract writes the list filters as `GET /admin/licenses?status=` and
@@ -8,23 +8,16 @@ import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
  * key the API does not know is still refused.
  */
 describe("admin list filters with an empty value", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
   let serviceId: string;
-
-  beforeAll(async () => {
-    sb = await startTestSandbox();
-    bridge = await startTestBridge(sb);
-    serviceId = await orderActive(bridge);
-    await untilIdle(bridge);
-  });
-
-  afterAll(async () => {
-    await bridge?.close();
-    await sb?.close();
+  const pair = usePairPerFile({
+    async setup({ bridge }) {
+      serviceId = await orderActive(bridge);
+      await untilIdle(bridge);
+    },
   });
 
   it.each(["?status=", "?status"])("GET /admin/licenses%s lists every licence, as without the filter", async (query) => {
+    const { bridge } = pair();
     const all = await bridge.admin("/admin/licenses");
     expect(all.status).toBe(200);
     expect(all.body.licenses).toContainEqual(expect.objectContaining({ service_id: serviceId, status: "active" }));
@@ -36,6 +29,7 @@ describe("admin list filters with an empty value", () => {
   it.each(["?state=", "?state=&service_id=", "?state=&service_id=&kind=", "?kind="])(
     "GET /admin/jobs%s lists every job, as without the filter",
     async (query) => {
+      const { bridge } = pair();
       const all = await bridge.admin("/admin/jobs");
       expect(all.status).toBe(200);
       expect(all.body.jobs).toContainEqual(expect.objectContaining({ service_id: serviceId, state: "succeeded" }));
@@ -46,6 +40,7 @@ describe("admin list filters with an empty value", () => {
   );
 
   it("an empty filter beside a set one leaves the set one in force", async () => {
+    const { bridge } = pair();
     const res = await bridge.admin(`/admin/jobs?state=&service_id=${serviceId}`);
     expect(res.status).toBe(200);
     const jobs = res.body.jobs as { service_id: string }[];
@@ -61,6 +56,7 @@ describe("admin list filters with an empty value", () => {
     ["/admin/jobs?state=&offset=", "offset"],
     ["/admin/jobs?State=", "State"],
   ])("%s is still refused with 422 naming the unknown key", async (path, key) => {
+    const { bridge } = pair();
     const res = await bridge.admin(path);
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ code: "validation", errors: { [key]: ["is not a known field"] } });
@@ -72,12 +68,14 @@ describe("admin list filters with an empty value", () => {
     ["/admin/jobs?state=done", "state"],
     ["/admin/jobs?state=&state=", "state"],
   ])("%s, a value that is not empty and not valid, is still a 422", async (path, key) => {
+    const { bridge } = pair();
     const res = await bridge.admin(path);
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors as object)).toEqual([key]);
   });
 
   it("still needs the token", async () => {
+    const { bridge } = pair();
     const res = await fetch(`${bridge.url}/admin/licenses?status=`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` } });
     expect(res.status).toBe(401);
   });

@@ -2,11 +2,11 @@ import { request } from "node:http";
 import { parse as parseQuery } from "node:querystring";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { JOB_STATES, type JobState } from "../../src/vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../src/vocabulary/service-statuses.js";
-import { createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { untilIdle } from "../helpers/e2e-harness.js";
+import { createdEvent, TEST_ADMIN_TOKEN } from "../helpers/bridge.js";
+import { untilIdle, usePairPerFile, type Pair as TestPair } from "../helpers/e2e-harness.js";
 
 /**
  * Property-based checks of the admin API (`/admin/services/:id`, `/admin/licenses`,
@@ -27,17 +27,15 @@ const RUNS = { numRuns: Number(process.env.FUZZ_RUNS ?? 150), interruptAfterTime
 const KNOWN = ["afz-cpanel", "afz-litespeed", "afz-bundle"] as const;
 const FAILED_KIND = "admin_fuzz_no_handler";
 
-let sb: TestSandbox;
-let bridge: TestBridge;
 let port: number;
 /** The highest job id after setup: ids 1..maxJobId are real jobs, a few past it are not. */
 let maxJobId = 0;
 /** The one failed job, which a retry can requeue. */
 let failedJobId = 0;
 
-beforeAll(async () => {
-  sb = await startTestSandbox();
-  bridge = await startTestBridge(sb);
+const pair = usePairPerFile({ setup });
+
+async function setup({ bridge }: TestPair): Promise<void> {
   port = Number(new URL(bridge.url).port);
   const orders = { "afz-cpanel": ["12", "203.0.113.41"], "afz-litespeed": ["13", "203.0.113.42"], "afz-bundle": ["20", "203.0.113.43"] } as const;
   for (const id of KNOWN) {
@@ -63,12 +61,7 @@ beforeAll(async () => {
   if (dry.status !== 200 || (dry.body.drift as unknown[]).length !== 0) {
     throw new Error(`setup: reconcile found drift: ${dry.status} ${JSON.stringify(dry.body).slice(0, 500)}`);
   }
-});
-
-afterAll(async () => {
-  await bridge?.close();
-  await sb?.close();
-});
+}
 
 // ---- plumbing ------------------------------------------------------------------------------
 
@@ -114,7 +107,7 @@ function send(method: string, path: string, headers: Record<string, string>, bod
  * change (every service and job, the open alerts), read through the store's operations.
  */
 async function storeState(): Promise<{ rows: Record<string, number>; content: unknown }> {
-  const { store } = bridge.service;
+  const { store } = pair().bridge.service;
   const [rows, services, jobs, alerts] = await Promise.all([store.counts(), store.services.list(), store.jobs.list({ limit: 1_000_000 }), store.alerts.open()]);
   return { rows: { ...rows, open_alerts: alerts.length }, content: { services, jobs, alerts } };
 }
@@ -384,6 +377,7 @@ const anyBody: fc.Arbitrary<Body> = fc.oneof(
 
 describe("admin fuzz: POST /admin/jobs/:id/retry", () => {
   it("never 5xx; 401 without the token; a malformed id is a 422 naming `id`; otherwise 202, 404 or 409 as the job stands", async () => {
+    const { bridge } = pair();
     const smallIds = fc.integer({ min: 1, max: maxJobId + 3 }).map(String);
     const failedJob: Segment = { wire: String(failedJobId), plain: true };
     await fc.assert(
@@ -504,6 +498,7 @@ describe("admin fuzz: query strings", () => {
   });
 
   it("GET /admin/jobs?state=<a real state> with the token always answers 200 {jobs} of that state", async () => {
+    const { bridge } = pair();
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom<JobState>(...JOB_STATES),

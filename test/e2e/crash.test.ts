@@ -42,7 +42,8 @@ describe("crash: SIGKILL while registrations are in flight", () => {
     await first.kill();
     const killedAt = Date.now();
     sandbox.setFaults({ latencyMs: 40 });
-    await new Promise((r) => setTimeout(r, 1_700)); // the held calls commit upstream meanwhile
+    // The held calls commit upstream although their caller is dead: wait until each has run to its end.
+    await waitFor(() => inFlight().length === 0, 10_000, "the held register calls to run to their end");
     expect(sandbox.ledger().length, "the kill came too late to leave work unfinished").toBeLessThan(ORDERS);
 
     const second = await spawnBridge(env);

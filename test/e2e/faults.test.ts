@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent } from "../helpers/bridge.js";
-import { orderActive, untilIdle, sleep, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, untilUpstreamDone, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** The blocked jobs, as GET /admin/jobs lists them, once there is one. */
@@ -127,11 +127,10 @@ describe("faults: timeouts", () => {
     const event = createdEvent();
     await bridge.send(event);
     await waitFor(() => sb.sandbox.requests().length >= 1, 5_000, "the first upstream call");
-    const firstArrived = Date.now();
     sb.sandbox.setFaults({ latencyMs: 0 });
     await waitStatus(bridge, event.service.id, "active", 15_000);
-    // The slow first request still runs in the sandbox (its client gave up): let it finish too.
-    await sleep(Math.max(0, firstArrived + 900 - Date.now()));
+    // The slow first request still runs in the sandbox (its client gave up): wait until it has run to its end too.
+    await untilUpstreamDone(sb);
     await untilIdle(bridge);
     const [register] = await bridge.service.queue.list({ kind: "register", serviceId: event.service.id });
     expect(register!.attempts).toBeGreaterThanOrEqual(2); // the first attempt timed out

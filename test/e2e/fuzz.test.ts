@@ -1,9 +1,9 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../../src/intake/event-schema.js";
 import { sign, secretKey } from "../../src/webhooks/signature.js";
-import { createdEvent, serviceEvent, startTestBridge, startTestSandbox, TEST_SECRET, uniqueId, uniqueIp, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { OTHER_SECRET, rawPost, rowCounts, signedHeaders } from "../helpers/e2e-harness.js";
+import { createdEvent, serviceEvent, TEST_SECRET, uniqueId, uniqueIp } from "../helpers/bridge.js";
+import { OTHER_SECRET, rawPost, rowCounts, signedHeaders, usePairPerFile } from "../helpers/e2e-harness.js";
 
 /**
  * Property-based checks of the webhook intake: whatever arrives, the answer is never a 5xx,
@@ -15,27 +15,20 @@ import { OTHER_SECRET, rawPost, rowCounts, signedHeaders } from "../helpers/e2e-
 const RUNS = { numRuns: Number(process.env.FUZZ_RUNS ?? 100), interruptAfterTimeLimit: 20_000 } as const;
 const KNOWN = ["fz-cpanel", "fz-litespeed", "fz-bundle"] as const;
 
-let sb: TestSandbox;
-let bridge: TestBridge;
-
-beforeAll(async () => {
-  sb = await startTestSandbox();
-  bridge = await startTestBridge(sb);
-  await bridge.service.runner.stop(0);
-  const products = { "fz-cpanel": "12", "fz-litespeed": "13", "fz-bundle": "20" } as const;
-  for (const id of KNOWN) {
-    const res = await bridge.send(createdEvent({ id, product_id: products[id] }));
-    if (res.status !== 202) throw new Error(`setup: ${res.status}`);
-  }
-});
-
-afterAll(async () => {
-  await bridge?.close();
-  await sb?.close();
+const pair = usePairPerFile({
+  async setup({ bridge }) {
+    await bridge.service.runner.stop(0);
+    const products = { "fz-cpanel": "12", "fz-litespeed": "13", "fz-bundle": "20" } as const;
+    for (const id of KNOWN) {
+      const res = await bridge.send(createdEvent({ id, product_id: products[id] }));
+      if (res.status !== 202) throw new Error(`setup: ${res.status}`);
+    }
+  },
 });
 
 /** Posts and checks the two invariants; returns the status. */
 async function postAndCheck(headers: Record<string, string>, body: string): Promise<number> {
+  const { bridge } = pair();
   const before = await rowCounts(bridge);
   const res = await rawPost(bridge.url, headers, body);
   const after = await rowCounts(bridge);
@@ -182,6 +175,7 @@ describe("fuzz: signed bodies", () => {
   });
 
   it("answers every unmutated valid event with 202 or 409 (unknown service), or 422 once its service is terminated", async () => {
+    const { bridge } = pair();
     // The earlier properties may have terminated a known service already (its job waits: the runner is stopped).
     const terminated = async (id: string) => (await bridge.service.queue.list({ serviceId: id, kind: "terminate" })).length > 0;
     await fc.assert(

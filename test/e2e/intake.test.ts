@@ -7,7 +7,6 @@ import {
   rowCounts,
   untilIdle,
   signedHeaders,
-  sleep,
   upstreamCalls,
   usePair,
   waitStatus,
@@ -40,7 +39,8 @@ describe("webhook intake: acceptance and idempotency", () => {
     const again = await bridge.send(event, { id });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
-    await sleep(200);
+    // The answer comes after whatever the delivery wrote: once the queue is idle, a job it queued has charged.
+    await untilIdle(bridge);
     expect(await rowCounts(bridge)).toEqual(before);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
@@ -66,7 +66,7 @@ describe("webhook intake: acceptance and idempotency", () => {
     await waitStatus(bridge, event.service.id, "active");
     const res = await bridge.send(event);
     expect(res.status).toBe(202);
-    await sleep(300);
+    // The answer comes after the event row and any job it queued: once the queue is idle, nothing more can charge.
     await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(upstreamCalls(sb, "register")).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import type { RecordedRequest } from "../../src/sandbox/app.js";
 import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
@@ -22,6 +22,36 @@ export interface Pair {
 export interface PairOptions {
   env?: Record<string, string>;
   sandbox?: Parameters<typeof startTestSandbox>[0];
+  /** Starts the bridge on the sandbox, for a bridge built otherwise (e.g. `startMailBridge`). (Default: `startTestBridge` with `env`.) */
+  bridge?: (sb: TestSandbox) => Promise<TestBridge>;
+}
+
+export interface PairPerFileOptions extends PairOptions {
+  /** Runs once, after both have started and before the first test: orders, parked jobs, a stopped runner. */
+  setup?: (pair: Pair) => Promise<void>;
+  /** For starting both and `setup` together. (Default: vitest's hookTimeout) */
+  timeoutMs?: number;
+}
+
+/** Starts a sandbox, then a bridge that buys from it; the sandbox is closed again if the bridge fails to start. */
+async function startPair(options: PairOptions): Promise<Pair> {
+  const sb = await startTestSandbox(options.sandbox);
+  try {
+    const bridge = await (options.bridge ? options.bridge(sb) : startTestBridge(sb, { env: options.env }));
+    return { sb, bridge };
+  } catch (err) {
+    await sb.close();
+    throw err;
+  }
+}
+
+async function closePair(pair: Pair | undefined): Promise<void> {
+  if (!pair) return;
+  try {
+    await pair.bridge.close();
+  } finally {
+    await pair.sb.close();
+  }
 }
 
 /**
@@ -31,27 +61,46 @@ export interface PairOptions {
 export function usePair(options: PairOptions = {}): () => Pair {
   let pair: Pair | undefined;
   beforeEach(async () => {
-    const sb = await startTestSandbox(options.sandbox);
-    try {
-      const bridge = await startTestBridge(sb, { env: options.env });
-      pair = { sb, bridge };
-    } catch (err) {
-      await sb.close();
-      throw err;
-    }
+    pair = await startPair(options);
   });
   afterEach(async () => {
     const p = pair;
     pair = undefined;
-    if (!p) return;
-    try {
-      await p.bridge.close();
-    } finally {
-      await p.sb.close();
-    }
+    await closePair(p);
   });
   return () => {
     if (!pair) throw new Error("usePair: no pair outside a test");
+    return pair;
+  };
+}
+
+/**
+ * One sandbox and bridge shared by every test of the calling file or `describe` (beforeAll /
+ * afterAll), for suites whose tests only read, or write under ids of their own: each test must
+ * use service ids (and IPs) no other test of the file uses, since rows and the sandbox's ledger
+ * carry over. `setup` runs once before the first test (the getter already answers inside it);
+ * when it fails, the pair is closed at once.
+ */
+export function usePairPerFile(options: PairPerFileOptions = {}): () => Pair {
+  let pair: Pair | undefined;
+  beforeAll(async () => {
+    pair = await startPair(options);
+    try {
+      await options.setup?.(pair);
+    } catch (err) {
+      const p = pair;
+      pair = undefined;
+      await closePair(p);
+      throw err;
+    }
+  }, options.timeoutMs);
+  afterAll(async () => {
+    const p = pair;
+    pair = undefined;
+    await closePair(p);
+  });
+  return () => {
+    if (!pair) throw new Error("usePairPerFile: the pair is not running (before the file's setup, after its tests, or its setup failed)");
     return pair;
   };
 }
@@ -91,6 +140,15 @@ export async function orderActive(bridge: TestBridge, over: Parameters<typeof cr
   if (res.status !== 202) throw new Error(`service.created answered ${res.status}: ${JSON.stringify(res.body)}`);
   await waitStatus(bridge, event.service.id, "active");
   return event.service.id;
+}
+
+/**
+ * Every call the sandbox received has run to its end: answered, dropped, or answered to a caller
+ * that had given up (a client timeout, a killed bridge). What those calls charge is then in the
+ * ledger, so a check that nothing more was charged cannot be raced by a call still under way.
+ */
+export async function untilUpstreamDone(sb: TestSandbox, timeoutMs = 10_000): Promise<void> {
+  await waitFor(() => sb.sandbox.requests().every((r) => r.status !== 0), timeoutMs, "every upstream call to run to its end");
 }
 
 /** Upstream calls with one of these ops, in arrival order. */

@@ -276,8 +276,11 @@ describe("job runner", () => {
       await runner.start();
       const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
       await expect.poll(async () => (await opened.store.jobs.get(id))?.lastError, { timeout: 5_000 }).toBe("a month from now");
-      await new Promise((r) => setTimeout(r, 300));
-      expect(runs).toBe(1);
+      // A second job, deferred in turn, proves the runner went round again after arming its wake for
+      // the first: a wake that overflowed would have fired (and warned) by then, and run nothing due.
+      const second = await opened.store.jobs.enqueue({ kind: KIND.kind });
+      await expect.poll(async () => (await opened.store.jobs.get(second.id))?.lastError, { timeout: 5_000 }).toBe("a month from now");
+      expect(runs).toBe(2);
       expect(overflows).toBe(0);
     } finally {
       process.off("warning", onWarning);

@@ -13,6 +13,7 @@ import {
   unescapeHtml,
   type TestSmtp,
 } from "../helpers/smtp.js";
+import { untilIdle } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 const SMTP_USER = "bridge";
@@ -153,7 +154,8 @@ describe("the install-command mail over SMTP", () => {
     await smtp.start();
     const job = await mailJobSucceeded(bridge, serviceId);
     expect(job.attempts).toBeGreaterThanOrEqual(3);
-    await new Promise((r) => setTimeout(r, 300));
+    // The sink holds a mail before it accepts it; with no job left to run, nothing more can be sent.
+    await untilIdle(bridge);
     expect(smtp.messages).toHaveLength(1);
     expect(await bridge.service.store.mails.get(`install:${job.eventId}`)).toMatchObject({ state: "sent", last_error: null });
   });
@@ -191,7 +193,7 @@ describe("the install-command mail over SMTP", () => {
         // Its first attempt died with the worker; the runner took it back after the lease.
         return j?.state === "succeeded" && j.attempts > 1;
       }, 10_000, "the job to run again");
-      await new Promise((r) => setTimeout(r, 200));
+      await untilIdle(bridge);
       expect(smtp.messages).toHaveLength(1);
     });
 
@@ -209,7 +211,7 @@ describe("the install-command mail over SMTP", () => {
       await waitFor(async () => (await mails.get(key))?.state === "sent", 10_000, "the mail recorded sent");
       expect(await mails.get(key)).toMatchObject({ attempts: 2, message_id: `<install.${String(sent.body.event_id)}@license-bridge>` });
       await mailJobSucceeded(bridge, other);
-      await new Promise((r) => setTimeout(r, 200));
+      await untilIdle(bridge);
       expect(smtp.messages).toHaveLength(3);
     });
   });

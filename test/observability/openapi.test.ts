@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { billingEventSchema } from "../../src/intake/event-schema.js";
-import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent } from "../helpers/bridge.js";
+import { usePairPerFile } from "../helpers/e2e-harness.js";
 
 type Schema = Record<string, unknown>;
 type OpenApi = { openapi: string; paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
@@ -72,26 +73,19 @@ function fits(doc: OpenApi, schema: Schema, value: unknown): boolean {
 }
 
 describe("/openapi.json", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
   let doc: OpenApi;
-  beforeAll(async () => {
-    sb = await startTestSandbox();
+  const pair = usePairPerFile({
     // Every panel adapter configured, so its route is mounted and must be documented too.
-    bridge = await startTestBridge(sb, {
-      env: {
-        HOSTBILL_WEBHOOK_SECRET: "hostbill-secret-0123456789",
-        UPMIND_WEBHOOK_SECRET: "upmind-secret-0123456789",
-        BLESTA_WEBHOOK_TOKEN: "blesta-token-0123456789abcdef0123456789",
-      },
-    });
-    const res = await fetch(`${bridge.url}/openapi.json`);
-    expect(res.status).toBe(200);
-    doc = (await res.json()) as OpenApi;
-  });
-  afterAll(async () => {
-    await bridge.close();
-    await sb.close();
+    env: {
+      HOSTBILL_WEBHOOK_SECRET: "hostbill-secret-0123456789",
+      UPMIND_WEBHOOK_SECRET: "upmind-secret-0123456789",
+      BLESTA_WEBHOOK_TOKEN: "blesta-token-0123456789abcdef0123456789",
+    },
+    async setup({ bridge }) {
+      const res = await fetch(`${bridge.url}/openapi.json`);
+      expect(res.status).toBe(200);
+      doc = (await res.json()) as OpenApi;
+    },
   });
 
   it("is OpenAPI 3.1, served without auth", () => {
@@ -99,6 +93,7 @@ describe("/openapi.json", () => {
   });
 
   it("documents every route the app mounts, and nothing it does not", () => {
+    const { bridge } = pair();
     // The console's routes are HTML pages for a browser (section 11), not the API this document describes.
     const routes = mountedRoutes((bridge.service.app as unknown as { router: { stack: RouterLayer[] } }).router.stack).filter((r) => !/^\w+ \/console(\/|$)/.test(r));
     expect(routes).toEqual(

@@ -4,7 +4,8 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
-import { createdEvent, idle, serviceEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, idle, serviceEvent, uniqueId } from "../helpers/bridge.js";
+import { usePairPerFile, type Pair } from "../helpers/e2e-harness.js";
 import { rawRequest } from "../helpers/raw-http.js";
 import { startMailBridge, startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";
@@ -77,9 +78,7 @@ function total(text: string, name: string): number {
 }
 
 describe("secrets stay out of logs and the database, through a whole flow", () => {
-  let sb: TestSandbox;
   let smtp: TestSmtp;
-  let bridge: TestBridge;
   const chunks: string[] = [];
   const signatures: string[] = [];
   let requests = 0;
@@ -91,7 +90,7 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
 
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
     requests++;
-    return fetch(`${bridge.url}${path}`, init);
+    return fetch(`${pair().bridge.url}${path}`, init);
   }
 
   async function post(event: unknown, options: { secret?: string; signature?: string } = {}): Promise<number> {
@@ -114,31 +113,44 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
     return res.status;
   }
 
-  const status = async (id: string) => (await bridge.service.services.get(id))?.status;
+  const status = async (id: string) => (await pair().bridge.service.services.get(id))?.status;
 
+  // The mail server first: the bridge is started with its URL, and closed before it.
   beforeAll(async () => {
-    sb = await startTestSandbox({ tokens: { reseller: SECRETS.resellerToken, legacy: SECRETS.legacyToken } });
     smtp = await startTestSmtp({ auth: { user: "bridge", pass: SECRETS.smtpPassword } });
-    const destination = new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        chunks.push(chunk.toString());
-        done();
-      },
-    });
-    bridge = await startMailBridge(sb, {
-      env: {
-        RESELLER_API_TOKEN: SECRETS.resellerToken,
-        RESELLER_LEGACY_TOKEN: SECRETS.legacyToken,
-        ADMIN_TOKEN: SECRETS.adminToken,
-        WEBHOOK_SECRETS: SECRETS.webhookSecret,
-        SMTP_URL: smtp.url,
-        BLESTA_WEBHOOK_TOKEN: SECRETS.blestaToken,
-        LOG_LEVEL: "trace",
-      },
-      tls: { rejectUnauthorized: false },
-      logger: createLogger({ level: "trace", destination, pretty: false }),
-    });
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
 
+  const destination = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const pair = usePairPerFile({
+    sandbox: { tokens: { reseller: SECRETS.resellerToken, legacy: SECRETS.legacyToken } },
+    bridge: (sb) =>
+      startMailBridge(sb, {
+        env: {
+          RESELLER_API_TOKEN: SECRETS.resellerToken,
+          RESELLER_LEGACY_TOKEN: SECRETS.legacyToken,
+          ADMIN_TOKEN: SECRETS.adminToken,
+          WEBHOOK_SECRETS: SECRETS.webhookSecret,
+          SMTP_URL: smtp.url,
+          BLESTA_WEBHOOK_TOKEN: SECRETS.blestaToken,
+          LOG_LEVEL: "trace",
+        },
+        tls: { rejectUnauthorized: false },
+        logger: createLogger({ level: "trace", destination, pretty: false }),
+      }),
+    setup: runTheFlow,
+    timeoutMs: 60_000,
+  });
+
+  /** The whole flow, once: every test below reads what it left in the logs, the database and the metrics. */
+  async function runTheFlow({ sb, bridge }: Pair): Promise<void> {
     // Created: registered upstream, install command fetched and mailed over SMTP with AUTH.
     expect(await post(createdEvent({ id: "sec-1" }))).toBe(202);
     await waitFor(() => smtp.messages.length === 1, 15_000, "the install mail");
@@ -177,13 +189,7 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
       .split("\n")
       .filter((l) => l !== "")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-  }, 60_000);
-
-  afterAll(async () => {
-    await bridge?.close();
-    await smtp?.close();
-    await sb?.close();
-  });
+  }
 
   /** Every form a secret could be written in. */
   function forms(): [string, string][] {
@@ -226,6 +232,7 @@ describe("secrets stay out of logs and the database, through a whole flow", () =
   });
 
   it("no secret and no webhook signature is in the SQLite file", () => {
+    const { bridge } = pair();
     const path = bridge.config.DATABASE_PATH;
     const bytes = [path, `${path}-wal`].filter(existsSync).map((p) => readFileSync(p).toString("latin1")).join("\n");
     expect(bytes.length).toBeGreaterThan(0);

@@ -30,12 +30,12 @@ describe("two instances on one PostgreSQL database", () => {
     // Slow enough that registrations are in flight when the kill comes.
     sb = await startTestSandbox({ balance: 1_000_000, faults: { latencyMs: 150 } });
     const { url: databaseUrl } = await freshDatabase();
-    const instance = async () => {
+    const instance = async (logLevel = "silent") => {
       const dir = dirs.make();
       const env = bridgeEnv(sb!.running, dir, {
         DATABASE_URL: databaseUrl,
         PORT: String(await freePort()),
-        LOG_LEVEL: "silent",
+        LOG_LEVEL: logLevel,
         WORKER_CONCURRENCY: "4",
         RETRY_MAX_DELAY_SECONDS: "1",
         // Both instances sweep every second; each fresh monthly licence (paid a year ahead) is due once.
@@ -92,9 +92,12 @@ describe("two instances on one PostgreSQL database", () => {
       return c.queued + c.running;
     };
     await waitFor(async () => (await unfinished()) === 0, 20_000, "the queue to drain");
-    // A few more sweeps on the survivor (and a restarted A) buy no second renewal of the same term.
-    const again = await instance();
-    await new Promise((r) => setTimeout(r, 3_000));
+    // A few more sweeps on the survivor (and a restarted A) buy no second renewal of the same term:
+    // the restarted A logs each of its ticks at debug level; after three, whatever a tick queued has run once the queue drains.
+    const again = await instance("debug");
+    const sweeps = () => again.child.output().split("\n").filter((l) => l.includes('"msg":"renewal sweep')).length;
+    await waitFor(() => sweeps() >= 3, 20_000, "three sweeps on the restarted instance");
+    await waitFor(async () => (await unfinished()) === 0, 20_000, "the queue to drain again");
 
     const registers = sb.sandbox.ledger().filter((c) => c.op === "register");
     expect(registers, "one charge per order").toHaveLength(ORDERS);

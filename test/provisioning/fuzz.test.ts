@@ -1,8 +1,8 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PROVISIONING_CALLS } from "../../src/provisioning/provisioning.js";
-import { startTestBridge, startTestSandbox, TEST_PROVISIONING_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { rowCounts } from "../helpers/e2e-harness.js";
+import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
+import { rowCounts, usePairPerFile } from "../helpers/e2e-harness.js";
 
 /**
  * Property: whatever parameters a panel sends, the provisioning API never answers 5xx, and a
@@ -12,21 +12,15 @@ import { rowCounts } from "../helpers/e2e-harness.js";
 
 const RUNS = { numRuns: Number(process.env.FUZZ_RUNS ?? 150), interruptAfterTimeLimit: 20_000 } as const;
 
-let sb: TestSandbox;
-let bridge: TestBridge;
 let known: { service_identifier: string; license_key: string };
 
-beforeAll(async () => {
-  sb = await startTestSandbox();
-  bridge = await startTestBridge(sb, { env: { PROVISION_WAIT_SECONDS: "0" } });
-  const created = await bridge.provision("create", { service_identifier: "fz-known", package_identifier: "13", ip: "203.0.113.150" });
-  known = { service_identifier: "fz-known", license_key: created.body.license_key as string };
-  await bridge.service.runner.stop(0);
-});
-
-afterAll(async () => {
-  await bridge?.close();
-  await sb?.close();
+const pair = usePairPerFile({
+  env: { PROVISION_WAIT_SECONDS: "0" },
+  async setup({ bridge }) {
+    const created = await bridge.provision("create", { service_identifier: "fz-known", package_identifier: "13", ip: "203.0.113.150" });
+    known = { service_identifier: "fz-known", license_key: created.body.license_key as string };
+    await bridge.service.runner.stop(0);
+  },
 });
 
 const value = fc.oneof(
@@ -80,6 +74,7 @@ const params = fc.dictionary(fc.constantFrom(...KEYS), value, { maxKeys: 8 });
 
 describe("fuzz: provisioning API parameters", () => {
   it("never answers 5xx, and a refusal stores nothing", async () => {
+    const { bridge } = pair();
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...PROVISIONING_CALLS),
@@ -106,6 +101,7 @@ describe("fuzz: provisioning API parameters", () => {
   });
 
   it("a wrong token never reaches the intake, whatever the parameters", async () => {
+    const { bridge } = pair();
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROVISIONING_CALLS), params, async (call, p) => {
         const before = await rowCounts(bridge);

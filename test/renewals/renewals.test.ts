@@ -1,5 +1,7 @@
+import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock, systemClock } from "../../src/clock.js";
+import { createLogger } from "../../src/log/logger.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { createdEvent, idle, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
@@ -25,14 +27,33 @@ const activeService = (id: string) =>
     return s?.status === "active" ? s : undefined;
   }, 10_000, `service ${id} active`);
 
+/**
+ * A debug logger that counts the scheduled sweeps it logs (each tick logs one line, "renewal
+ * sweep" or "renewal sweep: nothing new due", once the sweep has queued what it found due).
+ */
+function sweepLog() {
+  let sweeps = 0;
+  const destination = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      sweeps += chunk.toString().split("\n").filter((l) => l.includes('"msg":"renewal sweep')).length;
+      done();
+    },
+  });
+  return { logger: createLogger({ level: "debug", destination, pretty: false }), sweeps: () => sweeps };
+}
+
 describe("renewal sweep", () => {
   it("renews a paid licence inside the lead window exactly once while the sweep ticks every second", async () => {
     sb = await startTestSandbox();
+    const log = sweepLog();
     // Lead of 40 days makes a fresh monthly licence due at once; one renewal moves it out of the window.
-    bridge = await startTestBridge(sb, { env: { RENEWAL_CRON: "* * * * * *", RENEWAL_LEAD_DAYS: "40" } });
+    bridge = await startTestBridge(sb, { env: { RENEWAL_CRON: "* * * * * *", RENEWAL_LEAD_DAYS: "40" }, logger: log.logger });
     await bridge.send(createdEvent({ id: "r1", ip: "203.0.113.10", next_due_date: inDays(365) }));
     const before = (await activeService("r1")).expires_at!;
-    await new Promise((r) => setTimeout(r, 4_500));
+    await waitFor(async () => (await bridge!.service.services.get("r1"))!.expires_at! > before, 10_000, "the renewal recorded");
+    // Three more ticks after the renewal was recorded: any of them that found the licence due again queued a second renewal.
+    const renewedAt = log.sweeps();
+    await waitFor(() => log.sweeps() >= renewedAt + 3, 10_000, "three more sweeps");
     await waitFor(() => idle(bridge!.service));
     expect(charges("renew")).toHaveLength(1);
     expect(charges("renew")[0]).toMatchObject({ ip: "203.0.113.10", type: "cpanel", months: 1 });

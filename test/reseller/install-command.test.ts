@@ -1,8 +1,9 @@
 import type http from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UnexpectedAnswerError } from "../../src/reseller/errors.js";
 import { createV1Client } from "../../src/reseller/v1.js";
-import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, uniqueId, type TestSandbox } from "../helpers/bridge.js";
+import { usePairPerFile } from "../helpers/e2e-harness.js";
 import { mimeParts, sandboxInstallCommand, startMailBridge, startTestSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";
 import { QUICK_RETRY, rejection, startTinyServer, type TinyServer } from "./helpers.js";
@@ -97,19 +98,30 @@ describe("the install command a v1 answer carries", () => {
 });
 
 describe("the install mail when the reseller's install-command answer is broken", () => {
-  let sb: TestSandbox;
   let smtp: TestSmtp;
-  let bridge: TestBridge | undefined;
-  let proxy: TinyServer;
+  let proxy: TinyServer | undefined;
   /** While set, the install-command call is answered with it instead of the sandbox's answer. */
   let broken: Reply | undefined;
 
+  // The mail server and the proxy outlive the bridge: started before it, closed after it.
   beforeAll(async () => {
-    sb = await startTestSandbox();
     smtp = await startTestSmtp();
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await smtp?.close();
+  });
+  const pair = usePairPerFile({
+    async bridge(sb) {
+      proxy = await startProxy(sb);
+      return startMailBridge(sb, { env: { SMTP_URL: smtp.url, RESELLER_API_URL: `${proxy.url}/api/v1` } });
+    },
+  });
+
+  function startProxy(sb: TestSandbox): Promise<TinyServer> {
     const sandboxOrigin = new URL(sb.running.apiUrl).origin;
     // Stands in front of the sandbox: everything is passed on except a broken install command.
-    proxy = await startTinyServer((req, res, seen) => {
+    return startTinyServer((req, res, seen) => {
       if (broken && seen.url.startsWith("/api/v1/license/install-command")) return answer(res, broken);
       const headers: Record<string, string> = {};
       for (const name of ["authorization", "content-type", "accept"]) {
@@ -123,25 +135,16 @@ describe("the install mail when the reseller's install-command answer is broken"
         })
         .catch(() => res.destroy());
     });
-  });
-  afterEach(async () => {
-    await bridge?.close();
-    bridge = undefined;
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await smtp.close();
-    await sb.close();
-  });
+  }
 
   it("sends no mail while the answer is JSON cut short, retries the job, and mails the real command once it is whole", async () => {
     broken = { contentType: "application/json", body: `{"success":true,"command":"${CURL}"` };
-    bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url, RESELLER_API_URL: `${proxy.url}/api/v1` } });
+    const { sb, bridge } = pair();
     const serviceId = uniqueId("svc");
     const ip = "203.0.113.77";
     expect((await bridge.send(createdEvent({ id: serviceId, ip }))).status).toBe(202);
 
-    const mailJob = async () => (await bridge!.service.queue.list({ kind: "mail_install", serviceId }))[0];
+    const mailJob = async () => (await bridge.service.queue.list({ kind: "mail_install", serviceId }))[0];
     const retrying = await waitFor(async () => {
       const job = await mailJob();
       return job && ((job.attempts >= 2 && job.state === "queued") || job.state === "succeeded") ? job : undefined;

@@ -219,8 +219,13 @@ describe("several instances on one PostgreSQL database", () => {
     await b.jobs.enqueue({ kind: "work" });
     await waitFor(() => here === 2, 10_000, "this instance to be woken by the other");
     expect(there).toBe(2);
-    await sleep(100);
-    expect([here, there]).toEqual([2, 2]);
+    // One more runnable job from each side, heard by the other: notifications arrive in commit order,
+    // so a stray wake (from the delayed job, or an instance hearing its own) would have come before these.
+    await a.jobs.enqueue({ kind: "work" });
+    await waitFor(() => there === 3, 10_000, "the other instance to hear the marker");
+    await b.jobs.enqueue({ kind: "work" });
+    await waitFor(() => here === 4, 10_000, "this instance to hear the marker");
+    expect([here, there]).toEqual([4, 4]);
   });
 
   it("still wakes the instances when a store closes right after its write (the CLI's `jobs retry`)", async () => {
