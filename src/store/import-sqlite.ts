@@ -24,6 +24,9 @@ export type ImportedTable = (typeof IMPORTED_TABLES)[number];
  */
 const DERIVED_TABLES: readonly string[] = ["job_counts", "service_counts"];
 
+/** Tables whose rows do not move: console sessions (migration 012) belong to the old instance; operators log in again. */
+const LEFT_BEHIND: readonly string[] = ["console_sessions"];
+
 /** Tables a target must not hold a row of: the state of services some instance already keeps. */
 const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails", "audit"] as const;
 
@@ -143,7 +146,7 @@ function checkSourceVersion(db: Db, path: string): void {
   const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name").all() as { name: string }[]).map(
     (r) => r.name,
   );
-  const unknown = tables.filter((t) => !(IMPORTED_TABLES as readonly string[]).includes(t) && !DERIVED_TABLES.includes(t));
+  const unknown = tables.filter((t) => !(IMPORTED_TABLES as readonly string[]).includes(t) && !DERIVED_TABLES.includes(t) && !LEFT_BEHIND.includes(t));
   const missing = IMPORTED_TABLES.filter((t) => !tables.includes(t));
   if (unknown.length || missing.length) {
     // Only a migration this module was not taught about can get here: copying part of it would lose data.
