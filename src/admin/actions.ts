@@ -91,15 +91,10 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
     const parsed = billingEventSchema.safeParse(raw);
     if (!parsed.success) return { ok: false, status: 422, code: "validation", message: "Validation error", errors: fieldErrors(parsed.error) };
     // The operator's name in the webhook id: the event row says who made it until the audit trail does.
-    const [r] = await deps.accept(OPERATOR_SOURCE, [{ webhookId: `${actor.name}:${randomUUID()}`, event: parsed.data }]);
-    // The event (with the operator's name in its webhook id) is committed by the intake; the entry follows it.
-    const serviceId = parsed.data.service.id;
-    await store.audit.record({
-      ...draftOf(actor, LICENCE_AUDIT[action as keyof typeof LICENCE_AUDIT]),
-      service_id: serviceId,
-      job_id: r!.status === "accepted" ? (r!.jobId ?? null) : null,
-      outcome: r!.status === "accepted" ? "ok" : "refused",
-    });
+    const draft = draftOf(actor, LICENCE_AUDIT[action as keyof typeof LICENCE_AUDIT]);
+    // Accepted: the entry (ok, with its job) is committed with the event. Refused: nothing changed, the entry says so.
+    const [r] = await deps.accept(OPERATOR_SOURCE, [{ webhookId: `${actor.name}:${randomUUID()}`, event: parsed.data, audit: draft }]);
+    if (r!.status !== "accepted") await store.audit.record({ ...draft, service_id: parsed.data.service.id, outcome: "refused" });
     switch (r!.status) {
       case "accepted":
         return { ok: true, value: { event_id: r!.eventId, job_id: r!.jobId ?? null, nothing_to_do: r!.nothingToDo ?? null } };

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
-import type { Store } from "../store/store.js";
+import type { AuditDraft, Store } from "../store/store.js";
 import { decide } from "./decide.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 
@@ -23,6 +23,8 @@ export interface IntakeItem {
   event: BillingEvent;
   /** false: an order's registration sends no install mail (see DecideOptions). */
   mail?: boolean;
+  /** An operator's action: its audit entry is committed with the event (and its job). */
+  audit?: AuditDraft;
 }
 
 export interface IntakeDeps {

@@ -267,6 +267,8 @@ export interface IntakeItem<E extends StoredEvent = StoredEvent> {
   queueKey: string;
   /** The IP whose other holders the view shows (the order's, or the IP change's target). */
   ip: string | undefined;
+  /** An operator's action (the console, the admin API): its entry (ok, with the job) is written with the event. */
+  audit?: AuditDraft;
 }
 
 export type AcceptedItem<R> = { duplicate: string } | { result: R; eventId?: string; jobId?: number };

@@ -188,3 +188,29 @@ describe("GET /admin/audit", () => {
     }
   });
 });
+
+describe("an operator's action on a licence, audited with its event", () => {
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+
+  it("suspend by otto: 202, and one entry naming otto, the service and the job the event queued; a viewer's try is refused and audited", async () => {
+    const { bridge } = pair();
+    const event = createdEvent();
+    expect((await bridge.send(event)).status).toBe(202);
+    await waitFor(async () => (await bridge.service.services.get(event.service.id))?.status === "active", 10_000, "the licence active");
+    const id = event.service.id;
+
+    const refused = await call(bridge, "viewer", "POST", `/admin/services/${id}/suspend`);
+    expect(refused.status).toBe(403);
+
+    const done = await call(bridge, "operator", "POST", `/admin/services/${id}/suspend`);
+    expect(done.status).toBe(202);
+    const jobId = (done.body as { job_id: number | null }).job_id;
+    expect(jobId).toEqual(expect.any(Number));
+    await untilIdle(bridge);
+    expect((await bridge.service.services.get(id))?.status).toBe("suspended");
+
+    const entries = (await auditOf(bridge, `?service_id=${id}`)).audit;
+    expect(entries.filter((e) => e.actor === "otto")).toEqual([expect.objectContaining({ action: "service.suspend", service_id: id, job_id: jobId, outcome: "ok" })]);
+    expect(entries.filter((e) => e.actor === "vera")).toEqual([expect.objectContaining({ service_id: id, outcome: "refused" })]);
+  });
+});

@@ -1,6 +1,7 @@
 import { newEventId } from "../ids.js";
 import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
 import { LOCKS, queueLock, Rollback, type LockKey, type PgDb, type Tx } from "./database.js";
+import type { PgAudit } from "./audit.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgServices } from "./services.js";
 
@@ -26,7 +27,7 @@ function intakeLocks(source: string, items: readonly IntakeItem[]): LockKey[] {
 }
 
 /** The intake's transaction on PostgreSQL: one per delivery, committed (and flushed) before it resolves. */
-export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps {
+export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs, audit: PgAudit): EventOps {
   async function acceptOne<R, E extends StoredEvent>(t: Tx, source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): Promise<AcceptedItem<R>> {
     const [dup] = await t.q<{ id: string }>("SELECT id FROM events WHERE source = $1 AND webhook_id = $2", [source, item.webhookId]);
     if (dup) return { duplicate: dup.id };
@@ -56,6 +57,7 @@ export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps
     if (d.patch) await services.updateIn(t, d.event.serviceId, d.patch, now);
     if (d.history?.length) await services.historyIn(t, d.event.serviceId, d.history.map((h) => ({ ...h, event_id: eventId })), now);
     const jobId = d.job ? (await jobs.insert(t, [{ ...d.job, eventId }]))[0]!.id : undefined;
+    if (item.audit) await audit.forChangeIn(t, [item.audit], d.event.serviceId, "ok", jobId ?? null);
     return { result: d.result, eventId, ...(jobId === undefined ? {} : { jobId }) };
   }
 

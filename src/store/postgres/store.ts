@@ -71,7 +71,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     db,
     jobs,
     services,
-    events: pgEvents(db, services, jobs),
+    events: pgEvents(db, services, jobs, audit),
     mails: pgMails(db),
     alerts: pgAlerts(db, jobs),
     renewals: pgRenewals(db, jobs, audit),

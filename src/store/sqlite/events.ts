@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import { newEventId } from "../ids.js";
 import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
+import type { SqliteAudit } from "./audit.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
@@ -14,7 +15,7 @@ class RolledBack<R> extends Error {
 }
 
 /** The intake's transaction on SQLite: one savepoint in the group commit's transaction per delivery. */
-export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services: SqliteServices, jobs: SqliteJobs): EventOps {
+export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services: SqliteServices, jobs: SqliteJobs, audit: SqliteAudit): EventOps {
   const findEvent = db.prepare("SELECT id FROM events WHERE source = ? AND webhook_id = ?");
   const insertEvent = db.prepare(
     `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
@@ -51,6 +52,7 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
     if (d.patch) services.updateSync(d.event.serviceId, d.patch, now);
     for (const h of d.history ?? []) services.addHistorySync(d.event.serviceId, { ...h, event_id: eventId }, now);
     const jobId = d.job ? jobs.enqueueSync({ ...d.job, eventId }).id : undefined;
+    if (item.audit) audit.forChangeSync([item.audit], d.event.serviceId, "ok", jobId ?? null, now);
     return { result: d.result, eventId, ...(jobId === undefined ? {} : { jobId }) };
   }
 

@@ -61,7 +61,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       audit,
       jobs,
       services,
-      events: sqliteEvents(db, clock, group, services, jobs),
+      events: sqliteEvents(db, clock, group, services, jobs, audit),
       mails: sqliteMails(db, clock),
       alerts: sqliteAlerts(db, clock, jobs),
       renewals: sqliteRenewals(db, clock, jobs, audit),
