@@ -14,7 +14,11 @@ export async function startChild<T>(
   args: string[] = [],
   env: Record<string, string> = {},
 ): Promise<{ info: T; child: ChildProcess; ask<R>(message: object): Promise<R>; stop(): Promise<void> }> {
-  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  // BENCH_CPU_PROF=dir profiles every child (a .cpuprofile per process in dir); with
+  // BENCH_CPU_PROF_ONLY=script[:arg], only the children of that script (and first argument).
+  const only = process.env.BENCH_CPU_PROF_ONLY?.split(":");
+  const profiled = !!process.env.BENCH_CPU_PROF && (!only || (only[0] === script && (only[1] === undefined || only[1] === args[0])));
+  const profile = profiled ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
   const child = spawn(process.execPath, [...profile, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,

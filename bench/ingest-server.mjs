@@ -1,7 +1,9 @@
 // One server per process, so the load generator never shares its event loop: `bare` is Express 5
-// parsing the same JSON body and answering 202; `bridge` is the real webhook route (raw body,
-// signature, schema, catalogue, group-committed SQLite transaction), from the compiled dist/
-// under plain node, as production runs it (`npm run bench` builds it first).
+// parsing the same JSON body and answering 202; `durable` is the durable baseline
+// (ingest-durable-baseline.mjs: signature, fields checked by hand, an event row and a job row
+// group-committed and fsynced before the 202, nothing from src/); `bridge` is the real webhook
+// route (raw body, signature, schema, catalogue, group-committed SQLite transaction), from the
+// compiled dist/ under plain node, as production runs it (`npm run bench` builds it first).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +24,15 @@ function bare() {
 }
 
 let dir;
+let closeDurable;
+
+async function durable() {
+  const { durableBaseline } = await import("./ingest-durable-baseline.mjs");
+  dir = mkdtempSync(join(tmpdir(), "lb-bench-durable-"));
+  const baseline = durableBaseline({ secret, path: join(dir, "baseline.db") });
+  closeDurable = baseline.close;
+  return baseline.app;
+}
 
 async function bridge() {
   const [{ loadConfig }, { createApp }, { systemClock }, { createLogger }, { openStore }, { billingSource }, { createIntake }, { webhookRouter }, { secretKey }] =
@@ -29,20 +40,31 @@ async function bridge() {
       ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "webhooks/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
     );
   dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
-  const config = loadConfig({ env: { DATABASE_PATH: join(dir, "bench.db"), WEBHOOK_SECRETS: secret, ADMIN_TOKEN: "bench-admin-token-000", ALLOW_PRIVATE_IPS: "true" } });
+  // A live configuration needs the reseller's URL and token; the intake never calls it.
+  const config = loadConfig({
+    env: {
+      DATABASE_PATH: join(dir, "bench.db"),
+      WEBHOOK_SECRETS: secret,
+      ADMIN_TOKEN: "bench-admin-token-000",
+      ALLOW_PRIVATE_IPS: "true",
+      RESELLER_API_URL: "http://127.0.0.1:9/api/v1",
+      RESELLER_API_TOKEN: "bench-reseller-token-000",
+    },
+  });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
   const accept = createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
   return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
 }
 
-const app = mode === "bare" ? bare() : await bridge();
+const app = mode === "bare" ? bare() : mode === "durable" ? await durable() : await bridge();
 const server = app.listen(0, "127.0.0.1", () => {
   const address = server.address();
   console.log(`READY ${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}`);
 });
 process.on("SIGTERM", () =>
-  server.close(() => {
+  server.close(async () => {
+    await closeDurable?.();
     if (dir) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   }),
