@@ -27,11 +27,15 @@ export async function startChild<T>(
   });
   const info = await new Promise<T>((ok, fail) => {
     let buf = "";
-    child.stdout!.on("data", (d: Buffer) => {
+    const onData = (d: Buffer) => {
       buf += d.toString();
       const m = /^READY (.*)$/m.exec(buf);
-      if (m) ok(JSON.parse(m[1]!) as T);
-    });
+      if (!m) return;
+      // What the child writes after (log lines at LOG_LEVEL=info) is read and dropped, not kept.
+      child.stdout!.off("data", onData).resume();
+      ok(JSON.parse(m[1]!) as T);
+    };
+    child.stdout!.on("data", onData);
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code} before it was ready`)));
   });
   return {

@@ -48,7 +48,7 @@ CREATE INDEX jobs_change_ip_target ON jobs (json_extract(payload, '$.ip'))
 `;
 
 /** The Standard Webhooks check on the raw bytes; the problem, or undefined when the delivery is signed. */
-function verify(key, id, timestamp, signature, body, nowMs) {
+export function verify(key, id, timestamp, signature, body, nowMs) {
   if (!id || !timestamp || !signature) return "Missing required headers";
   if (id.length > 256) return "webhook-id is longer than 256 characters";
   if (!/^\d{1,15}$/.test(timestamp)) return "Invalid timestamp";
@@ -67,7 +67,7 @@ function verify(key, id, timestamp, signature, body, nowMs) {
 const isId = (v) => (typeof v === "string" && ID.test(v.trim())) || (Number.isSafeInteger(v) && v >= 0);
 
 /** The fields of a BillingEvent, by hand: { path: message } for each problem. */
-function fieldProblems(e) {
+export function fieldProblems(e) {
   const problems = {};
   if (e === null || typeof e !== "object" || Array.isArray(e)) return { "": "must be a JSON object" };
   if (!EVENT_TYPES.has(e.type)) problems.type = "is not an event type";
@@ -85,9 +85,11 @@ function fieldProblems(e) {
   return problems;
 }
 
-/** The baseline's app on a fresh database at `path` (which must not exist yet). */
-export function durableBaseline({ secret, path }) {
-  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+/**
+ * The durable write on a fresh database at `path` (which must not exist yet): `commit(delivery)`
+ * resolves with `{ eventId, duplicate }` once the delivery's rows are committed and on disk.
+ */
+export function durableWriter(path) {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
@@ -141,15 +143,26 @@ export function durableBaseline({ secret, path }) {
       flushing = false;
     }
   };
-  const commit = (delivery) =>
-    new Promise((resolve, reject) => {
-      pending.push({ delivery, resolve, reject });
-      if (!scheduled && !flushing) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+  return {
+    commit: (delivery) =>
+      new Promise((resolve, reject) => {
+        pending.push({ delivery, resolve, reject });
+        if (!scheduled && !flushing) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      }),
+    close: async () => {
+      await (await wal).close();
+      db.close();
+    },
+  };
+}
 
+/** The baseline's app on a fresh database at `path` (which must not exist yet). */
+export function durableBaseline({ secret, path }) {
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+  const { commit, close } = durableWriter(path);
   const app = express();
   app.post("/webhooks/billing", express.raw({ type: () => true, limit: MAX_BYTES }), async (req, res, next) => {
     try {
@@ -174,11 +187,5 @@ export function durableBaseline({ secret, path }) {
       return next(err);
     }
   });
-  return {
-    app,
-    close: async () => {
-      await (await wal).close();
-      db.close();
-    },
-  };
+  return { app, close };
 }

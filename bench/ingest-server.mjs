@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
+import { profileWindow } from "./profile-window.mjs";
 
 const dist = new URL("../dist/", import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
@@ -34,7 +35,15 @@ async function durable() {
   return baseline.app;
 }
 
-async function bridge() {
+/**
+ * `bridge`: the webhook route alone in the app, its request lines at BENCH_LOG_LEVEL (default
+ * warn: none), as this bench has always measured it. `service`: the HTTP surface as
+ * src/service.ts builds it for the same route: the health and API-document routers mounted
+ * before it, the intake behind guardAccept (which asks the store whether its file is lost), the
+ * metrics observer, the configured secrets masked in request lines, and LOG_LEVEL's default,
+ * info: a pino line per request (to stdout, which the bench reads and drops).
+ */
+async function bridge(asService) {
   const [{ loadConfig }, { createApp }, { systemClock }, { createLogger }, { openStore }, { billingSource }, { createIntake }, { webhookRouter }, { secretKey }] =
     await Promise.all(
       ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "webhooks/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
@@ -51,16 +60,42 @@ async function bridge() {
       RESELLER_API_TOKEN: "bench-reseller-token-000",
     },
   });
-  const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false });
+  const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? (asService ? "info" : "warn"), pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
-  const accept = createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
-  return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger })] });
+  const intake = createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
+  const route = (accept, observer) => webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger, observer });
+  if (!asService) return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [route(intake)] });
+
+  const [{ secretValues }, { healthRouter }, { openApiRouter }, { createMetrics }, { guardAccept }] = await Promise.all(
+    ["config/describe.js", "http/health-routes.js", "http/openapi.js", "observability/metrics.js", "webhooks/availability.js"].map(load),
+  );
+  const metrics = createMetrics();
+  const lost = () => store.lost();
+  const accept = guardAccept(intake, () => (lost() ? { message: "the database is unavailable", retryAfterSeconds: 60 } : undefined));
+  return createApp({
+    logger: logger.child({ component: "http" }),
+    isBusy: (err) => store.isBusy(err),
+    secrets: secretValues(config),
+    trustProxy: config.TRUST_PROXY,
+    routers: [healthRouter({ store, metrics, upstreamUrls: [], databaseLost: lost, draining: () => false }), openApiRouter(), route(accept, metrics.webhooks)],
+  });
 }
 
-const app = mode === "bare" ? bare() : mode === "durable" ? await durable() : await bridge();
+const app = mode === "bare" ? bare() : mode === "durable" ? await durable() : await bridge(mode === "service");
 const server = app.listen(0, "127.0.0.1", () => {
   const address = server.address();
   console.log(`READY ${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}`);
+});
+// The load client asks for this process's CPU time (user and system µs, all threads) and
+// event-loop use before and after its measured load.
+// With `profile`, the measured window's CPU profile is started or written (profile-window.mjs).
+process.on("message", (msg) => {
+  if (!msg?.stats) return;
+  void (async () => {
+    const stats = { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() };
+    const profile = await profileWindow(msg, `ingest-${mode}`);
+    process.send({ ...stats, ...(profile ? { profile } : {}) });
+  })();
 });
 process.on("SIGTERM", () =>
   server.close(async () => {

@@ -48,19 +48,41 @@ async function load(port: number, seconds: number) {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-type Mode = "bare" | "durable" | "bridge";
-const LABEL: Record<Mode, string> = { bare: "bare Express", durable: "durable baseline", bridge: "bridge" };
+type Mode = "bare" | "durable" | "bridge" | "service";
+/** What ingest-server.mjs answers to `{ stats: true }`. */
+interface ServerStats {
+  cpu: NodeJS.CpuUsage;
+  elu: { idle: number; active: number };
+  /** The profile written, when asked for. */
+  profile?: string;
+}
+/** autocannon's result, with the server's own CPU time per request and event-loop use over the measured load. */
+type Run = autocannon.Result & { cpuUsPerRequest: number; elu: number };
+const LABEL: Record<Mode, string> = { bare: "bare Express", durable: "durable baseline", bridge: "bridge", service: "bridge as the service builds it" };
+/**
+ * BENCH_INGEST_SERVICE=1 adds a fourth server to the rounds: the same route with what
+ * src/service.ts puts around it (ingest-server.mjs `service`: routers before it, guardAccept,
+ * metrics, request lines at LOG_LEVEL=info). Printed, with no target.
+ */
+const WITH_SERVICE = process.env.BENCH_INGEST_SERVICE === "1";
 
 async function measure(mode: Mode) {
   const server = await startChild<{ port: number }>("ingest-server.mjs", [mode], { BENCH_SECRET: secret });
   try {
     const warm = await load(server.info.port, WARMUP);
+    // BENCH_PROFILE_DIR=dir: the CPU profile of the measured load, in dir (profile-window.mjs).
+    const dir = process.env.BENCH_PROFILE_DIR;
+    const before = await server.ask<ServerStats>({ stats: true, ...(dir ? { profile: "start" } : {}) });
     const r = await load(server.info.port, SECONDS);
+    const after = await server.ask<ServerStats>({ stats: true, ...(dir ? { profile: "stop", dir } : {}) });
+    if (after.profile) console.error(`${LABEL[mode]}: ${r.requests.total} requests in ${after.profile}`);
     const ok = (r["2xx"] ?? 0) > 0 && r.non2xx === 0 && r.errors === 0;
     if (!ok) throw new Error(`${mode}: ${r.non2xx} non-2xx answers and ${r.errors} errors out of ${r.requests.total}`);
-    // With BENCH_CPU_PROF, the server's profile covers both loads: per-request costs divide by this.
+    // With BENCH_CPU_PROF (the whole process), the profile covers both loads: per-request costs divide by this.
     if (process.env.BENCH_CPU_PROF) console.error(`${LABEL[mode]} (pid ${server.child.pid}): ${warm.requests.total + r.requests.total} requests served (${r.requests.total} measured)`);
-    return r;
+    const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+    const active = after.elu.active - before.elu.active;
+    return { ...r, cpuUsPerRequest: cpuUs / r.requests.total, elu: active / (active + after.elu.idle - before.elu.idle) };
   } finally {
     await server.stop();
   }
@@ -69,15 +91,16 @@ async function measure(mode: Mode) {
 export async function runIngest(): Promise<Figure[]> {
   // Alternating rounds, so a noisy neighbour on this shared machine weighs on all three alike;
   // the order rotates from round to round, so none is always first after a start-up.
-  const runs: Record<Mode, autocannon.Result[]> = { bare: [], durable: [], bridge: [] };
-  const order: Mode[] = ["bare", "durable", "bridge"];
+  const runs: Record<Mode, Run[]> = { bare: [], durable: [], bridge: [], service: [] };
+  const order: Mode[] = WITH_SERVICE ? ["bare", "durable", "bridge", "service"] : ["bare", "durable", "bridge"];
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < order.length; k++) {
       const mode = order[(round + k) % order.length]!;
       runs[mode].push(await measure(mode));
     }
   }
-  const { bare, durable, bridge: ours } = runs;
+  const { bare, durable, bridge: ours, service } = runs;
+  const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUsPerRequest));
   const rps = (rs: autocannon.Result[]) => median(rs.map((r) => r.requests.average));
   const p99 = (rs: autocannon.Result[]) => median(rs.map((r) => r.latency.p99));
   /** The median over rounds of a/b, each round's a against the same round's b. */
@@ -95,6 +118,11 @@ export async function runIngest(): Promise<Figure[]> {
     { name: "durable_baseline_p99_ms", value: p99(durable), unit: "ms" },
     { name: "durable_baseline_vs_bare_express", value: ratio(durable, bare, throughput) },
     { name: "durable_baseline_p99_vs_bare_express", value: ratio(durable, bare, tail) },
+    // The server process's own CPU (all threads, user and system) per request over the measured load.
+    { name: "bare_express_cpu_us_per_request", value: cpu(bare), unit: "µs" },
+    { name: "durable_baseline_cpu_us_per_request", value: cpu(durable), unit: "µs" },
+    { name: "ingest_cpu_us_per_request", value: cpu(ours), unit: "µs" },
+    { name: "ingest_event_loop_utilization", value: median(ours.map((r) => r.elu)) },
     { name: "ingest_rps", value: rps(ours), unit: "req/s" },
     { name: "ingest_p50_ms", value: median(ours.map((r) => r.latency.p50)), unit: "ms" },
     { name: "ingest_p99_ms", value: p99(ours), unit: "ms" },
@@ -104,7 +132,16 @@ export async function runIngest(): Promise<Figure[]> {
     { name: "ingest_vs_durable_baseline", value: vsDurable, target: ">= 0.85", met: vsDurable >= 0.85 },
     { name: "ingest_p99_vs_durable_baseline", value: p99VsDurable, target: "<= 1.5", met: p99VsDurable <= 1.5 },
   ];
-  report(`ingest (${CONNECTIONS} connections, ${SECONDS} s after a ${WARMUP} s warm-up, median of ${ROUNDS} rounds alternating bare Express, the durable baseline and the bridge)`, figures);
+  if (WITH_SERVICE) {
+    figures.push(
+      { name: "ingest_service_rps", value: rps(service), unit: "req/s" },
+      { name: "ingest_service_p99_ms", value: p99(service), unit: "ms" },
+      { name: "ingest_service_cpu_us_per_request", value: cpu(service), unit: "µs" },
+      { name: "ingest_service_vs_durable_baseline", value: ratio(service, durable, throughput) },
+      { name: "ingest_service_p99_vs_durable_baseline", value: ratio(service, durable, tail) },
+    );
+  }
+  report(`ingest (${CONNECTIONS} connections, ${SECONDS} s after a ${WARMUP} s warm-up, median of ${ROUNDS} rounds alternating bare Express, the durable baseline${WITH_SERVICE ? ", the bridge and the bridge as the service builds it" : " and the bridge"})`, figures);
   return figures;
 }
 
