@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
+import { PERF_NODE_FLAGS } from "./perf-window.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -20,7 +21,9 @@ export async function startChild<T>(
   const profiled = !!process.env.BENCH_CPU_PROF && (!only || (only[0] === script && (only[1] === undefined || only[1] === args[0])));
   const profile = profiled ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
-  const child = spawn(process.execPath, [...profile, ...loader, resolve(ROOT, "bench", script), ...args], {
+  // BENCH_PERF_DIR: named JavaScript frames for `perf` (perf-window.ts).
+  const perf = process.env.BENCH_PERF_DIR ? PERF_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...profile, ...perf, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit", "ipc"],

@@ -6,7 +6,9 @@
 // nearest frame of our own dist/ on its stack, so a library's work counts to the folder that
 // called it. With --per N, each line also gives µs per request (or per order). With --inclusive,
 // the total time under each named function or place (`webhooks/route.js:28`), a sample counted
-// once however deep the recursion.
+// once however deep the recursion. With --callers fn, fn's self time by the frames above it. With
+// --diff other.cpuprofile, what changed against another profile of the same work (by module and
+// by function; files compared from dist/ on, so two builds' profiles line up).
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
@@ -52,7 +54,11 @@ const isOurs = (m: string) => m.startsWith("our:");
 
 function where(frame: CallFrame): string {
   if (!frame.url) return "";
-  const short = frame.url.replace(/^file:\/\/.*?\/(dist|src|node_modules|bench)\//, "$1/");
+  // From the last node_modules/, else from dist/ (so that two builds' files compare), else from bench/.
+  const url = frame.url;
+  const at = (dir: string) => url.lastIndexOf(`/${dir}/`);
+  const from = at("node_modules") >= 0 ? at("node_modules") : at("dist") >= 0 ? at("dist") : at("src") >= 0 ? at("src") : at("bench");
+  const short = from >= 0 ? url.slice(from + 1) : url;
   return `${short}:${frame.lineNumber + 1}`;
 }
 
@@ -66,9 +72,11 @@ export interface Summary {
   byModule: { module: string; ms: number; share: number }[];
   byCaller: { module: string; ms: number; share: number }[];
   inclusive: { name: string; ms: number; share: number }[];
+  /** With `callers`: that function's self time by the stack above it (three frames, the nearest first). */
+  callers: { module: string; ms: number; share: number }[];
 }
 
-export function summarise(profile: Profile, options: { top?: number; inclusive?: string[] } = {}): Summary {
+export function summarise(profile: Profile, options: { top?: number; inclusive?: string[]; callers?: string } = {}): Summary {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -83,6 +91,7 @@ export function summarise(profile: Profile, options: { top?: number; inclusive?:
   const fnSelf = new Map<string, { name: string; where: string; module: string; us: number }>();
   const modSelf = new Map<string, number>();
   const callerSelf = new Map<string, number>();
+  const calledFrom = new Map<string, number>();
   const inclusive = new Map<string, number>((options.inclusive ?? []).map((n) => [n, 0]));
   let idleUs = 0;
   let busyUs = 0;
@@ -111,6 +120,15 @@ export function summarise(profile: Profile, options: { top?: number; inclusive?:
       for (const name of inclusive.keys()) if (matches(frame, name)) seen.add(name);
     }
     for (const name of seen) inclusive.set(name, inclusive.get(name)! + us);
+    if (options.callers && matches(node.callFrame, options.callers)) {
+      const chain: string[] = [];
+      for (let p = parent.get(id); p !== undefined && chain.length < 3; p = parent.get(p)) {
+        const f = nodes.get(p)!.callFrame;
+        chain.push(`${f.functionName || "(anonymous)"} ${where(f)}`.trim());
+      }
+      const k = chain.join(" < ");
+      calledFrom.set(k, (calledFrom.get(k) ?? 0) + us);
+    }
     const c = caller ?? `(no code of ours) ${module}`;
     callerSelf.set(c, (callerSelf.get(c) ?? 0) + us);
   }
@@ -127,6 +145,7 @@ export function summarise(profile: Profile, options: { top?: number; inclusive?:
     byModule: sorted(modSelf),
     byCaller: sorted(callerSelf),
     inclusive: [...inclusive].map(([name, us]) => ({ name, ms: us / 1000, share: share(us) })),
+    callers: sorted(calledFrom),
   };
 }
 
@@ -139,14 +158,24 @@ function table(rows: string[][], head: string[]): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { per: { type: "string" }, unit: { type: "string", default: "request" }, top: { type: "string", default: "20" }, inclusive: { type: "string" }, groups: { type: "string", default: "25" } },
+    options: {
+      per: { type: "string" },
+      unit: { type: "string", default: "request" },
+      top: { type: "string", default: "20" },
+      inclusive: { type: "string" },
+      groups: { type: "string", default: "25" },
+      // Another profile of the same work (e.g. an earlier build's): what grew, by function and by module.
+      diff: { type: "string" },
+      // A function (or place): its self time by the three frames above it.
+      callers: { type: "string" },
+    },
   });
   if (positionals.length !== 1) {
     console.error("usage: tsx bench/cpu-profile.ts <file.cpuprofile> [--per N] [--unit request] [--top 20] [--groups 25] [--inclusive fn,fn]");
     process.exit(2);
   }
   const profile = JSON.parse(readFileSync(positionals[0]!, "utf8")) as Profile;
-  const s = summarise(profile, { top: Number(values.top), inclusive: values.inclusive?.split(",") });
+  const s = summarise(profile, { top: Number(values.top), inclusive: values.inclusive?.split(","), callers: values.callers });
   const per = values.per ? Number(values.per) : undefined;
   const perCol = per ? [`µs/${values.unit}`] : [];
   const perCell = (ms: number) => (per ? [((ms * 1000) / per).toFixed(1)] : []);
@@ -159,6 +188,26 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(table(s.byModule.slice(0, groups).map((m) => [m.module, "", m.ms.toFixed(0), pct(m.share), ...perCell(m.ms)]), ["module", "", "ms", "share", ...perCol]));
   console.log("\n## time by the nearest code of ours on the stack (a library's work counted to the folder that called it)\n");
   console.log(table(s.byCaller.slice(0, groups).map((m) => [m.module, "", m.ms.toFixed(0), pct(m.share), ...perCell(m.ms)]), ["caller", "", "ms", "share", ...perCol]));
+  if (values.callers) {
+    console.log(`\n## ${values.callers}: self time by the frames above it\n`);
+    console.log(table(s.callers.slice(0, groups).map((m) => [m.module, "", m.ms.toFixed(0), pct(m.share), ...perCell(m.ms)]), ["called from", "", "ms", "share", ...perCol]));
+  }
+  if (values.diff) {
+    const base = summarise(JSON.parse(readFileSync(values.diff, "utf8")) as Profile, { top: 100_000 });
+    const mine = summarise(profile, { top: 100_000 });
+    const delta = <T extends { ms: number }>(a: T[], b: T[], key: (x: T) => string) => {
+      const m = new Map<string, [number, number]>();
+      for (const x of a) m.set(key(x), [x.ms, 0]);
+      for (const x of b) m.set(key(x), [m.get(key(x))?.[0] ?? 0, x.ms]);
+      return [...m].map(([k, [now, before]]) => ({ k, now, before, d: now - before })).sort((x, y) => Math.abs(y.d) - Math.abs(x.d));
+    };
+    const rows = (list: { k: string; now: number; before: number; d: number }[]) =>
+      list.slice(0, Number(values.top)).map((r) => [r.k, "", r.before.toFixed(0), r.now.toFixed(0), `${r.d >= 0 ? "+" : ""}${r.d.toFixed(0)}`, ...perCell(r.d)]);
+    console.log(`\n## against ${values.diff}: busy ${base.busyMs.toFixed(0)} ms there, ${mine.busyMs.toFixed(0)} ms here\n`);
+    console.log(table(rows(delta(mine.byModule, base.byModule, (x) => x.module)), ["module", "", "ms there", "ms here", "change", ...perCol]));
+    console.log("");
+    console.log(table(rows(delta(mine.top, base.top, (x) => `${x.name} ${x.module} ${x.where.replace(/:\d+$/, "")}`)), ["function", "", "ms there", "ms here", "change", ...perCol]));
+  }
   if (s.inclusive.length) {
     console.log("\n## inclusive time of named functions\n");
     console.log(table(s.inclusive.map((m) => [m.name, "", m.ms.toFixed(0), pct(m.share), ...perCell(m.ms)]), ["function", "", "ms", "share", ...perCol]));

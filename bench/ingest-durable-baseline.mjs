@@ -152,7 +152,9 @@ export function durableWriter(path) {
           setImmediate(flush);
         }
       }),
+    // After the writes under way: a delivery still in flight when the server stops is committed first.
     close: async () => {
+      while (pending.length > 0 || flushing) await new Promise((r) => setImmediate(r));
       await (await wal).close();
       db.close();
     },

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
+import { perfWindow } from "./perf-window.js";
 import { median, report, type Figure } from "./report.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -73,7 +74,10 @@ async function measure(mode: Mode) {
     // BENCH_PROFILE_DIR=dir: the CPU profile of the measured load, in dir (profile-window.mjs).
     const dir = process.env.BENCH_PROFILE_DIR;
     const before = await server.ask<ServerStats>({ stats: true, ...(dir ? { profile: "start" } : {}) });
+    // BENCH_PERF_DIR=dir: `perf record` of the server over the measured load (perf-window.ts).
+    const perf = process.env.BENCH_PERF_DIR ? perfWindow(process.env.BENCH_PERF_DIR, `ingest-${mode}`, server.child.pid!) : undefined;
     const r = await load(server.info.port, SECONDS);
+    if (perf) console.error(`${LABEL[mode]}: ${r.requests.total} requests in ${await perf.stop()}`);
     const after = await server.ask<ServerStats>({ stats: true, ...(dir ? { profile: "stop", dir } : {}) });
     if (after.profile) console.error(`${LABEL[mode]}: ${r.requests.total} requests in ${after.profile}`);
     const ok = (r["2xx"] ?? 0) > 0 && r.non2xx === 0 && r.errors === 0;
