@@ -3,8 +3,8 @@
 // plain node (`npm run build` first): `node bench/ingest-costs.mjs` (issue 24). CPU time per
 // delivery (process.cpuUsage: user and system, every thread, so the fsyncs on the thread pool
 // count), the median of BENCH_REPEATS runs over BENCH_DELIVERIES pre-signed service.created
-// deliveries; the writes go 50 at a time, as the ingest bench's 50 connections send them, through
-// the group commit. The HTTP server and Express are not in these figures: the ingest bench
+// deliveries; the writes go 50 at a time (BENCH_BATCH), as the ingest bench's 50 connections
+// send them, through the group commit. The HTTP server and Express are not in these figures: the ingest bench
 // measures them (its *_cpu_us_per_request figures), and the difference is theirs.
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
@@ -35,7 +35,7 @@ const [{ loadConfig }, { openStore }, { systemClock }, { createLogger }, { billi
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 10_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
-const BATCH = 50;
+const BATCH = Number(process.env.BENCH_BATCH ?? 50);
 const secret = `whsec_${Buffer.from("bench-ingest-costs-secret-0000").toString("base64")}`;
 const key = secretKey(secret);
 const dir = mkdtempSync(join(tmpdir(), "lb-bench-costs-"));

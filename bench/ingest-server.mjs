@@ -9,6 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
 import { profileWindow } from "./profile-window.mjs";
+import { countStatements } from "./sql-count.mjs";
+
+// BENCH_COUNT_SQL=1: statements counted by text (sql-count.mjs), sent with the stats: the
+// BEGINs tell how many deliveries each group commit took.
+const sql = process.env.BENCH_COUNT_SQL === "1" ? countStatements() : undefined;
 
 const dist = new URL("../dist/", import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
@@ -92,7 +97,7 @@ const server = app.listen(0, "127.0.0.1", () => {
 process.on("message", (msg) => {
   if (!msg?.stats) return;
   void (async () => {
-    const stats = { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() };
+    const stats = { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), ...(sql ? { sql: sql.snapshot() } : {}) };
     const profile = await profileWindow(msg, `ingest-${mode}`);
     process.send({ ...stats, ...(profile ? { profile } : {}) });
   })();

@@ -56,6 +56,8 @@ interface ServerStats {
   elu: { idle: number; active: number };
   /** The profile written, when asked for. */
   profile?: string;
+  /** With BENCH_COUNT_SQL=1: statements run so far, by their text. */
+  sql?: Record<string, number>;
 }
 /** autocannon's result, with the server's own CPU time per request and event-loop use over the measured load. */
 type Run = autocannon.Result & { cpuUsPerRequest: number; elu: number };
@@ -84,6 +86,13 @@ async function measure(mode: Mode) {
     if (!ok) throw new Error(`${mode}: ${r.non2xx} non-2xx answers and ${r.errors} errors out of ${r.requests.total}`);
     // With BENCH_CPU_PROF (the whole process), the profile covers both loads: per-request costs divide by this.
     if (process.env.BENCH_CPU_PROF) console.error(`${LABEL[mode]} (pid ${server.child.pid}): ${warm.requests.total + r.requests.total} requests served (${r.requests.total} measured)`);
+    if (after.sql) {
+      // Write transactions (the group commits) over the measured load, and statements per request.
+      const delta = (re: RegExp) => Object.entries(after.sql!).filter(([k]) => re.test(k)).reduce((n, [k, v]) => n + v - (before.sql?.[k] ?? 0), 0);
+      const groups = delta(/^BEGIN/);
+      const statements = delta(/./);
+      console.error(`${LABEL[mode]}: ${groups} group commits for ${r.requests.total} requests (${(r.requests.total / groups).toFixed(1)} per group), ${(statements / r.requests.total).toFixed(1)} statements per request`);
+    }
     const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
     const active = after.elu.active - before.elu.active;
     return { ...r, cpuUsPerRequest: cpuUs / r.requests.total, elu: active / (active + after.elu.idle - before.elu.idle) };

@@ -39,7 +39,14 @@ function readSamples(file: string): Sample[] {
   return samples;
 }
 
-const isJs = (f: Frame) => f.dso.includes("perf-") && f.dso.endsWith(".map");
+/**
+ * A JavaScript frame, named by the perf map node writes. The map only grows: code that V8 freed
+ * (a module's top-level function, run once at start-up) keeps its entry, and the address may
+ * now hold other code. A module's top level (`…:1:1`) does not run in a measured window, so such
+ * a name is taken as stale and the frame as unnamed JavaScript.
+ */
+const isJs = (f: Frame) => f.dso.includes("perf-") && f.dso.endsWith(".map") && !/:1:1$/.test(f.sym);
+const isStaleJs = (f: Frame) => f.dso.includes("perf-") && f.dso.endsWith(".map") && /:1:1$/.test(f.sym);
 /** The file of a JavaScript frame: `JS:*name file:///…/dist/store/sqlite/jobs.js:86:22`. */
 const fileOf = (f: Frame) => /\s(\S+):\d+:\d+$/.exec(f.sym)?.[1] ?? "";
 
@@ -63,6 +70,7 @@ function kindOf(s: Sample, i = 0): string {
   const f = s.frames[i];
   if (!f) return "(unknown)";
   if (isJs(f)) return jsModule(fileOf(f));
+  if (isStaleJs(f)) return "(JavaScript, stale name)";
   if (f.dso.includes("kernel")) {
     const user = s.frames.find((x) => !x.dso.includes("kernel"));
     return user ? `kernel: ${syscallName(user)}` : "kernel: (no user frame)";
@@ -98,6 +106,13 @@ function askedBy(s: Sample): string {
 }
 
 /** Which thread a sample ran on, by what it ran: the event loop (the process's first thread), the thread pool, V8's helpers. */
+/** The nearest JavaScript function of ours on the stack, as `name dist/folder/file.js:line`. */
+function ourFunction(s: Sample): string {
+  const ours = s.frames.find((f) => isJs(f) && jsModule(fileOf(f)).startsWith("our:"));
+  if (!ours) return askedBy(s);
+  return ours.sym.replace(/^JS:[*~^+-]?/, "").replace(/file:\/\/\/.*?\/dist\//, "dist/").replace(/:\d+$/, "") || "(anonymous)";
+}
+
 function threadOf(s: Sample): string {
   if (s.tid === s.pid) return "main thread (event loop)";
   if (s.frames.some((f) => f.sym === "worker" && !f.dso.includes("kernel"))) {
@@ -163,4 +178,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   show("top functions by self time (on CPU)", sum(samples, leaf), Number(values.top), "function [kind]");
   show("self time by kind", sum(samples, (s) => kindOf(s)), groups, "kind");
   show("every sample charged to the nearest code of ours on its stack", sum(samples, askedBy), groups, "asked for by");
+  show("the same, by function of ours (its own work, and what it called that is not ours)", sum(samples, ourFunction), Number(values.top), "function of ours");
 }
