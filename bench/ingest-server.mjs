@@ -51,7 +51,7 @@ async function durable() {
 async function bridge(asService) {
   const [{ loadConfig }, { createApp }, { systemClock }, { createLogger }, { openStore }, { billingSource }, { createIntake }, { webhookRouter }, { secretKey }] =
     await Promise.all(
-      ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "webhooks/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
+      ["config/load.js", "http/app.js", "clock.js", "log/logger.js", "store/open.js", "webhooks/billing-source.js", "intake/intake.js", "webhooks/route.js", "webhooks/signature.js"].map(load),
     );
   dir = mkdtempSync(join(tmpdir(), "lb-bench-ingest-"));
   // A live configuration needs the reseller's URL and token; the intake never calls it.

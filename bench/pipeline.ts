@@ -8,11 +8,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_SANDBOX_TOKENS } from "../src/sandbox/app.js";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
 import { perfWindow } from "./perf-window.js";
 import { median, report, type Figure } from "./report.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const WARMUP_ORDERS = Number(process.env.BENCH_PIPELINE_WARMUP ?? 0);

@@ -3,10 +3,10 @@
 // sandbox in its own process (so process.cpuUsage counts the client only). Each order is a
 // register (POST, JSON) and an install-command (GET), as a cPanel order makes; sequential and
 // concurrent runs, the paths alternating round by round so both share the machine's noise.
-import { DEFAULT_SANDBOX_TOKENS } from "../src/sandbox/app.js";
 import { createTransport, type Call, type Transport } from "../src/reseller/transport.js";
 import { startChild } from "./child.js";
 import { createFetchTransport } from "./fetch-transport.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -8,7 +8,7 @@ import { migrate } from "../src/store/sqlite/migrations.js";
 import { startChild } from "./child.js";
 import { report, type Figure } from "./report.js";
 
-const LICENCES = Number(process.env.BENCH_LICENCES ?? 1_000_000);
+const LICENSES = Number(process.env.BENCH_LICENSES ?? 1_000_000);
 const DAY = 86_400_000;
 
 /** Generates the licences in bulk with one recursive CTE: 1 in 100 ends tomorrow and is paid. */
@@ -18,7 +18,7 @@ function generate(path: string): number {
   const now = Date.now();
   db.pragma("synchronous = OFF");
   db.exec(`
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${LICENCES})
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${LICENSES})
     INSERT INTO services (service_id, product_id, kind, type, ip, billing_cycle, months, status, expires_at, paid_until, created_at, updated_at)
     SELECT 's' || i, '12', 'licence', 'cpanel',
            '10.' || ((i >> 16) & 255) || '.' || ((i >> 8) & 255) || '.' || (i & 255), 'monthly', 1,
@@ -38,18 +38,18 @@ export async function runSweep(): Promise<Figure[]> {
     const path = join(dir, "sweep.db");
     const t = performance.now();
     const due = generate(path);
-    console.error(`generated ${LICENCES} licences (${due} due) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    console.error(`generated ${LICENSES} licences (${due} due) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     const run = await startChild<{ ms: number; rssMb: number; queued: number }>("sweep-child.ts", [path]);
     await run.stop();
     if (run.info.queued !== due) throw new Error(`sweep queued ${run.info.queued}, expected ${due}`);
-    const scale = 1_000_000 / LICENCES;
+    const scale = 1_000_000 / LICENSES;
     const figures: Figure[] = [
-      { name: "sweep_licences", value: LICENCES },
+      { name: "sweep_licences", value: LICENSES },
       { name: "sweep_due", value: due },
       { name: "sweep_ms_per_1m", value: run.info.ms * scale, unit: "ms", target: "<= 1000", met: run.info.ms * scale <= 1000 },
       { name: "sweep_rss_mb", value: run.info.rssMb, unit: "MB", target: "<= 200", met: run.info.rssMb <= 200 },
     ];
-    report(`sweep (${LICENCES} licences, 1% due)`, figures);
+    report(`sweep (${LICENSES} licences, 1% due)`, figures);
     return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });

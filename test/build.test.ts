@@ -3,6 +3,8 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
+import { startTestSandbox, TEST_ADMIN_TOKEN, TEST_SECRET } from "./helpers/bridge.js";
 import { freePort } from "./helpers/e2e-child.js";
 import { tempDirs } from "./helpers/temp-dirs.js";
 import { waitFor } from "./helpers/wait.js";
@@ -140,7 +142,8 @@ function expectNoTypeScriptLoader(loads: Loads): void {
 
 describe("production runs compiled JavaScript", () => {
   it("npm start, the bin and main point at the compiled code with plain node", () => {
-    expect(pkg.scripts.start).toBe("node bin/license-bridge.mjs serve");
+    // exec: node replaces the shell, so npm's SIGTERM reaches the service (test/npm-start.test.ts).
+    expect(pkg.scripts.start).toBe("exec node bin/license-bridge.mjs serve");
     expect(pkg.bin["license-bridge"]).toBe("bin/license-bridge.mjs");
     expect(pkg.main).toBe("dist/cli/main.js");
     expect(existsSync(resolve(ROOT, pkg.main))).toBe(true);
@@ -193,8 +196,34 @@ describe("production runs compiled JavaScript", () => {
     // the OpenAPI version is read from ../../package.json of dist/http/ (0.0.0 if it were not found).
     expect(openapiVersion).toBe(pkg.version);
     expectNoTypeScriptLoader(run.loads);
-    expect(bundledModules(run.loads)).toContain("dist/service.js");
+    expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
+    expect(bundledModules(run.loads)).toContain("dist/sandbox/app.js");
     expect(run.loads.packages).toContain("express");
+  });
+
+  it("a live service loads none of the sandbox's code; a sandbox-mode one does (the test above)", async () => {
+    const sb = await startTestSandbox();
+    try {
+      const port = await freePort();
+      const live = {
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        RESELLER_API_URL: sb.running.apiUrl,
+        RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
+        WEBHOOK_SECRETS: TEST_SECRET,
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      };
+      const run = await runRecorded([BIN, "serve"], live, async (output) => {
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 20_000, "the live service to be ready").catch((err: Error) => {
+          throw new Error(`${err.message}\n--- service output ---\n${output()}`);
+        });
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
+      expect(bundledModules(run.loads).filter((f) => f.startsWith("dist/sandbox/"))).toEqual([]);
+    } finally {
+      await sb.close();
+    }
   });
 
   it("the observer does see a TypeScript loader when there is one (control)", async () => {
@@ -217,14 +246,14 @@ describe("dist/ resolves files as src/ does", () => {
   it("every module that finds files from its own location is checked here", () => {
     const users = sources.filter((f) => /import\.meta|__dirname|__filename/.test(readFileSync(resolve(ROOT, "src", f), "utf8"))).sort();
     // migration-files.ts, mail/index.ts and catalog.ts are checked below; openapi.ts by the service test above.
-    expect(users).toEqual(["catalog/catalog.ts", "http/openapi.ts", "mail/index.ts", "store/migration-files.ts"]);
+    expect(users).toEqual(["admin/openapi.ts", "catalog/catalog.ts", "mail/index.ts", "store/migration-files.ts"]);
   });
 
   it("the bundle's chunks sit in dist/bundle/, as deep as dist/<folder>/, so those modules' relative paths hold there too", () => {
     const { outputs } = bundleMeta();
     const chunks = Object.keys(outputs).filter((f) => f.endsWith(".mjs"));
     expect(chunks.filter((f) => dirname(f) !== "dist/bundle")).toEqual([]);
-    for (const user of ["catalog/catalog.js", "http/openapi.js", "mail/index.js", "store/migration-files.js"]) {
+    for (const user of ["admin/openapi.js", "catalog/catalog.js", "mail/index.js", "store/migration-files.js"]) {
       expect(chunks.filter((chunk) => `dist/${user}` in outputs[chunk]!.inputs), user).toHaveLength(1);
     }
   });

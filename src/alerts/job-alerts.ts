@@ -1,5 +1,5 @@
-import type { Job } from "../jobs/types.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import type { Job } from "../vocabulary/jobs.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import { InsufficientBalanceError, ResellerError } from "../reseller/errors.js";
 import { ALERT_JOB_KIND, type Alerts } from "./alerts.js";
 

@@ -11,7 +11,7 @@ import {
   type BillingCycleMonths,
   type LitespeedVariant,
   type ProductType,
-} from "../reseller/vocabulary.js";
+} from "../vocabulary/products.js";
 import { BILLING_CYCLES, type BillingCycle } from "./billing-cycles.js";
 
 export { BILLING_CYCLES, type BillingCycle };
@@ -28,7 +28,7 @@ export const DEFAULT_BILLING_CYCLES: Readonly<Record<BillingCycle, BillingCycleM
 
 const maxIpChanges = z.number().int().nonnegative().optional();
 
-const licenceProductSchema = z
+const licenseProductSchema = z
   .strictObject({
     type: productTypeSchema,
     variant: litespeedVariantSchema.optional(),
@@ -55,7 +55,7 @@ export const catalogFileSchema = z.strictObject({
     .optional(),
   products: z.record(
     z.string().min(1).max(64),
-    z.union([licenceProductSchema, bundleProductSchema], {
+    z.union([licenseProductSchema, bundleProductSchema], {
       error: 'must be {"type": <product type>, "variant"?, "max_ip_changes"?} or {"bundle": <bundle id>}',
     }),
   ),

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, type Config } from "../config/load.js";
 import { SECRET_KEYS } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
-import type { RunningService } from "../service.js";
+import type { RunningService } from "../compose/service.js";
 
 /** The names of the settings whose values differ (never the values: some are secrets). */
 function changedSettings(before: Config, after: Config): string[] {
@@ -34,7 +34,15 @@ export function reloadOnHangup(logger: Logger): { attach(service: RunningService
       return;
     }
     const changed = changedSettings(service.config, next);
-    const { restartNeeded } = service.reload(next);
+    let restartNeeded: string[];
+    try {
+      ({ restartNeeded } = service.reload(next));
+    } catch (err) {
+      // A file only the rebuild reads (ADAPTER_FIELD_MAPS_FILE) can still be wrong: refused the same way.
+      const problems = err instanceof ConfigError ? err.lines : [(err as Error).message];
+      logger.error({ problems }, "SIGHUP: the new configuration is invalid; the running configuration is kept");
+      return;
+    }
     logger.info(
       { changed, secrets_changed: changed.filter((k) => (SECRET_KEYS as readonly string[]).includes(k)) },
       changed.length ? "SIGHUP: configuration reloaded" : "SIGHUP: configuration reloaded, nothing changed",

@@ -1,12 +1,12 @@
 import type { Config } from "../config/load.js";
-import { createResellerClients, NoResellerError, resellerEndpoints, type ResellerEndpoints } from "../reseller/connect.js";
+import { createResellerClients, NoResellerError, resellerEndpoints, type ResellerEndpoints } from "../compose/reseller-connection.js";
 import { ResellerError } from "../reseller/errors.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
 import type { V1Client } from "../reseller/v1.js";
 import { cliLogger } from "./logger.js";
 import { CliError } from "./output.js";
 
-/** The reseller the CLI talks to, found the way the service finds it (src/reseller/connect.ts). */
+/** The reseller the CLI talks to, found the way the service finds it (src/compose/reseller-connection.ts). */
 function endpoints(config: Config, role: "reseller" | "admin"): ResellerEndpoints {
   try {
     return resellerEndpoints(config, role);

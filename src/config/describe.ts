@@ -1,6 +1,3 @@
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { defaultTemplatesDir } from "../mail/index.js";
 import type { Config } from "./load.js";
 import { CONFIG_KEYS, SECRET_KEYS } from "./schema.js";
 
@@ -65,17 +62,4 @@ export function secretValues(config: Config): string[] {
     if (config.upstream.legacy) out.push(config.upstream.legacy.token);
   }
   return [...new Set(out)];
-}
-
-/** Every file and directory the configuration names, absolute, for the start-up log. */
-export function configPaths(config: Config): Record<string, string> {
-  const settings = resolve(config.baseDir, process.env.CONFIG_FILE?.trim() || "config/license-bridge.json");
-  return {
-    ...(config.DATABASE_URL ? {} : { database: config.DATABASE_PATH }),
-    catalogue: config.PRODUCTS_FILE,
-    mail_templates: defaultTemplatesDir(config.baseDir),
-    ...(config.SMTP_URL ? {} : { mail_outbox: join(config.dataDir, "outbox") }),
-    settings_file: existsSync(settings) ? settings : `${settings} (none)`,
-    ...(config.ADAPTER_FIELD_MAPS_FILE ? { adapter_field_maps: resolve(config.baseDir, config.ADAPTER_FIELD_MAPS_FILE) } : {}),
-  };
 }

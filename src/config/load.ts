@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
-import { whyNotWritable, type DatabaseOpenError } from "../store/store.js";
+import { whyNotWritable } from "./file-problems.js";
 import { readEnvFile } from "./env-file.js";
 import { nearMisses } from "./near-miss.js";
 import { CONFIG_KEYS, EXPECTED, LIVE_KEYS, SECRET_KEYS, configSchema, crossFieldProblems, type RawConfig } from "./schema.js";
@@ -277,6 +277,6 @@ export function sandboxCredentials(dataDir: string): SandboxCredentials {
 }
 
 /** The one configuration line for a database that cannot be opened at DATABASE_PATH. */
-export function databasePathProblem(err: DatabaseOpenError): ConfigError {
+export function databasePathProblem(err: { message: string }): ConfigError {
   return new ConfigError([line("DATABASE_PATH", err.message, EXPECTED.DATABASE_PATH)]);
 }

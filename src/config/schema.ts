@@ -135,6 +135,11 @@ export const configSchema = z
     RESELLER_LEGACY_URL: httpUrl.optional(),
     RESELLER_LEGACY_TOKEN: z.string().min(1).optional(),
     RESELLER_ADMIN_TOKEN: z.string().min(1).optional(),
+    RESELLER_ACCOUNT_ID: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { error: "must be an account id of letters, digits, '.', '_' or '-' (at most 64)" })
+      .optional(),
     RESELLER_PROTOCOL: z.enum(["v1", "v2"], { error: 'must be "v1" or "v2"' }).default("v1"),
     RESELLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
     RESELLER_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
@@ -238,11 +243,11 @@ export const LIVE_KEYS: readonly (keyof RawConfig)[] = [
   "RESELLER_LEGACY_URL",
   "RESELLER_LEGACY_TOKEN",
   "RESELLER_ADMIN_TOKEN",
+  "RESELLER_ACCOUNT_ID",
   "WEBHOOK_SECRETS",
   "ADMIN_TOKEN",
   "PROVISIONING_TOKEN",
   "SMTP_URL",
-  "DATABASE_URL",
   "HOSTBILL_WEBHOOK_SECRET",
   "UPMIND_WEBHOOK_SECRET",
   "BLESTA_WEBHOOK_TOKEN",
@@ -267,6 +272,8 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   RESELLER_LEGACY_URL: "the v2.0 base URL, e.g. https://reseller.example",
   RESELLER_LEGACY_TOKEN: "the v2.0 reseller token",
   RESELLER_ADMIN_TOKEN: "a v1 token with the admin role, for the `reseller` CLI commands (default: RESELLER_API_TOKEN)",
+  RESELLER_ACCOUNT_ID:
+    "the reseller's own account id, e.g. 42: the reseller API has no call for one's own balance, so the bridge reads it from /admin/reseller/{id}/balance with RESELLER_ADMIN_TOKEN, for /metrics and GET /admin/balance (unset: no balance; sandbox mode knows its own)",
   RESELLER_PROTOCOL: "v1 or v2",
   RESELLER_SETTLE_SECONDS: "seconds 0-86400 to wait after a lost answer of a charging call before reading the licence list, e.g. 120",
   ALLOW_PRIVATE_IPS: "true or false",

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
-import type { ErrorCode } from "./error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { loggablePath } from "./loggable-path.js";
 
 /**

@@ -1,7 +1,21 @@
 import type { z } from "zod";
 import type { NewJob, ServiceChange } from "../store/store.js";
-import type { JobContext } from "./runner.js";
-import type { Job } from "./types.js";
+import type { Logger } from "../log/logger.js";
+import type { Job } from "../vocabulary/jobs.js";
+
+/** What a handler gets beside its job: its logger, and the record of a charging call's intent. */
+export interface JobContext {
+  logger: Logger;
+  /**
+   * Records that a call which may charge money is being made, and resolves once that record
+   * is on disk (await it before the call). A later attempt that finds `job.intent` set must
+   * check upstream before calling again. `durable: false` for bookkeeping whose loss only costs
+   * a check: written without waiting for an fsync.
+   */
+  recordIntent(intent: unknown, options?: { durable?: boolean }): Promise<void>;
+  /** Clears the intent once the call is known not to have taken effect. */
+  clearIntent(): Promise<void>;
+}
 
 /** A job as its handler sees it: the payload parsed by its kind's schema. */
 export type TypedJob<P> = Omit<Job, "payload"> & { payload: P };

@@ -1,4 +1,4 @@
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 
 /**
  * What a failed attempt means for its job. An error carries its own: the runner reads it and
@@ -12,7 +12,7 @@ export type Disposition = "retry" | "block" | "fail";
 /** An error that says what should happen to the job it ended. */
 export interface DisposedError {
   readonly disposition: Disposition;
-  /** Why, as a stable code (src/http/error-codes.ts). */
+  /** Why, as a stable code (src/vocabulary/error-codes.ts). */
   readonly errorCode: ErrorCode;
 }
 

@@ -2,11 +2,11 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { ZodError } from "zod";
 import type { Clock } from "../clock.js";
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import type { Logger } from "../log/logger.js";
 import type { JobEnding, JobOps, ServiceChange, StopRecord } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
-import type { JobDefinition } from "./define.js";
+import type { JobContext, JobDefinition } from "./define.js";
 import {
   isDisposed,
   isProgrammingError,
@@ -17,20 +17,8 @@ import {
   JobSkippedError,
   type Disposition,
 } from "./errors.js";
-import type { Job, JobState } from "./types.js";
+import type { Job, JobState } from "../vocabulary/jobs.js";
 
-export interface JobContext {
-  logger: Logger;
-  /**
-   * Records that a call which may charge money is being made, and resolves once that record
-   * is on disk (await it before the call). A later attempt that finds `job.intent` set must
-   * check upstream before calling again. `durable: false` for bookkeeping whose loss only costs
-   * a check: written without waiting for an fsync.
-   */
-  recordIntent(intent: unknown, options?: { durable?: boolean }): Promise<void>;
-  /** Clears the intent once the call is known not to have taken effect. */
-  clearIntent(): Promise<void>;
-}
 
 export type AttemptOutcome = "succeeded" | "skipped" | "retry" | "deferred" | "failed" | "blocked";
 
@@ -114,7 +102,7 @@ export class JobRunner {
   readonly leaseMs: number;
   private readonly inFlight = new Map<number, Promise<void>>();
   /** Finished attempts whose outcome could not be written yet (the store was busy or failed). */
-  private readonly unsettled = new Map<number, { logger: Logger; steps: Step[]; failures: number }>();
+  private readonly unrecorded = new Map<number, { logger: Logger; steps: Step[]; failures: number }>();
   private readonly byKind: Map<string, JobDefinition>;
   private claimBusy = false;
   /** Set when stop() gave up waiting: late endings of the jobs still running are not recorded. */
@@ -152,7 +140,7 @@ export class JobRunner {
     this.unsubscribe = this.o.onJobReady(() => this.wake());
     this.pollTimer = setInterval(() => void this.fill(), this.o.pollMs ?? 500);
     this.heartbeatTimer = setInterval(() => {
-      if (this.inFlight.size === 0 && this.unsettled.size === 0) return;
+      if (this.inFlight.size === 0 && this.unrecorded.size === 0) return;
       // Four beats per lease: one missed (the store busy) costs nothing. A timer must not throw.
       this.o.jobs.heartbeat(this.workerId, this.leaseMs).catch((err: unknown) => this.o.logger.warn({ err }, "could not extend the leases of running jobs"));
     }, Math.max(250, Math.floor(this.leaseMs / 4)));
@@ -232,7 +220,7 @@ export class JobRunner {
   private async fillRounds(): Promise<void> {
     do {
       this.refill = false;
-      await this.settleDeferred();
+      await this.recordUnrecorded();
       const free = this.concurrency - this.inFlight.size;
       if (free <= 0 || !this.running) return;
       let jobs: Job[];
@@ -309,7 +297,7 @@ export class JobRunner {
       logger.warn({ outcome: failure ? "failed" : "succeeded", duration_ms: ms }, "job attempt ended after shutdown; not recorded, it resumes on restart");
       return;
     }
-    await this.settle(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms, change));
+    await this.record(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms, change));
   }
 
   private successSteps(job: Job, logger: Logger, ms: number, change: ServiceChange | undefined): Step[] {
@@ -404,7 +392,7 @@ export class JobRunner {
    * whose outcome was never written would stay `running` under this worker, which never takes
    * back its own jobs, until a restart. Its lease is kept meanwhile (the heartbeat goes on).
    */
-  private async settle(id: number, logger: Logger, steps: Step[], failures = 0): Promise<void> {
+  private async record(id: number, logger: Logger, steps: Step[], failures = 0): Promise<void> {
     while (steps.length > 0) {
       try {
         await steps[0]!();
@@ -421,17 +409,17 @@ export class JobRunner {
           if (busy) logger.warn({ error: (err as Error).message }, "database busy; recording the job's outcome on the next poll");
           else logger.error({ err }, "could not record the job's outcome; trying again on the next poll");
         }
-        this.unsettled.set(id, { logger, steps, failures: failures + 1 });
+        this.unrecorded.set(id, { logger, steps, failures: failures + 1 });
         return;
       }
     }
   }
 
-  private async settleDeferred(): Promise<void> {
-    for (const [id, { logger, steps, failures }] of [...this.unsettled]) {
-      this.unsettled.delete(id);
-      await this.settle(id, logger, steps, failures);
-      if (this.unsettled.has(id)) return; // still failing: the others wait for the next poll too
+  private async recordUnrecorded(): Promise<void> {
+    for (const [id, { logger, steps, failures }] of [...this.unrecorded]) {
+      this.unrecorded.delete(id);
+      await this.record(id, logger, steps, failures);
+      if (this.unrecorded.has(id)) return; // still failing: the others wait for the next poll too
     }
   }
 }

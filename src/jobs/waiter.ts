@@ -1,8 +1,8 @@
 import type { JobOps } from "../store/store.js";
-import type { Job } from "./types.js";
+import type { Job } from "../vocabulary/jobs.js";
 
 /** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
-export const isSettled = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";
+export const isResolved = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";
 
 /**
  * Lets a caller (a provisioning call, reconcile's repairs) wait for a job without holding anything
@@ -42,7 +42,7 @@ export class JobWaiter {
    * Resolves with the job once `settled(job)` holds, or with its latest state at `deadline`
    * (Unix ms). Undefined when the job does not exist.
    */
-  async until(id: number, deadline: number, settled: (job: Job) => boolean | Promise<boolean> = isSettled): Promise<Job | undefined> {
+  async until(id: number, deadline: number, settled: (job: Job) => boolean | Promise<boolean> = isResolved): Promise<Job | undefined> {
     for (;;) {
       const job = await this.jobs.get(id);
       if (!job || (await settled(job)) || this.released) return job;

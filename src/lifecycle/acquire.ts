@@ -1,15 +1,15 @@
 import { JobBlockedError } from "../jobs/errors.js";
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
 import { AlreadyExistsError } from "../reseller/errors.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import { LITESPEED_VARIANTS, type BillingCycleMonths, type LitespeedVariant, type ProductType } from "../reseller/vocabulary.js";
+import { LITESPEED_VARIANTS, type BillingCycleMonths, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
 import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { charging, once, type Intent } from "./once.js";
+import { charging, callOnce, type Intent } from "./call-once.js";
 import { isoToMs } from "./record.js";
-import { licenceTypes } from "./targets.js";
+import { licenseTypes } from "./service-changes.js";
 
 /** What an order got upstream: licences bought, licences the reseller already held and the bridge adopted, or both. */
 export interface Acquired {
@@ -52,11 +52,11 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
       if (!(err instanceof AlreadyExistsError)) throw err;
     }
   }
-  const types = licenceTypes(svc);
-  const listed = (await deps.upstream.licencesAt(svc.ip)).filter((l) => !l.free);
+  const types = licenseTypes(svc);
+  const listed = (await deps.upstream.licensesAt(svc.ip)).filter((l) => !l.free);
   const held = types.flatMap((type) => {
     const l = listed.find((x) => x.type === type);
-    return l ? [{ type, licence: l }] : [];
+    return l ? [{ type, license: l }] : [];
   });
   if (held.length === 0 && !byComponent) {
     if (how === "reactivate") return acquire(deps, job, ctx, svc, "buy");
@@ -69,11 +69,11 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
   const notes: string[] = [];
   const expiries: number[] = [];
   let upstreamVariant: LitespeedVariant | undefined;
-  for (const { type, licence } of held) {
-    notes.push(await adopt(deps, svc, type, licence));
-    const end = isoToMs(licence.expires_at);
+  for (const { type, license } of held) {
+    notes.push(await adopt(deps, svc, type, license));
+    const end = isoToMs(license.expires_at);
     if (end !== undefined) expiries.push(end);
-    if (type === "litespeed") upstreamVariant = heldVariant(licence);
+    if (type === "litespeed") upstreamVariant = heldVariant(license);
   }
   const missing = types.filter((t) => !held.some((h) => h.type === t));
   for (const type of missing) {
@@ -84,7 +84,7 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
   return {
     expiresAt: expiries.length ? Math.min(...expiries) : undefined,
     adopted: held.length > 0,
-    bundleKey: missing.length === 0 ? held.find((h) => h.licence.bundle_key)?.licence.bundle_key : null,
+    bundleKey: missing.length === 0 ? held.find((h) => h.license.bundle_key)?.license.bundle_key : null,
     ...(upstreamVariant ? { upstreamVariant } : {}),
     note: `${notes.join("; ")}${missing.length === 0 ? "; nothing bought" : ""}`,
   };
@@ -130,9 +130,9 @@ async function registerComponent(
 ): Promise<{ expiresAt?: number; note: string }> {
   const months = svc.months as BillingCycleMonths;
   let found: UpstreamLicense | undefined;
-  const lookup = async () => (found = (await deps.upstream.licencesAt(svc.ip)).find((l) => l.type === type && !l.free));
+  const lookup = async () => (found = (await deps.upstream.licensesAt(svc.ip)).find((l) => l.type === type && !l.free));
   try {
-    const r = await once(
+    const r = await callOnce(
       job,
       ctx,
       { op: `register:${type}`, ip: svc.ip, type, months },
@@ -161,12 +161,12 @@ async function purchase(deps: LifecycleDeps, job: AcquireJob, ctx: JobContext, s
     let earlier: UpstreamLicense[] = [];
     // After a lost answer: the bundle was bought if the list shows it (its key, or all its components).
     const found = async (): Promise<boolean> => {
-      const at = await upstream.licencesAt(svc.ip);
+      const at = await upstream.licensesAt(svc.ip);
       const withKey = at.filter((l) => l.bundle_key);
       earlier = withKey.length > 0 ? withKey : at.filter((l) => !l.free && components.includes(l.type as ProductType));
       return withKey.length > 0 || (components.length > 0 && components.every((t) => earlier.some((l) => l.type === t)));
     };
-    const result = await once(
+    const result = await callOnce(
       job,
       ctx,
       { op: "register_bundle", ip: svc.ip, bundle, months },
@@ -183,11 +183,11 @@ async function purchase(deps: LifecycleDeps, job: AcquireJob, ctx: JobContext, s
 
   const type = svc.type as ProductType;
   let earlier: UpstreamLicense | undefined;
-  const result = await once(
+  const result = await callOnce(
     job,
     ctx,
     { op: "register", ip: svc.ip, type, months },
-    async () => (earlier = (await upstream.licencesAt(svc.ip)).find((l) => l.type === type && !l.free)) !== undefined,
+    async () => (earlier = (await upstream.licensesAt(svc.ip)).find((l) => l.type === type && !l.free)) !== undefined,
     (beforeSend) => upstream.register(svc.ip, type, months, { beforeSend }),
     // The upstream refuses a second register of the same ip and type ("already exists"), but
     // not while the first is still being carried out: the settle window guards that race.

@@ -1,8 +1,8 @@
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
-import type { LitespeedVariant } from "../reseller/vocabulary.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { LitespeedVariant } from "../vocabulary/products.js";
 import type { LifecycleDeps } from "./deps.js";
-import { NOT_CHARGING, once } from "./once.js";
+import { NOT_CHARGING, callOnce } from "./call-once.js";
 
 /**
  * Moves a LiteSpeed licence from one core variant to another, once: after a lost answer the
@@ -16,11 +16,11 @@ export async function changeCoreOnce(
   from: LitespeedVariant,
   to: LitespeedVariant,
 ): Promise<string> {
-  const r = await once(
+  const r = await callOnce(
     job,
     ctx,
     { op: "change_core", ip, from, to },
-    async () => (await deps.upstream.licencesAt(ip)).some((l) => l.type === "litespeed" && l.variant === to),
+    async () => (await deps.upstream.licensesAt(ip)).some((l) => l.type === "litespeed" && l.variant === to),
     () => deps.upstream.changeCore(ip, from, to),
     NOT_CHARGING,
   );

@@ -1,14 +1,11 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import { sameIp } from "../reseller/ip-address.js";
-import { ipSchema } from "../reseller/vocabulary.js";
+import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
-import { NOT_CHARGING, once } from "./once.js";
-import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { NOT_CHARGING, callOnce } from "./call-once.js";
+import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
+import { CHANGE_IP } from "../intake/jobs.js";
 
-export const CHANGE_IP = jobKind({ kind: JOB_KINDS.changeIp, payload: z.object({ ip: ipSchema }) });
 
 /** `service.ip_changed`: re-bind the licence (its cpanel companions follow upstream by themselves). */
 export function changeIpJob(deps: LifecycleDeps) {
@@ -25,12 +22,12 @@ export function changeIpJob(deps: LifecycleDeps) {
       // Nothing upstream yet: a later registration uses the new IP.
       detail = "no licence upstream yet; recorded locally";
     } else {
-      for (const type of licenceTypes(svc)) {
-        const r = await once(
+      for (const type of licenseTypes(svc)) {
+        const r = await callOnce(
           job,
           ctx,
           { op: `change_ip:${type}`, from, to },
-          async () => (await deps.upstream.licencesAt(to)).some((l) => l.type === type),
+          async () => (await deps.upstream.licensesAt(to)).some((l) => l.type === type),
           () => deps.upstream.changeIp(from, to, type),
           NOT_CHARGING,
         );

@@ -1,13 +1,11 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import type { LitespeedVariant } from "../reseller/vocabulary.js";
+import type { LitespeedVariant } from "../vocabulary/products.js";
 import { changeCoreOnce } from "./change-core.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
+import { CHANGE_PRODUCT } from "../intake/jobs.js";
 
-export const CHANGE_PRODUCT = jobKind({ kind: JOB_KINDS.changeProduct, payload: z.object({ product_id: z.string() }) });
 
 /** `service.product_changed`: a LiteSpeed core change (intake refuses any other). */
 export function changeProductJob(deps: LifecycleDeps) {

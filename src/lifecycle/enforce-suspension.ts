@@ -1,21 +1,10 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
 import { NotFoundError } from "../reseller/errors.js";
-import { ipSchema, productTypeSchema } from "../reseller/vocabulary.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
+import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
-/**
- * One repair per licence and state of the service (`seen_at`: its updated_at when reconcile
- * looked, for the unique key only; jobs queued by the release before it have none, and run).
- */
-export const ENFORCE_SUSPENSION = jobKind({
-  kind: JOB_KINDS.enforceSuspension,
-  payload: z.object({ ip: ipSchema, type: productTypeSchema, seen_at: z.number().optional() }),
-  uniqueKey: (p, where) => `enforce-suspension:${where.serviceId ?? ""}:${p.type}:${p.ip}:${p.seen_at}`,
-});
 
 /**
  * Reconcile's repair of a licence the reseller has active while the bridge has its service

@@ -1,16 +1,16 @@
 import type { JobDefinition } from "../jobs/define.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { ServiceChange, StopRecord } from "../store/store.js";
 import { changeIpJob } from "./change-ip.js";
 import { changeProductJob } from "./change-product.js";
 import type { LifecycleDeps } from "./deps.js";
 import { enforceSuspensionJob } from "./enforce-suspension.js";
-import { JOB_KINDS } from "./job-kinds.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import { recordPaymentJob } from "./record-payment.js";
 import { registerJob } from "./register.js";
 import { renewJob } from "./renew.js";
 import { statusJob } from "./status.js";
-import { jobChange, jobSkipped } from "./targets.js";
+import { jobChange, jobSkipped } from "./service-changes.js";
 
 /** The licence lifecycle's job kinds, each with its handler. */
 export function lifecycleJobs(deps: LifecycleDeps, hooks: { afterPayment?: (serviceId: string) => Promise<unknown> } = {}): JobDefinition[] {

@@ -1,11 +1,9 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
 import { addMonths } from "./record.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
+import { RECORD_PAYMENT } from "../intake/jobs.js";
 
-export const RECORD_PAYMENT = jobKind({ kind: JOB_KINDS.recordPayment, payload: z.object({ next_due_date: z.string().nullable().optional() }) });
 
 /**
  * `service.renewed`: the customer paid; move paid-until forward (to the panel's next due date

@@ -1,29 +1,17 @@
-import { z } from "zod";
-import { defineJob, jobKind, jobOf } from "../jobs/define.js";
+import { defineJob, jobOf } from "../jobs/define.js";
 import { JobSkippedError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
-import type { LitespeedVariant } from "../reseller/vocabulary.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { LitespeedVariant } from "../vocabulary/products.js";
 import type { ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
 import { changeCoreOnce } from "./change-core.js";
 import { acquire, type Acquired } from "./acquire.js";
-import { checkCharge } from "./charge-rule.js";
-import { INSTALL_MAIL } from "../mail/install-mail.js";
+import { checkCharge } from "../intake/charge-rule.js";
 import { addMonths } from "./record.js";
-import { jobChange, mustGet } from "./targets.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { companionsOf } from "../reseller/upstream.js";
+import { INSTALL_MAIL, REGISTER } from "../intake/jobs.js";
 
-export const REGISTER = jobKind({
-  kind: JOB_KINDS.register,
-  payload: z
-    .object({
-      reactivate: z.boolean().optional(),
-      /** An order that came while the service's termination was queued: its row, written once that is done. */
-      order: z.record(z.string(), z.unknown()).optional(),
-    })
-    .loose(),
-});
 
 /**
  * `service.created`: buy the licence (or bundle) exactly once, move a LiteSpeed licence to its

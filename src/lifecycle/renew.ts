@@ -1,25 +1,13 @@
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobBlockedError, JobSkippedError } from "../jobs/errors.js";
-import type { BillingCycleMonths } from "../reseller/vocabulary.js";
+import type { BillingCycleMonths } from "../vocabulary/products.js";
 import { RENEWAL_MIN_GAP_MS } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
-import { charging, once } from "./once.js";
+import { charging, callOnce } from "./call-once.js";
 import { addMonths, isoToMs } from "./record.js";
-import { jobChange, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
+import { RENEW } from "../intake/jobs.js";
 
-/** One licence's renewal for one term: the key makes a second sweep of the same term create nothing. */
-export const RENEW = jobKind({
-  kind: JOB_KINDS.renew,
-  payload: z.object({ term_end: z.number() }),
-  uniqueKey: (p, where) => renewalKey(where.serviceId ?? "", p.term_end),
-});
-
-/** The unique key of one licence's renewal for one term. */
-export function renewalKey(serviceId: string, termEnd: number): string {
-  return `renew:${serviceId}:${termEnd}`;
-}
 
 /**
  * Renews one licence for one term, exactly once: the term it renews is in the payload, so a
@@ -39,13 +27,13 @@ export function renewJob(deps: LifecycleDeps) {
     const months = svc.months as BillingCycleMonths;
     let newEnd: number | undefined;
     let confirmedEarlier = false;
-    for (const type of licenceTypes(svc)) {
-      const r = await once(
+    for (const type of licenseTypes(svc)) {
+      const r = await callOnce(
         job,
         ctx,
         { op: `renew:${type}`, ip: svc.ip, term },
         async () => {
-          const l = (await upstream.licencesAt(svc.ip)).find((x) => x.type === type && !x.free);
+          const l = (await upstream.licensesAt(svc.ip)).find((x) => x.type === type && !x.free);
           const listed = isoToMs(l?.expires_at);
           if (listed === undefined) {
             throw new JobBlockedError(

@@ -1,11 +1,10 @@
-import { z } from "zod";
-import { defineJob, jobKind, type JobDefinition } from "../jobs/define.js";
+import { defineJob, type JobDefinition } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
 import { NotFoundError } from "../reseller/errors.js";
-import type { ServiceStatus } from "../store/store.js";
+import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
-import { JOB_KINDS } from "./job-kinds.js";
-import { jobChange, jobSkipped, licenceTypes, mustGet } from "./targets.js";
+import { jobChange, jobSkipped, licenseTypes, mustGet } from "./service-changes.js";
+import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";
 
@@ -32,11 +31,6 @@ function transition(change: Change, from: ServiceStatus): { call: "suspend" | "u
   }
 }
 
-const noPayload = z.object({}).loose();
-
-export const SUSPEND = jobKind({ kind: JOB_KINDS.suspend, payload: noPayload });
-export const UNSUSPEND = jobKind({ kind: JOB_KINDS.unsuspend, payload: noPayload });
-export const TERMINATE = jobKind({ kind: JOB_KINDS.terminate, payload: noPayload });
 
 /** `service.suspended`, `service.unsuspended`, `service.terminated`. */
 export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Record<string, unknown>> {
@@ -50,7 +44,7 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     }
     const gone: string[] = [];
     if (step.call) {
-      for (const type of licenceTypes(svc)) {
+      for (const type of licenseTypes(svc)) {
         try {
           await deps.upstream[step.call](svc.ip, type);
         } catch (err) {

@@ -7,7 +7,7 @@ import type { Logger } from "../log/logger.js";
 import { installMailJob } from "./install-mail.js";
 import { createMailer, type CreateMailerOptions, type Mailer, type MailTransportConfig } from "./transport.js";
 
-export { INSTALL_MAIL, installMailJob, installMailKey, installMessageId, productName, type InstallMailDeps } from "./install-mail.js";
+export { installMailJob, installMailKey, installMessageId, productName, type InstallMailDeps } from "./install-mail.js";
 export { createTemplates, escapeHtml, PLACEHOLDERS, TemplateError, type InstallCommand, type InstallMailValues, type MailTemplates, type RenderedMail } from "./templates.js";
 export { createMailer, parseSmtpUrl, smtpAddress, type Mailer, type OutgoingMail, type SentMail } from "./transport.js";
 

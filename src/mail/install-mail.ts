@@ -1,23 +1,17 @@
 import { NotFoundError } from "../reseller/errors.js";
-import { z } from "zod";
-import { defineJob, jobKind } from "../jobs/define.js";
+import { defineJob } from "../jobs/define.js";
 import { JobBlockedError, JobFailedError, JobRetryError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
 import { bundleComponents } from "../reseller/upstream.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceRow } from "../store/store.js";
 import { createTemplates, TemplateError, type InstallCommand, type MailTemplates } from "./templates.js";
 import type { Mailer } from "./transport.js";
-import { jobChange, licenceTypes, mustGet } from "../lifecycle/targets.js";
+import { installCommandsOf } from "../lifecycle/install-commands.js";
+import { jobChange, licenseTypes, mustGet } from "../lifecycle/service-changes.js";
+import { INSTALL_MAIL } from "../intake/jobs.js";
 
-/** One install mail per order event (or per service, for a job queued without an event). */
-export const INSTALL_MAIL = jobKind({
-  kind: JOB_KINDS.installMail,
-  payload: z.object({}).loose(),
-  uniqueKey: (_p, where) => `mail:install:${where.eventId ?? where.serviceId ?? ""}`,
-});
 
 export interface InstallMailDeps extends LifecycleDeps {
   mailer: Mailer;
@@ -180,25 +174,18 @@ export function installMailJob(deps: InstallMailDeps) {
 
 /** One install command per licence; a bundle's components each have their own. */
 async function installCommands(deps: LifecycleDeps, svc: ServiceRow): Promise<InstallCommand[]> {
-  const types = licenceTypes(svc);
-  if (types.length === 0) throw new JobFailedError(`bundle "${svc.bundle}" names no licence type the bridge knows`);
-  const out: InstallCommand[] = [];
-  for (const type of types) {
-    let command: string;
-    try {
-      command = (await deps.upstream.installCommand(svc.ip, type)).trim();
-    } catch (err) {
-      // The mail runs beside the service's own queue: an IP change may have moved the licence
-      // since this job read the row. Then it is no failure; the next attempt reads the new IP.
-      if (err instanceof NotFoundError && (await deps.store.services.get(svc.service_id))?.ip !== svc.ip) {
-        throw new Error(`the licence moved from ${svc.ip} while the install mail was prepared; retrying with its new IP`);
-      }
-      throw err;
+  if (licenseTypes(svc).length === 0) throw new JobFailedError(`bundle "${svc.bundle}" names no licence type the bridge knows`);
+  try {
+    const commands = await installCommandsOf(deps.upstream, svc);
+    return commands.map(({ type, command }) => ({ label: productName(type, svc.kind === "licence" ? svc.variant : null), command }));
+  } catch (err) {
+    // The mail runs beside the service's own queue: an IP change may have moved the licence
+    // since this job read the row. Then it is no failure; the next attempt reads the new IP.
+    if (err instanceof NotFoundError && (await deps.store.services.get(svc.service_id))?.ip !== svc.ip) {
+      throw new Error(`the licence moved from ${svc.ip} while the install mail was prepared; retrying with its new IP`);
     }
-    if (!command) throw new Error(`the reseller returned an empty install command for ${type} at ${svc.ip}`);
-    out.push({ label: productName(type, svc.kind === "licence" ? svc.variant : null), command });
+    throw err;
   }
-  return out;
 }
 
 function serviceProductName(svc: ServiceRow): string {

@@ -1,10 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ALERT_JOB_KIND } from "../alerts/alerts.js";
 import type { AttemptOutcome, RunnerObserver } from "../jobs/runner.js";
-import { JOB_STATES } from "../jobs/types.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
+import { JOB_STATES } from "../vocabulary/jobs.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import type { UpstreamObserver } from "../reseller/transport.js";
-import type { WebhookObserver } from "../webhooks/route.js";
 
 /** Every metric name starts with this (the service contract, section 4). */
 export const METRIC_PREFIX = "license_bridge_";
@@ -21,6 +20,11 @@ export interface MetricsSources {
   jobCounts?: () => Promise<Partial<Record<string, number>>> | Partial<Record<string, number>>;
   /** Open alert episodes, e.g. `async () => (await alerts.open()).length`. */
   openAlerts?: () => Promise<number> | number;
+  /**
+   * The reseller balance of the bridge's own account (src/reseller/balance.ts): `balance` null
+   * when unknown, `checkedAt` null when the reseller was not asked (no account configured).
+   */
+  resellerBalance?: () => Promise<{ balance: number | null; checkedAt: number | null }>;
 }
 
 export interface Metrics {
@@ -29,7 +33,7 @@ export interface Metrics {
   /** Content-Type of `scrape()`'s text. */
   readonly contentType: string;
   /** For `billingWebhookRouter({ observer })`. */
-  readonly webhooks: Required<WebhookObserver>;
+  readonly webhooks: { received(source: string, type: string, outcome: string): void };
   /** For `provisioningRouter({ observer })`: calls by the module that made them. */
   readonly provisioning: { called(call: string, module: string, status: number): void };
   /** For the job runner's observer (chain it with the others). */
@@ -145,6 +149,29 @@ export function createMetrics(): Metrics {
       const n = await read(sources.openAlerts);
       if (n === undefined) this.reset();
       else this.set(n);
+    },
+  });
+
+  // Unknown is no sample, never a 0 that would read as an empty account. Both gauges read the
+  // same source; it keeps its reading a while and shares one call between concurrent reads.
+  new Gauge({
+    name: `${METRIC_PREFIX}reseller_balance`,
+    help: "The reseller balance of the bridge's own account (RESELLER_ACCOUNT_ID), read with a 60 s cache; no sample while it is unknown.",
+    registers,
+    async collect() {
+      const b = await read(sources.resellerBalance);
+      if (typeof b?.balance === "number") this.set(b.balance);
+      else this.remove();
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}reseller_balance_up`,
+    help: "1 when the last read of the reseller balance worked, 0 when it failed (GET /admin/balance says why); no sample before a first read, so none when no account is configured.",
+    registers,
+    async collect() {
+      const b = await read(sources.resellerBalance);
+      if (b === undefined || b.checkedAt === null) this.remove();
+      else this.set(b.balance === null ? 0 : 1);
     },
   });
 

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
-import { ipSchema } from "../reseller/vocabulary.js";
-import { cycleFromMonths, normalizeDate } from "../webhooks/adapters/common.js";
-import { customerEmailSchema, dateSchema, idSchema, printableText } from "../webhooks/event-schema.js";
+import { ipSchema } from "../vocabulary/products.js";
+import { customerEmailSchema, dateSchema, idSchema, printableText } from "../intake/event-schema.js";
+import { cycleFromMonths, normalizeDate } from "../webhooks/adapters/panel-values.js";
 
 /**
  * The parameters of the provisioning API (service-contract.md section 8), as panels send them:

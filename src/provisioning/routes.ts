@@ -1,6 +1,6 @@
 import express, { type Request, type Router } from "express";
 import { requireBearer } from "../http/auth.js";
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
 import type { Logger } from "../log/logger.js";

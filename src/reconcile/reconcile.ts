@@ -1,14 +1,14 @@
 import { jobOf } from "../jobs/define.js";
 import { JobWaiter } from "../jobs/waiter.js";
-import { ENFORCE_SUSPENSION } from "../lifecycle/enforce-suspension.js";
-import { JOB_KINDS, serviceQueueKey } from "../lifecycle/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
-import { licenceTypes } from "../lifecycle/targets.js";
+import { licenseTypes } from "../lifecycle/service-changes.js";
 import type { UpstreamLicense } from "../reseller/answers.js";
-import { canonicalIp as canonical } from "../reseller/ip-address.js";
+import { canonicalIp as canonical } from "../vocabulary/ip-address.js";
 import type { Upstream } from "../reseller/upstream.js";
-import { CPANEL_COMPANIONS, type ProductType } from "../reseller/vocabulary.js";
+import { CPANEL_COMPANIONS, type ProductType } from "../vocabulary/products.js";
 import type { NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
+import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
 
@@ -39,7 +39,7 @@ export interface DriftItem {
 }
 
 /** A drift item after `fix`: `fix` says what was done, or what is left to do and, if a repair failed, why. */
-export interface SettledItem extends DriftItem {
+export interface HandledItem extends DriftItem {
   error?: string;
 }
 
@@ -47,9 +47,9 @@ export interface ReconcileResult {
   /** Every difference found, before any repair. */
   drift: DriftItem[];
   /** Repaired by this run (empty without `fix`). */
-  fixed: SettledItem[];
+  fixed: HandledItem[];
   /** Needs a person: a purchase, a licence no service accounts for, or a repair that failed. */
-  manual: SettledItem[];
+  manual: HandledItem[];
 }
 
 export interface ReconcileProgress {
@@ -93,7 +93,7 @@ const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
 interface Slot {
   svc: ServiceRow;
   type: string;
-  licence?: UpstreamLicense;
+  license?: UpstreamLicense;
   /** How the licence was found: at the service's IP, by its bundle key, or as the only candidate. */
   how?: "ip" | "bundle_key" | "unique";
   /** Another service holds the licence at this IP and type. */
@@ -122,7 +122,7 @@ const PRIORITY: Record<ServiceRow["status"], number> = { active: 0, suspended: 0
 const isLive = (svc: ServiceRow) => svc.status === "active" || svc.status === "suspended";
 
 function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): Slot[] {
-  let types: string[] = licenceTypes(svc).filter(Boolean);
+  let types: string[] = licenseTypes(svc).filter(Boolean);
   if (svc.kind === "bundle" && types.length === 0 && svc.bundle_key) {
     // A bundle id we cannot read components from: its components are what carries its key.
     types = [...new Set((byBundleKey.get(svc.bundle_key) ?? []).filter((l) => !l.free).map((l) => l.type))];
@@ -131,10 +131,10 @@ function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): 
 }
 
 /** Pairs the bridge's services with upstream licences; whatever upstream licence is left is unclaimed. */
-function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
+function match(services: ServiceRow[], licenses: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
   const byKey = new Map<string, UpstreamLicense[]>();
   const byBundleKey = new Map<string, UpstreamLicense[]>();
-  for (const l of licences) {
+  for (const l of licenses) {
     const k = slotKey(l.ip, l.type);
     byKey.set(k, [...(byKey.get(k) ?? []), l]);
     if (l.bundle_key) byBundleKey.set(l.bundle_key, [...(byBundleKey.get(l.bundle_key) ?? []), l]);
@@ -146,7 +146,7 @@ function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Sl
   const claimed = new Set<UpstreamLicense>();
   const holder = new Map<UpstreamLicense, string>();
   const claim = (slot: Slot, l: UpstreamLicense, how: Slot["how"]) => {
-    slot.licence = l;
+    slot.license = l;
     slot.how = how;
     claimed.add(l);
     holder.set(l, slot.svc.service_id);
@@ -162,7 +162,7 @@ function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Sl
 
   // 2. Moved, found by the bundle key the bridge recorded.
   for (const slot of slots) {
-    if (slot.licence || slot.heldBy || !slot.svc.bundle_key || !(isLive(slot.svc) || slot.svc.status === "terminated")) continue;
+    if (slot.license || slot.heldBy || !slot.svc.bundle_key || !(isLive(slot.svc) || slot.svc.status === "terminated")) continue;
     const found = (byBundleKey.get(slot.svc.bundle_key) ?? []).find((l) => l.type === slot.type && !l.free && !claimed.has(l));
     if (found) claim(slot, found, "bundle_key");
   }
@@ -172,11 +172,11 @@ function match(services: ServiceRow[], licences: UpstreamLicense[]): { slots: Sl
   const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   const missing = new Map<string, Slot[]>();
   for (const slot of slots) {
-    if (slot.licence || slot.heldBy || !isLive(slot.svc)) continue;
+    if (slot.license || slot.heldBy || !isLive(slot.svc)) continue;
     missing.set(slot.type, [...(missing.get(slot.type) ?? []), slot]);
   }
   for (const [type, waiting] of missing) {
-    const orphans = licences.filter(
+    const orphans = licenses.filter(
       (l) =>
         l.type === type &&
         !l.free &&
@@ -200,12 +200,12 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
   };
 
   // A bundle moves as one: its new IP can be recorded only when every component is at the same one.
-  const found = slots.filter((s) => s.licence);
-  const ips = new Set(found.map((s) => canonicalIp(s.licence!.ip)));
+  const found = slots.filter((s) => s.license);
+  const ips = new Set(found.map((s) => canonicalIp(s.license!.ip)));
   const movedTogether = ips.size === 1 && found.length === slots.length;
 
   for (const slot of slots) {
-    const l = slot.licence;
+    const l = slot.license;
     if (svc.status === "pending") continue; // a registration in flight may or may not have bought it yet
     if (!l) {
       if (!isLive(svc)) continue; // terminated or failed: absent is what we expect
@@ -249,7 +249,7 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
           fixable: movedTogether,
           fix: movedTogether
             ? `record ${l.ip} as the service's IP (the reseller's licence is there)`
-            : `the licences of this bundle are at different IPs upstream (${[...new Set(found.map((s) => s.licence!.ip))].join(", ")}): change-ip them at the reseller, then run reconcile again`,
+            : `the licences of this bundle are at different IPs upstream (${[...new Set(found.map((s) => s.license!.ip))].join(", ")}): change-ip them at the reseller, then run reconcile again`,
         },
         slot,
         movedTogether ? "record_ip" : undefined,
@@ -309,15 +309,15 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
 }
 
 /** Upstream licences no service accounts for; free companions and known bundles' components are accounted for. */
-function unknownLocally(services: ServiceRow[], slots: Slot[], licences: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
+function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
   const cpanelIps = new Set<string>();
   for (const s of slots) {
     if (s.type !== "cpanel") continue;
     cpanelIps.add(canonicalIp(s.svc.ip));
-    if (s.licence) cpanelIps.add(canonicalIp(s.licence.ip));
+    if (s.license) cpanelIps.add(canonicalIp(s.license.ip));
   }
   const bundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
-  return licences
+  return licenses
     .filter((l) => !claimed.has(l))
     .filter((l) => !l.free && !(COMPANION_TYPES.includes(l.type) && cpanelIps.has(canonicalIp(l.ip))))
     .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)))
@@ -336,9 +336,9 @@ function unknownLocally(services: ServiceRow[], slots: Slot[], licences: Upstrea
 /** Compares the bridge with the reseller and, with `fix`, repairs what needs no purchase. */
 export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
   const { store, upstream } = deps;
-  const licences = await upstream.listLicences();
+  const licenses = await upstream.listLicenses();
   const services = await store.services.list(undefined, Number.MAX_SAFE_INTEGER);
-  const { slots, claimed } = match(services, licences);
+  const { slots, claimed } = match(services, licenses);
 
   const bySvc = new Map<string, Slot[]>();
   for (const slot of slots) bySvc.set(slot.svc.service_id, [...(bySvc.get(slot.svc.service_id) ?? []), slot]);
@@ -349,12 +349,12 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
     drift.push(...compareService(group, repairs));
     options.onProgress?.({ phase: "compare", done: ++done, total: bySvc.size });
   }
-  drift.push(...unknownLocally(services, slots, licences, claimed));
+  drift.push(...unknownLocally(services, slots, licenses, claimed));
 
   if (!options.fix) return { drift, fixed: [], manual: drift.filter((d) => !d.fixable) };
 
-  const fixed: SettledItem[] = [];
-  const manual: SettledItem[] = drift.filter((d) => !d.fixable);
+  const fixed: HandledItem[] = [];
+  const manual: HandledItem[] = drift.filter((d) => !d.fixable);
   // Services with a lifecycle job queued or running are mid-change: reconcile reports but does not touch them.
   const busy = await store.services.busy(MOVING_KINDS);
   const repairsBySvc = new Map<string, Repair[]>();
@@ -373,7 +373,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
     }
     options.onProgress?.({ phase: "fix", done: ++done, total: repairsBySvc.size });
   }
-  const settled = await settleSuspensions(deps, queued, options.waitMs ?? 15_000);
+  const settled = await awaitSuspensions(deps, queued, options.waitMs ?? 15_000);
   fixed.push(...settled.fixed);
   manual.push(...settled.manual);
   return { drift, fixed, manual };
@@ -386,9 +386,9 @@ interface QueuedSuspension {
 }
 
 /** Waits (up to `waitMs`) for the queued suspensions; what is not carried out by then goes to the person. */
-async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[], waitMs: number): Promise<{ fixed: SettledItem[]; manual: SettledItem[] }> {
-  const fixed: SettledItem[] = [];
-  const manual: SettledItem[] = [];
+async function awaitSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[], waitMs: number): Promise<{ fixed: HandledItem[]; manual: HandledItem[] }> {
+  const fixed: HandledItem[] = [];
+  const manual: HandledItem[] = [];
   const waiter = new JobWaiter(deps.store.jobs, 100);
   const deadline = Date.now() + waitMs;
   const jobs = await Promise.all(queued.map((q) => waiter.until(q.jobId, deadline)));
@@ -410,18 +410,18 @@ async function settleSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[]
  * what the bridge records is written. When the service changed since reconcile read it, its own
  * jobs moved it: their word wins, and the drift is reported again next run.
  */
-async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: SettledItem[]; manual: SettledItem[]; queued: QueuedSuspension[] }> {
-  const fixed: SettledItem[] = [];
+async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Repair[]): Promise<{ fixed: HandledItem[]; manual: HandledItem[]; queued: QueuedSuspension[] }> {
+  const fixed: HandledItem[] = [];
   const seen = repairs[0]!.slot.svc;
   const history: NewHistory[] = [];
   const note = (action: string, detail: string) => history.push({ action: `reconcile: ${action}`, detail });
   const suspensions = repairs.filter((x) => x.action === "suspend_upstream");
   const enqueue = suspensions.map((r) =>
-    jobOf(ENFORCE_SUSPENSION, { ip: r.slot.licence!.ip, type: r.slot.type as ProductType, seen_at: seen.updated_at }, { serviceId, queueKey: serviceQueueKey(serviceId) }),
+    jobOf(ENFORCE_SUSPENSION, { ip: r.slot.license!.ip, type: r.slot.type as ProductType, seen_at: seen.updated_at }, { serviceId, queueKey: serviceQueueKey(serviceId) }),
   );
   const patch: ServicePatch = {};
   for (const r of repairs.filter((x) => x.action !== "suspend_upstream")) {
-    const l = r.slot.licence!;
+    const l = r.slot.license!;
     switch (r.action) {
       case "record_suspended":
         if (patch.status !== "suspended") {
@@ -447,7 +447,7 @@ async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Re
     }
   }
   if (fixed.length > 0) {
-    const expiry = upstreamExpiry(repairs.map((r) => r.slot.licence!));
+    const expiry = upstreamExpiry(repairs.map((r) => r.slot.license!));
     if (expiry !== undefined && expiry !== seen.expires_at) {
       patch.expires_at = expiry;
       note("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
@@ -455,15 +455,15 @@ async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Re
   }
   const { applied, jobIds } = await deps.store.services.change({ serviceId, ifUpdatedAt: seen.updated_at, patch, history, enqueue });
   if (!applied) {
-    const raced = (r: Repair): SettledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
+    const raced = (r: Repair): HandledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
     return { fixed: [], manual: repairs.map(raced), queued: [] };
   }
-  const queued = suspensions.map((r, i) => ({ item: r.item, jobId: jobIds[i]!, what: `the ${r.slot.type} licence at ${r.slot.licence!.ip}` }));
+  const queued = suspensions.map((r, i) => ({ item: r.item, jobId: jobIds[i]!, what: `the ${r.slot.type} licence at ${r.slot.license!.ip}` }));
   return { fixed, manual: [], queued };
 }
 
 /** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */
-function upstreamExpiry(licences: UpstreamLicense[]): number | undefined {
-  const times = licences.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
+function upstreamExpiry(licenses: UpstreamLicense[]): number | undefined {
+  const times = licenses.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
 }

@@ -1,9 +1,9 @@
 import type { Alerts } from "../alerts/alerts.js";
 import { renewalAtRiskAlert } from "../alerts/job-alerts.js";
-import { JOB_KINDS } from "../lifecycle/job-kinds.js";
-import { renewalKey } from "../lifecycle/renew.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import type { Store } from "../store/store.js";
 import { DAY_MS } from "./sweep.js";
+import { renewalKey } from "../intake/jobs.js";
 
 /**
  * Blocked renewals come back by themselves at a modest interval, so a topped-up balance heals

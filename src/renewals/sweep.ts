@@ -1,7 +1,7 @@
 import { jobOf } from "../jobs/define.js";
-import { serviceQueueKey } from "../lifecycle/job-kinds.js";
-import { RENEW } from "../lifecycle/renew.js";
+import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import type { Store } from "../store/store.js";
+import { RENEW } from "../intake/jobs.js";
 
 export const DAY_MS = 86_400_000;
 

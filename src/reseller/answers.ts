@@ -1,4 +1,4 @@
-import { canonicalIp } from "./ip-address.js";
+import { canonicalIp } from "../vocabulary/ip-address.js";
 import { z } from "zod";
 import { errorFromV1Answer, errorFromV2Message, UnexpectedAnswerError, upstreamMessageOf } from "./errors.js";
 import { redactSecrets } from "./redact.js";

@@ -1,4 +1,4 @@
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import type { Disposition } from "../jobs/errors.js";
 import { redactSecrets } from "./redact.js";
 

@@ -1,7 +1,7 @@
 import { JobFailedError } from "../jobs/errors.js";
 import { concurrencyLimit } from "./limit.js";
 import type { UpstreamLicense } from "./answers.js";
-import { sameIp } from "./ip-address.js";
+import { sameIp } from "../vocabulary/ip-address.js";
 import type { V1Client } from "./v1.js";
 import type { V2Client } from "./v2.js";
 import {
@@ -10,7 +10,7 @@ import {
   type BillingCycleMonths,
   type LitespeedVariant,
   type ProductType,
-} from "./vocabulary.js";
+} from "../vocabulary/products.js";
 
 export type Protocol = "v1" | "v2";
 
@@ -37,8 +37,8 @@ export interface Upstream {
   changeCore(ip: string, from: LitespeedVariant, to: LitespeedVariant): Promise<void>;
   registerBundle(ip: string, bundle: string, months: BillingCycleMonths, options?: ChargeOptions): Promise<{ bundle_key: string; expires_at?: string }>;
   /** The upstream's licences at one IP. */
-  licencesAt(ip: string): Promise<UpstreamLicense[]>;
-  listLicences(): Promise<UpstreamLicense[]>;
+  licensesAt(ip: string): Promise<UpstreamLicense[]>;
+  listLicenses(): Promise<UpstreamLicense[]>;
   installCommand(ip: string, type: ProductType): Promise<string>;
   /** At shutdown: calls not yet started fail with JobInterruptedError (their jobs go back to the queue). */
   stopCalls(): void;
@@ -113,10 +113,10 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
       const a = await v1.registerBundle({ ip, bundle, billingcycle });
       return a.expires_at ? { bundle_key: a.bundle_key, expires_at: a.expires_at } : { bundle_key: a.bundle_key };
     },
-    async licencesAt(ip) {
+    async licensesAt(ip) {
       return (await v1.listLicenses()).filter((l) => sameIp(l.ip, ip));
     },
-    listLicences: () => v1.listLicenses(),
+    listLicenses: () => v1.listLicenses(),
     async installCommand(ip, type) {
       return (await v1.installCommand({ ip, type })).command;
     },

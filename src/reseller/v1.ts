@@ -24,7 +24,7 @@ import {
   litespeedVariantSchema,
   positiveAmountSchema,
   productTypeSchema,
-} from "./vocabulary.js";
+} from "../vocabulary/products.js";
 
 /** The reseller's JSON interface (reseller-api.md, "Version 1 interface"). */
 

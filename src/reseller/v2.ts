@@ -5,7 +5,7 @@ import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
 import type { ConnectionPool } from "./connection-pool.js";
 import { createTransport, observeCall, type RetryOptions, type UpstreamObserver } from "./transport.js";
-import { billingCycleMonthsSchema, coreSchema, ipSchema, productTypeSchema } from "./vocabulary.js";
+import { billingCycleMonthsSchema, coreSchema, ipSchema, productTypeSchema } from "../vocabulary/products.js";
 
 /**
  * The reseller's legacy "v2.0" interface: every parameter, the token included, in the query

@@ -2,15 +2,15 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import { type Logger, silentLogger } from "../log/logger.js";
-import { DEFAULT_SANDBOX_TOKENS, type SandboxContext, type SandboxTokens } from "./context.js";
+import { type SandboxContext } from "./context.js";
 import { controlRoutes } from "./control-routes.js";
 import { FaultController, type Faults } from "./faults.js";
 import { type RecordedRequest, RequestLog } from "./request-log.js";
-import { type Charge, MAIN_RESELLER_ID, type SandboxLicense, SandboxState } from "./state.js";
+import { type Charge, type SandboxLicense, SandboxState } from "./state.js";
 import { v1Routes } from "./v1-routes.js";
 import { v2Routes } from "./v2-routes.js";
+import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID, type SandboxTokens } from "../vocabulary/sandbox-identity.js";
 
-export { DEFAULT_SANDBOX_TOKENS };
 export type { Charge, Faults, RecordedRequest, SandboxLicense, SandboxTokens };
 
 export interface SandboxOptions {

@@ -1,20 +1,9 @@
+import type { SandboxTokens } from "../vocabulary/sandbox-identity.js";
 import type { RequestHandler } from "express";
 import type { Logger } from "../log/logger.js";
 import type { FaultController } from "./faults.js";
 import type { RequestLog } from "./request-log.js";
 import type { SandboxState, Via } from "./state.js";
-
-export interface SandboxTokens {
-  reseller: string;
-  admin: string;
-  legacy: string;
-}
-
-export const DEFAULT_SANDBOX_TOKENS: SandboxTokens = {
-  reseller: "sandbox-reseller-token",
-  admin: "sandbox-admin-token",
-  legacy: "sandbox-legacy-token",
-};
 
 /** What the routers share: one sandbox's state, request log, faults and tokens. */
 export interface SandboxContext {

@@ -4,7 +4,7 @@ import { fieldErrors } from "../validation/field-errors.js";
 import { hadMalformedBody, tolerantJson } from "./body.js";
 import type { SandboxContext } from "./context.js";
 import { faultsPatchSchema } from "./faults.js";
-import { MAIN_RESELLER_ID } from "./state.js";
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 
 const balanceSchema = z.strictObject({ balance: z.number().finite().min(0) });
 

@@ -1,13 +1,15 @@
 import { z } from "zod";
 import type { Logger } from "../log/logger.js";
-import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxTokens } from "./app.js";
+import { createSandbox, type RunningSandbox, type Sandbox } from "./app.js";
+import { DEFAULT_SANDBOX_TOKENS, type SandboxTokens } from "../vocabulary/sandbox-identity.js";
 
 /** Unset and empty variables both mean "use the default", as a blank line in a .env file would. */
 const unsetIfEmpty = (v: unknown): unknown => (v === "" ? undefined : v);
 const optionalText = z.preprocess(unsetIfEmpty, z.string().optional());
 const rate = z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(1).default(0));
 
-const envSchema = z.object({
+/** The stand-alone sandbox's variables (read by the README's settings table for their defaults). */
+export const sandboxEnvSchema = z.object({
   HOST: z.preprocess(unsetIfEmpty, z.string().default("127.0.0.1")),
   SANDBOX_PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).default(8090)),
   SANDBOX_TOKEN: optionalText,
@@ -31,7 +33,7 @@ export async function startSandboxFromEnv(
   env: Record<string, string | undefined>,
   logger: Logger,
 ): Promise<StartedSandbox> {
-  const parsed = envSchema.safeParse(env);
+  const parsed = sandboxEnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`invalid sandbox environment: ${problems}`);

@@ -1,4 +1,4 @@
-import type { ProductType } from "../reseller/vocabulary.js";
+import type { ProductType } from "../vocabulary/products.js";
 
 /**
  * Monthly prices the sandbox charges. The real price list is private; these only need to
@@ -45,7 +45,7 @@ export function isBundleId(value: string): value is BundleId {
   return Object.hasOwn(BUNDLES, value);
 }
 
-export function licencePrice(type: ProductType, months: number): number {
+export function licensePrice(type: ProductType, months: number): number {
   return MONTHLY_PRICE[type] * months;
 }
 

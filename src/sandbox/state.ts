@@ -1,9 +1,10 @@
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../reseller/vocabulary.js";
-import { BUNDLES, type BundleId, bundlePrice, licencePrice } from "./prices.js";
+import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
+import { BUNDLES, type BundleId, bundlePrice, licensePrice } from "./prices.js";
 
 export type Via = "v1" | "v2";
 export type LicenseStatus = "active" | "suspended";
@@ -100,7 +101,6 @@ export type Failure =
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 export const ADMIN_ACCOUNT_ID = 0;
-export const MAIN_RESELLER_ID = 1;
 export const LICENSE_EXISTS = "License already exists";
 
 const licenseSchema = z.object({
@@ -219,7 +219,7 @@ export class SandboxState {
 
   register(accountId: number, input: { ip: string; type: ProductType; months: number; via: Via }): Outcome<SandboxLicense> {
     if (this.find(accountId, input.ip, input.type)) return rejected("ip", LICENSE_EXISTS);
-    const amount = licencePrice(input.type, input.months);
+    const amount = licensePrice(input.type, input.months);
     if (!this.canAfford(accountId, amount)) return { ok: false, failure: { kind: "insufficient_balance" } };
 
     const created = this.createLicense(accountId, input.ip, input.type, input.months);
@@ -229,54 +229,54 @@ export class SandboxState {
   }
 
   renew(accountId: number, input: { ip: string; type: ProductType; months: number; via: Via }): Outcome<SandboxLicense> {
-    const licence = this.find(accountId, input.ip, input.type);
-    if (!licence) return notFound();
-    if (licence.free) return rejected("type", "Free licences renew with their cpanel licence");
-    const amount = licencePrice(input.type, input.months);
+    const license = this.find(accountId, input.ip, input.type);
+    if (!license) return notFound();
+    if (license.free) return rejected("type", "Free licences renew with their cpanel licence");
+    const amount = licensePrice(input.type, input.months);
     if (!this.canAfford(accountId, amount)) return { ok: false, failure: { kind: "insufficient_balance" } };
 
     // Renewing early must not cost the customer the days they had left.
-    const from = new Date(Math.max(this.options.now().getTime(), Date.parse(licence.expires_at)));
+    const from = new Date(Math.max(this.options.now().getTime(), Date.parse(license.expires_at)));
     const expiresAt = addMonths(from, input.months).toISOString();
-    for (const l of [licence, ...this.companionsOf(licence)]) {
+    for (const l of [license, ...this.companionsOf(license)]) {
       l.expires_at = expiresAt;
       l.billingcycle = input.months;
     }
     this.charge(accountId, { via: input.via, op: "renew", ip: input.ip, type: input.type, months: input.months, amount });
     this.persist();
-    return { ok: true, value: publicLicense(licence) };
+    return { ok: true, value: publicLicense(license) };
   }
 
   setStatus(accountId: number, ip: string, type: ProductType, status: LicenseStatus): Outcome<SandboxLicense> {
-    const licence = this.find(accountId, ip, type);
-    if (!licence) return notFound();
-    for (const l of [licence, ...this.companionsOf(licence)]) l.status = status;
+    const license = this.find(accountId, ip, type);
+    if (!license) return notFound();
+    for (const l of [license, ...this.companionsOf(license)]) l.status = status;
     this.persist();
-    return { ok: true, value: publicLicense(licence) };
+    return { ok: true, value: publicLicense(license) };
   }
 
   changeIp(accountId: number, input: { ip: string; type: ProductType; newip: string }): Outcome<SandboxLicense> {
-    const licence = this.find(accountId, input.ip, input.type);
-    if (!licence) return notFound();
-    if (licence.free) return rejected("type", "Free licences move with their cpanel licence");
-    const moving = [licence, ...this.companionsOf(licence)];
+    const license = this.find(accountId, input.ip, input.type);
+    if (!license) return notFound();
+    if (license.free) return rejected("type", "Free licences move with their cpanel licence");
+    const moving = [license, ...this.companionsOf(license)];
     if (moving.some((l) => this.find(accountId, input.newip, l.type))) return rejected("newip", LICENSE_EXISTS);
 
     for (const l of moving) l.ip = input.newip;
     this.persist();
-    return { ok: true, value: publicLicense(licence) };
+    return { ok: true, value: publicLicense(license) };
   }
 
   /** v1 names the variant it expects to replace (`from`); v2 just sets the new one. */
   changeCore(accountId: number, input: { ip: string; from?: LitespeedVariant; to: LitespeedVariant }): Outcome<SandboxLicense> {
-    const licence = this.find(accountId, input.ip, "litespeed");
-    if (!licence) return notFound();
-    if (input.from !== undefined && input.from !== licence.variant) {
+    const license = this.find(accountId, input.ip, "litespeed");
+    if (!license) return notFound();
+    if (input.from !== undefined && input.from !== license.variant) {
       return rejected("old_type", "does not match the current variant");
     }
-    licence.variant = input.to;
+    license.variant = input.to;
     this.persist();
-    return { ok: true, value: publicLicense(licence) };
+    return { ok: true, value: publicLicense(license) };
   }
 
   // ---- bundles --------------------------------------------------------------------------
@@ -423,10 +423,10 @@ export class SandboxState {
     return this.data.licenses.find((l) => l.account_id === accountId && l.ip === ip && l.type === type);
   }
 
-  private companionsOf(licence: OwnedLicense): OwnedLicense[] {
-    if (licence.type !== "cpanel") return [];
+  private companionsOf(license: OwnedLicense): OwnedLicense[] {
+    if (license.type !== "cpanel") return [];
     return this.data.licenses.filter(
-      (l) => l.account_id === licence.account_id && l.ip === licence.ip && l.free === true && l.parent === "cpanel",
+      (l) => l.account_id === license.account_id && l.ip === license.ip && l.free === true && l.parent === "cpanel",
     );
   }
 
@@ -434,21 +434,21 @@ export class SandboxState {
   private createLicense(accountId: number, ip: string, type: ProductType, months: number, bundleKey?: string): OwnedLicense {
     const createdAt = this.timestamp();
     const expiresAt = addMonths(this.options.now(), months).toISOString();
-    const make = (licenceType: string, extra: Partial<OwnedLicense>): OwnedLicense => ({
+    const make = (licenseType: string, extra: Partial<OwnedLicense>): OwnedLicense => ({
       account_id: accountId,
       ip,
-      type: licenceType,
+      type: licenseType,
       status: "active",
-      ...(licenceType === "litespeed" ? { variant: "litespeed" as const } : {}),
+      ...(licenseType === "litespeed" ? { variant: "litespeed" as const } : {}),
       billingcycle: months,
       created_at: createdAt,
       expires_at: expiresAt,
-      key: licenceKey(),
+      key: licenseKey(),
       ...extra,
       ...(bundleKey === undefined ? {} : { bundle_key: bundleKey }),
     });
-    const licence = make(type, {});
-    this.data.licenses.push(licence);
+    const license = make(type, {});
+    this.data.licenses.push(license);
     if (type === "cpanel") {
       for (const companion of CPANEL_COMPANIONS) {
         // A paid licence of the same product at this IP already covers the customer.
@@ -456,7 +456,7 @@ export class SandboxState {
         this.data.licenses.push(make(companion, { free: true, parent: "cpanel" }));
       }
     }
-    return licence;
+    return license;
   }
 
   private charge(accountId: number, entry: Omit<Charge, "seq" | "at" | "balance_after">): void {
@@ -538,8 +538,8 @@ function loadSnapshot(file: string | undefined): Snapshot | undefined {
   return parsed.data;
 }
 
-function publicLicense({ account_id: _owner, ...licence }: OwnedLicense): SandboxLicense {
-  return licence;
+function publicLicense({ account_id: _owner, ...license }: OwnedLicense): SandboxLicense {
+  return license;
 }
 
 function subResellerRecord(a: Account): SubResellerRecord {
@@ -587,6 +587,6 @@ function randomHex(bytes: number): string {
   return randomBytes(bytes).toString("hex").toUpperCase();
 }
 
-function licenceKey(): string {
+function licenseKey(): string {
   return `LB-${randomHex(2)}-${randomHex(2)}-${randomHex(2)}-${randomHex(2)}`;
 }

@@ -1,13 +1,7 @@
 import express, { type Request, type Router } from "express";
 import { hadMalformedBody, tolerantJson } from "./body.js";
 import { apiEntry, type SandboxContext } from "./context.js";
-import {
-  type Account,
-  ADMIN_ACCOUNT_ID,
-  type LicenseStatus,
-  MAIN_RESELLER_ID,
-  type Outcome,
-} from "./state.js";
+import { type Account, ADMIN_ACCOUNT_ID, type LicenseStatus, type Outcome } from "./state.js";
 import {
   billingCycle,
   bundleId,
@@ -27,6 +21,7 @@ import {
   productType,
   text,
 } from "./v1-validation.js";
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 
 interface Reply {
   status: number;
@@ -67,7 +62,7 @@ export function v1Routes(ctx: SandboxContext): Router {
     });
   };
 
-  const licenceKey = { ip: ipAddress, type: productType };
+  const licenseKey = { ip: ipAddress, type: productType };
   const purchase = { ip: ipAddress, type: productType, billingcycle: billingCycle };
 
   route("get", "/license/list", "list", { mutating: false }, (_req, caller) =>
@@ -75,10 +70,10 @@ export function v1Routes(ctx: SandboxContext): Router {
   );
 
   route("get", "/license/install-command", "install-command", { mutating: false }, (req, caller) =>
-    withInput(req, req.query, licenceKey, ({ ip, type }) => {
-      const licence = state.license(caller.id, ip, type);
-      if (!licence) return NOT_FOUND;
-      const command = `bash <(curl -fsSL https://sandbox.invalid/install/${type}.sh) --ip ${ip} --key ${licence.key}`;
+    withInput(req, req.query, licenseKey, ({ ip, type }) => {
+      const license = state.license(caller.id, ip, type);
+      if (!license) return NOT_FOUND;
+      const command = `bash <(curl -fsSL https://sandbox.invalid/install/${type}.sh) --ip ${ip} --key ${license.key}`;
       return success("Install command generated", { command });
     }),
   );
@@ -97,7 +92,7 @@ export function v1Routes(ctx: SandboxContext): Router {
 
   const statusRoute = (op: string, status: LicenseStatus, message: string): void =>
     route("post", `/license/${op}`, op, { mutating: true }, (req, caller) =>
-      withInput(req, req.body, licenceKey, ({ ip, type }) => fromOutcome(state.setStatus(caller.id, ip, type, status), message)),
+      withInput(req, req.body, licenseKey, ({ ip, type }) => fromOutcome(state.setStatus(caller.id, ip, type, status), message)),
     );
   statusRoute("suspend", "suspended", "License suspended successfully");
   statusRoute("unsuspend", "active", "License unsuspended successfully");

@@ -9,7 +9,7 @@ import {
   positiveAmountSchema,
   type ProductType,
   productTypeSchema,
-} from "../reseller/vocabulary.js";
+} from "../vocabulary/products.js";
 import { type BundleId, isBundleId } from "./prices.js";
 import { isPlainObject } from "./request-log.js";
 

@@ -7,11 +7,12 @@ import {
   type ProductType,
   productTypeSchema,
   VARIANT_BY_CORE,
-} from "../reseller/vocabulary.js";
+} from "../vocabulary/products.js";
 import { tolerantJson } from "./body.js";
 import { apiEntry, type SandboxContext } from "./context.js";
 import { isPlainObject } from "./request-log.js";
-import { MAIN_RESELLER_ID, type Outcome } from "./state.js";
+import { type Outcome } from "./state.js";
+import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 
 interface V2Answer {
   ok: "True" | "False";

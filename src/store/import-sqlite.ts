@@ -5,7 +5,7 @@ import { DB_NOW_MS, type Tx } from "./postgres/database.js";
 import { openPostgresStore } from "./postgres/store.js";
 import { isDatabaseBusy, type Db } from "./sqlite/database.js";
 import { readMigrations } from "./sqlite/migrations.js";
-import { whyNotWritable } from "./store.js";
+import { whyNotWritable } from "../config/file-problems.js";
 
 /**
  * `license-bridge import-sqlite <file>`: an instance that outgrew one machine moves its SQLite

@@ -1,4 +1,4 @@
-import type { Job, JobState } from "../jobs/types.js";
+import type { Job, JobState } from "../vocabulary/jobs.js";
 
 /** A row of the `jobs` table, the same columns in both dialects (payload and intent as JSON text). */
 export interface JobRow {

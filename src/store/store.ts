@@ -1,5 +1,6 @@
-import type { Job, JobState } from "../jobs/types.js";
-import type { BillingEvent } from "../webhooks/event-schema.js";
+import type { Job, JobState } from "../vocabulary/jobs.js";
+import type { ServiceStatus } from "../vocabulary/service-statuses.js";
+import { whyNotWritable } from "../config/file-problems.js";
 
 /**
  * The one place the bridge's state is kept: every business operation is one call here, one
@@ -51,27 +52,6 @@ export class DatabaseOpenError extends Error {
   }
 }
 
-/** Why a file could not be created or opened, in words an operator can act on. */
-export function whyNotWritable(err: unknown): string {
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  switch (code) {
-    case "EEXIST":
-    case "ENOTDIR":
-      return "a part of the path is a file, not a directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EROFS":
-      return "the file system is read-only";
-    case "SQLITE_CANTOPEN":
-      return "SQLite cannot open or create the file there";
-    case "SQLITE_NOTADB":
-      return "the file is not a SQLite database";
-    default:
-      return typeof message === "string" ? message : String(err);
-  }
-}
-
 /** The refusal to run code against a database that a newer release has migrated. */
 export class DatabaseNewerThanCodeError extends Error {
   constructor(
@@ -94,8 +74,6 @@ export interface MigrationStatus {
 
 // ---- services -----------------------------------------------------------------------------
 
-export const SERVICE_STATUSES = ["pending", "active", "suspended", "terminated", "failed"] as const;
-export type ServiceStatus = (typeof SERVICE_STATUSES)[number];
 
 export interface ServiceRow {
   service_id: string;
@@ -205,9 +183,15 @@ export type IntakeDecision<R> =
       job?: NewJob;
     };
 
-export interface IntakeItem {
+/** What the store reads of an event: the service it is about (the rest is the deciding core's). */
+export interface StoredEvent {
+  type: string;
+  service: { id: string };
+}
+
+export interface IntakeItem<E extends StoredEvent = StoredEvent> {
   webhookId: string;
-  event: BillingEvent;
+  event: E;
   /** The queue of the event's service, whose unfinished jobs the view shows. */
   queueKey: string;
   /** The IP whose other holders the view shows (the order's, or the IP change's target). */
@@ -239,10 +223,10 @@ export interface EventOps {
    * the view read inside the transaction. When `keep` says no (a rule refused one of several),
    * nothing is stored (`stored: false`). Results carry the new event id and job id.
    */
-  accept<R>(
+  accept<R, E extends StoredEvent>(
     source: string,
-    items: readonly IntakeItem[],
-    decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>,
+    items: readonly IntakeItem<E>[],
+    decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>,
     keep: (results: AcceptedItem<R>[]) => boolean,
   ): Promise<{ stored: boolean; items: AcceptedItem<R>[] }>;
   get(eventId: string): Promise<EventRow | undefined>;

@@ -1,4 +1,4 @@
-import { billingEventSchema } from "./event-schema.js";
+import { billingEventSchema } from "../intake/event-schema.js";
 import type { WebhookSource } from "./route.js";
 import { verifyWebhook, WebhookVerificationError } from "./signature.js";
 

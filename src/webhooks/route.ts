@@ -2,13 +2,13 @@ import express, { type Request, type Response, type Router } from "express";
 import { parse as parseForm } from "qs";
 import type { z } from "zod";
 import type { Catalog } from "../catalog/catalog.js";
-import type { ErrorCode } from "../http/error-codes.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { sendError } from "../http/errors.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceRow } from "../store/store.js";
-import { fieldErrors, type BillingEvent, type EventType, type FieldErrors } from "./event-schema.js";
-import type { Intake as AcceptEvents } from "./intake.js";
+import { fieldErrors, type BillingEvent, type EventType, type FieldErrors } from "../intake/event-schema.js";
+import type { Intake } from "../intake/intake.js";
 
 export const MAX_WEBHOOK_BYTES = 64 * 1024;
 
@@ -83,7 +83,7 @@ export interface WebhookSource {
 
 export interface WebhookRouteDeps {
   /** The intake: dedupe, business rules, durable commit of a delivery's events, all or none. */
-  accept: AcceptEvents;
+  accept: Intake;
   catalog: Catalog;
   clock: Clock;
   logger: Logger;

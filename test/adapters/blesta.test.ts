@@ -7,7 +7,7 @@ import { createApp } from "../../src/http/app.js";
 import { systemClock } from "../../src/clock.js";
 import { createLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
-import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { BLESTA_TOKEN, blestaHeaders, freshIp, numericId, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 import { usePanelApi, type PanelApiRequest } from "./panel-api.js";
@@ -160,7 +160,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     const res = await send(h, "Services.editAfter", { service_id: svc.id, vars: { license_ip: newIp, pricing_id: 180 }, old_service: svc });
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.errors).toEqual({ "changes.product_id": [expect.stringContaining("LiteSpeed")] });
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     expect((await h.events("blesta", String(svc.id))).map((e) => e.type)).toEqual(["service.created"]);
     expect(await h.bridge.service.services.get(String(svc.id))).toMatchObject({ ip: ipOf(svc), ip_changes: 0 });
   });
@@ -207,7 +207,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
     await waitStatus(h.bridge, String(svc.id), "suspended");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     expect(upstreamCalls(h.sb, "suspend").filter((c) => c.params.ip === ipOf(svc))).toHaveLength(1);
   });
 
@@ -217,7 +217,7 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     const scheduled = await send(h, "Services.cancelAfter", { service_id: svc.id, vars: { date_canceled: "2026-02-05 10:00:00", use_module: "false" }, old_service: svc });
     expect(scheduled.status).toBe(200);
     expect(scheduled.body).toEqual({ status: "ignored", reason: expect.stringContaining("scheduled for 2026-02-05") });
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     expect((await h.bridge.service.services.get(String(svc.id)))?.status).toBe("active");
     const carriedOut = await send(h, "Services.cancelAfter", { service_id: svc.id, vars: { date_canceled: "2026-02-05 10:00:00", status: "canceled", use_module: "true" }, old_service: svc });
     expect(carriedOut.status).toBe(202);

@@ -7,11 +7,12 @@ import { ConfigError } from "../../src/config/load.js";
 import { systemClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { blestaCycle, ipAllowList } from "../../src/webhooks/adapters/blesta.js";
-import { normalizeDate, signatureCandidates } from "../../src/webhooks/adapters/common.js";
 import { getPath, pick } from "../../src/webhooks/adapters/field-maps.js";
 import { hostbillCycle } from "../../src/webhooks/adapters/hostbill.js";
 import { adapterRouters, checkAdapterFieldMaps, HOSTBILL_FIELDS } from "../../src/webhooks/adapters/index.js";
 import { upmindHook } from "../../src/webhooks/adapters/upmind.js";
+import { normalizeDate } from "../../src/webhooks/adapters/panel-values.js";
+import { signatureCandidates } from "../../src/webhooks/adapters/signatures.js";
 
 function mapsFile(content: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), "lb-maps-")), "maps.json");

@@ -5,7 +5,7 @@ import { createApp } from "../../src/http/app.js";
 import { systemClock, type Clock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { adapterRouters } from "../../src/webhooks/adapters/index.js";
-import { createIntake } from "../../src/webhooks/intake.js";
+import { createIntake } from "../../src/intake/intake.js";
 import { postTo } from "../helpers/e2e-harness.js";
 import { startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 
@@ -35,7 +35,7 @@ export interface AdapterHarness {
 
 /**
  * The real bridge on the test sandbox, plus a small app that mounts the adapter routers on the
- * bridge's own store, intake and catalogue, exactly as src/service.ts would: the bridge's
+ * bridge's own store, intake and catalogue, exactly as src/compose/service.ts would: the bridge's
  * job runner then does the upstream work of what the adapters accept.
  */
 export interface AdapterHarnessOptions {

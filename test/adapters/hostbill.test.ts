@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify as formOf } from "qs";
 import { describe, expect, it } from "vitest";
-import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshIp, HOSTBILL_SECRET, hostbillHeaders, numericId, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 import { usePanelApi } from "./panel-api.js";
@@ -89,7 +89,7 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
     const first = await h.post("/webhooks/hostbill", raw, headers);
     expect(first.status).toBe(202);
     await waitStatus(h.bridge, acc.id, "active");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const again = await h.post("/webhooks/hostbill", raw, headers);
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
@@ -177,8 +177,8 @@ describe("HostBill adapter, with HostBill's admin API for what hooks lack", () =
     const other = await send(h, "after_clientadded", { id: 5, email: "x@example.com" });
     expect(other.body).toEqual({ status: "ignored", reason: expect.stringContaining("after_clientadded") });
     const hosting = account({ product_id: "999" });
-    const notLicence = await send(h, "after_accountcreate", createHook(hosting));
-    expect(notLicence.body).toEqual({ status: "ignored", reason: expect.stringContaining("999") });
+    const notLicense = await send(h, "after_accountcreate", createHook(hosting));
+    expect(notLicense.body).toEqual({ status: "ignored", reason: expect.stringContaining("999") });
     expect(await h.events("hostbill", hosting.id)).toEqual([]);
   });
 
@@ -214,7 +214,7 @@ describe("HostBill adapter without its API", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body.notes).toEqual([expect.stringContaining("HOSTBILL_API_URL")]);
     await waitStatus(h.bridge, acc.id, "active");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     expect((await h.bridge.service.services.get(acc.id))?.customer_email).toBeNull();
     expect(await h.bridge.service.queue.list({ serviceId: acc.id, kind: "mail_install" })).toEqual([]);
     expect((await h.bridge.service.services.history(acc.id)).map((e) => e.action)).toContain("install mail not sent");
@@ -229,13 +229,13 @@ describe("HostBill adapter with a field-map override", () => {
 
   it("reads the IP from where the file says, not from the default path", async () => {
     const h = harness();
-    const licenceIp = freshIp();
-    const acc = { ...account(), customfields: [{ name: "Hostname", value: "x.example" }, { name: "Licence IP", value: licenceIp }] };
+    const licenseIp = freshIp();
+    const acc = { ...account(), customfields: [{ name: "Hostname", value: "x.example" }, { name: "Licence IP", value: licenseIp }] };
     const res = await send(h, "after_accountcreate", createHook(acc));
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await waitStatus(h.bridge, acc.id, "active");
-    expect(upstreamCalls(h.sb, "register").map((c) => c.params.ip)).toEqual([licenceIp]);
-    expect((await h.bridge.service.services.get(acc.id))?.ip).toBe(licenceIp);
+    expect(upstreamCalls(h.sb, "register").map((c) => c.params.ip)).toEqual([licenseIp]);
+    expect((await h.bridge.service.services.get(acc.id))?.ip).toBe(licenseIp);
   });
 });
 
@@ -269,7 +269,7 @@ describe("HostBill replays: headers the signature does not cover decide nothing"
     const first = await delivery.post(h, { "HB-Delivery-Id": "hb-1" });
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     await waitStatus(h.bridge, acc.id, "active");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const before = await observed(h, acc.id);
     for (const header of ["HB-Delivery-Id", "HB-Delivery", "HB-Event-Id"]) {
       const again = await delivery.post(h, { [header]: `hb-replay-${header}` });
@@ -286,7 +286,7 @@ describe("HostBill replays: headers the signature does not cover decide nothing"
     const delivery = signed("after_accountcreate", createHook(acc));
     expect((await delivery.post(h)).status).toBe(202);
     await waitStatus(h.bridge, acc.id, "active");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const before = await observed(h, acc.id);
     for (const event of ["after_accountterminate", "after_accountsuspend", "after_accountunsuspend"]) {
       const swapped = await delivery.post(h, { "HB-Event": event, "HB-Delivery-Id": `swap-${event}` });
@@ -308,7 +308,7 @@ describe("HostBill replays: headers the signature does not cover decide nothing"
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     const once = new Date(Date.UTC(2026, 3, 1)).toISOString();
     await waitFor(async () => (await observed(h, acc.id)).row.paid_until === once, 10_000, `paid_until ${once}`);
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const before = await observed(h, acc.id);
     for (let i = 1; i <= 5; i++) {
       const again = await delivery.post(h, { "HB-Delivery-Id": `inv-${i}` });
@@ -344,7 +344,7 @@ describe("HostBill replays: headers the signature does not cover decide nothing"
     const swapped = await delivery.post(h, { "HB-Event": "after_accountterminate" });
     expect(swapped.status).toBe(422);
     expect(swapped.body.errors).toEqual({ "HB-Event": [expect.stringContaining("invoice")] });
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const after = await observed(h, acc.id);
     expect(after.row.status).toBe("active");
     expect(after.jobs).not.toContain("terminate");

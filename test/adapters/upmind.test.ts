@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
-import { settle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, sleep, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { freshIp, numericId, UPMIND_SECRET, upmindHeaders, useAdapterHarness, type AdapterHarness } from "./helpers.js";
 
@@ -139,7 +139,7 @@ describe("Upmind adapter", () => {
     const first = await send(h, body);
     expect(first.status).toBe(202);
     await waitStatus(h.bridge, cp.id, "active");
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     const again = await send(h, body);
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
@@ -212,7 +212,7 @@ describe("Upmind deliveries without an event id", () => {
       expect(again.status, new Date(later).toISOString()).toBe(200);
       expect(again.body).toEqual({ event_id: first.body.event_id, status: "duplicate" });
     }
-    await settle(h.bridge);
+    await untilIdle(h.bridge);
     expect(await paidUntil(h, cp.id)).toBe("2026-04-01T00:00:00.000Z");
 
     clock.set(Date.UTC(2026, 5, 10, 9, 0, 0));

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMOUNT_RULE } from "../../src/cli/arguments.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import { databaseLabel, migrateBeyondCodeOf, readStoreOf } from "../helpers/test-store.js";
 import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -12,6 +11,7 @@ import { freePort } from "../helpers/e2e-child.js";
 import { waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * The operator's commands (spec section 5) run as the real binary against a running bridge,
@@ -95,8 +95,7 @@ describe("trigger and renew against a running bridge", () => {
     expect(out.response).toEqual({
       error: "Validation error",
       code: "validation",
-      errors: { "service.product_id": [expect.stringContaining('unknown product "99"')] },
-    });
+      errors: { "service.product_id": [expect.stringContaining('unknown product "99"')] } });
     expect(lines(run.stderr)).toEqual(["license-bridge: the instance refused the event (HTTP 422)"]);
     expect(await bridge.service.services.get(id)).toBeUndefined();
     expect(await eventRows()).toBe(events);
@@ -264,8 +263,7 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
     expect(calls("sub-reseller-create")).toEqual([
       expect.objectContaining({
         status: 200,
-        params: expect.objectContaining({ name: "Sub One", email: "sub1@example.com", password, role: "sub_reseller", commission_rate: 5 }),
-      }),
+        params: expect.objectContaining({ name: "Sub One", email: "sub1@example.com", password, role: "sub_reseller", commission_rate: 5 }) }),
     ]);
   });
 
@@ -273,8 +271,7 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
     const run = await runCli(["sub-resellers", "list", "--json"], env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.json()).toEqual({
-      sub_resellers: [{ id: Number(subId), name: "Sub One", email: "sub1@example.com", role: "sub_reseller", commission_rate: 5, balance: 0 }],
-    });
+      sub_resellers: [{ id: Number(subId), name: "Sub One", email: "sub1@example.com", role: "sub_reseller", commission_rate: 5, balance: 0 }] });
   });
 
   it("sub-resellers credit moves the amount from the reseller's balance to the sub-reseller", async () => {
@@ -290,6 +287,23 @@ describe("sub-resellers and reseller commands against the sandbox", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.json()).toEqual({ id: "1", balance: sb.sandbox.balance() });
     expect(sb.sandbox.balance()).toBe(475);
+  });
+
+  it("reseller balance without an id reads the bridge's own account, RESELLER_ACCOUNT_ID", async () => {
+    const asked = calls("admin-reseller-balance").length;
+    const run = await runCli(["reseller", "balance", "--json"], { ...env, RESELLER_ACCOUNT_ID: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ id: "1", balance: sb.sandbox.balance() });
+    expect(calls("admin-reseller-balance").slice(asked)).toEqual([expect.objectContaining({ status: 200, params: { id: "1" } })]);
+  });
+
+  it("reseller balance without an id or RESELLER_ACCOUNT_ID is a usage error naming both, and calls nothing", async () => {
+    const asked = calls("admin-reseller-balance").length;
+    const run = await runCli(["reseller", "balance"], env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(lines(run.stderr)).toEqual(["license-bridge: give the account id (reseller balance <id>), or set RESELLER_ACCOUNT_ID to the reseller's own account"]);
+    expect(calls("admin-reseller-balance")).toHaveLength(asked);
   });
 
   it("reseller credit 1 50 --description adds 50 to the balance", async () => {
@@ -373,8 +387,7 @@ describe("sandbox command", () => {
     const url = `http://127.0.0.1:${port}`;
     const proc = spawn(process.execPath, [BIN, "sandbox"], {
       env: { ...baseEnv, SANDBOX_PORT: String(port), SANDBOX_BALANCE: "123", LOG_LEVEL: "silent" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+      stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     proc.stdout.on("data", (d: Buffer) => (output += d.toString()));
     proc.stderr.on("data", (d: Buffer) => (output += d.toString()));
@@ -394,8 +407,7 @@ describe("sandbox command", () => {
       const v1 = await fetch(`${url}/api/v1/license/register`, {
         method: "POST",
         headers: { authorization: `Bearer ${DEFAULT_SANDBOX_TOKENS.reseller}`, "content-type": "application/json" },
-        body: JSON.stringify({ ip: "203.0.113.90", type: "cpanel", billingcycle: 1 }),
-      });
+        body: JSON.stringify({ ip: "203.0.113.90", type: "cpanel", billingcycle: 1 }) });
       expect(v1.status).toBe(200);
       expect(await v1.json()).toMatchObject({ success: true });
 

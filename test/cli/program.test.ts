@@ -14,7 +14,7 @@ describe("the program for a command line", () => {
   it("that names a command defines that command alone, with the help it has in the full program", async () => {
     const full = helps(await buildProgram());
     const names = (await buildProgram()).commands.map((c) => c.name());
-    expect(names).toEqual(["serve", "migrate", "import-sqlite", "sandbox", "sub-resellers", "reseller", "trigger", "renew", "licenses", "jobs", "reconcile"]);
+    expect(names).toEqual(["serve", "migrate", "import-sqlite", "sandbox", "sub-resellers", "reseller", "trigger", "renew", "licenses", "jobs", "reconcile", "secrets"]);
 
     for (const name of names) {
       const alone = await buildProgram(["node", "license-bridge", name, "--help"]);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReconcileResult } from "../../src/reconcile/reconcile.js";
 import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive, settle } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
 import { behindTheBridge, purchases } from "../reconcile/helpers.js";
 import { runCli } from "./helpers.js";
 
@@ -22,7 +22,7 @@ describe("reconcile command", () => {
     bridge = await startTestBridge(sb, { dir });
     env = bridge.env;
     id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.150" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).suspend({ ip: "203.0.113.150", type: "cpanel" });
   });
 

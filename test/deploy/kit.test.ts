@@ -6,7 +6,7 @@ import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/load.js";
 import { CONFIG_KEYS, SECRET_KEYS, configSchema } from "../../src/config/schema.js";
-import { healthRouter } from "../../src/http/health-routes.js";
+import { healthRouter } from "../../src/admin/health-routes.js";
 import type { Metrics } from "../../src/observability/metrics.js";
 import type { Store } from "../../src/store/store.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive, settle } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
 
 /**
  * The contract writes the list filters as `GET /admin/licenses?status=` and
@@ -16,7 +16,7 @@ describe("admin list filters with an empty value", () => {
     sb = await startTestSandbox();
     bridge = await startTestBridge(sb);
     serviceId = await orderActive(bridge);
-    await settle(bridge);
+    await untilIdle(bridge);
   });
 
   afterAll(async () => {

@@ -3,10 +3,10 @@ import { parse as parseQuery } from "node:querystring";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_STATES, type JobState } from "../../src/jobs/types.js";
-import { SERVICE_STATUSES } from "../../src/store/store.js";
+import { JOB_STATES, type JobState } from "../../src/vocabulary/jobs.js";
+import { SERVICE_STATUSES } from "../../src/vocabulary/service-statuses.js";
 import { createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { settle } from "../helpers/e2e-harness.js";
+import { untilIdle } from "../helpers/e2e-harness.js";
 
 /**
  * Property-based checks of the admin API (`/admin/services/:id`, `/admin/licenses`,
@@ -47,7 +47,7 @@ beforeAll(async () => {
   }
   // A job no handler knows, with one attempt: it ends failed, so one fuzzed retry can answer 202.
   await bridge.service.queue.enqueue({ kind: FAILED_KIND, maxAttempts: 1 });
-  await settle(bridge);
+  await untilIdle(bridge);
   await bridge.service.runner.stop(0);
   for (const id of KNOWN) {
     const status = (await bridge.service.services.get(id))?.status;
@@ -449,7 +449,7 @@ function offendingQueryFields(qs: string, rules: Record<string, (v: string) => b
 }
 
 /** An empty value is no filter (the contract writes the filters as `?status=`). */
-const licencesRules = { status: (v: string) => v === "" || (SERVICE_STATUSES as readonly string[]).includes(v) };
+const licensesRules = { status: (v: string) => v === "" || (SERVICE_STATUSES as readonly string[]).includes(v) };
 /** zod 4 measures a string in code points, not UTF-16 units. */
 const within64 = (v: string) => [...v].length <= 64;
 const jobsRules = {
@@ -464,7 +464,7 @@ describe("admin fuzz: query strings", () => {
       fc.asyncProperty(queryString(["status"], SERVICE_STATUSES), anyAuth, async (qs, auth) => {
         const res = await checked("GET", `/admin/licenses?${qs}`, auth);
         if (auth.kind !== "valid") return;
-        const offending = offendingQueryFields(qs, licencesRules);
+        const offending = offendingQueryFields(qs, licensesRules);
         expect(res.status, `query ${qs.slice(0, 300)} -> ${res.text.slice(0, 300)}`).toBe(offending.length ? 422 : 200);
         if (res.status === 422) for (const f of offending) expectNamed(res, f);
         else {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { healBlockedRenewals } from "../../src/renewals/healing.js";
-import { serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { createdEvent, serviceEvent } from "../helpers/bridge.js";
+import { orderActive, untilIdle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -53,7 +53,7 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
         sb.sandbox.setBalance(1000);
         await rerun(bridge, renewal.id);
         await waitStatus(bridge, id, endStatus);
-        await settle(bridge);
+        await untilIdle(bridge);
 
         expect(renewCharges(sb)).toEqual([]);
         const jobs = (await bridge.admin(`/admin/jobs?service_id=${id}`)).body.jobs as { id: number }[];
@@ -74,7 +74,7 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
     sb.sandbox.setBalance(1000);
     await reruns["the operator's jobs retry"](bridge, renewal.id);
     await waitFor(async () => renewCharges(sb).length === 1, 10_000, "the renewal's charge");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toHaveLength(1);
     expect((await bridge.admin(`/admin/services/${id}`)).body.status).toBe("active");
   });
@@ -87,16 +87,40 @@ describe("charging rule: a blocked renewal and a termination or suspension accep
     sb.sandbox.setBalance(1000);
     await reruns["the operator's jobs retry"](bridge, renewal.id);
     await waitStatus(bridge, id, "suspended");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toEqual([]);
 
     expect((await bridge.send(serviceEvent("service.unsuspended", id))).status).toBe(202);
     await waitStatus(bridge, id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const swept = await bridge.service.sweep.sweep();
     expect(swept.queued.map((q) => q.service_id)).toEqual([id]);
     await waitFor(async () => renewCharges(sb).length === 1, 10_000, "the renewal's charge");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(renewCharges(sb)).toHaveLength(1);
   });
 });
+
+describe("charging rule: every charging call passes it", () => {
+  const pair = usePair();
+
+  it("a bundle's purchase, blocked on the balance and re-run after its termination was accepted, buys nothing", async () => {
+    const { sb, bridge } = pair();
+    sb.sandbox.setBalance(0);
+    const order = createdEvent({ product_id: "20" });
+    expect((await bridge.send(order)).status).toBe(202);
+    const blocked = await waitFor(async () => {
+      const jobs = (await bridge.admin(`/admin/jobs?state=blocked&service_id=${order.service.id}`)).body.jobs as { id: number; kind: string }[];
+      return jobs.find((j) => j.kind === "register") ?? false;
+    });
+    expect((await bridge.send(serviceEvent("service.terminated", order.service.id))).status).toBe(202);
+    sb.sandbox.setBalance(1000);
+    await reruns["the operator's jobs retry"](bridge, blocked.id);
+    await waitStatus(bridge, order.service.id, "terminated");
+    await untilIdle(bridge);
+    expect(sb.sandbox.ledger()).toEqual([]);
+    const history = (await bridge.admin(`/admin/services/${order.service.id}`)).body.history as { action: string; detail: string }[];
+    expect(history).toContainEqual(expect.objectContaining({ action: "registration skipped", detail: expect.stringMatching(/being terminated/) }));
+  });
+});
+

@@ -56,9 +56,10 @@ describe("SIGTERM drains", () => {
     await explained(
       waitFor(
         async () => {
+          // (Before the signal is handled it says "not ready" already: the slow reseller fails its upstream check.)
           const r = await fetch(`${bridge.url}/readyz`);
           readiness = await r.json();
-          return r.status === 503;
+          return r.status === 503 && (readiness as { status?: string }).status === "draining";
         },
         5_000,
         "/readyz to answer 503",

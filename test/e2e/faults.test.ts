@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, sleep, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, sleep, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** The blocked jobs, as GET /admin/jobs lists them, once there is one. */
@@ -20,7 +20,7 @@ describe("faults: lost answers and transient errors", () => {
     const event = createdEvent();
     expect((await bridge.send(event)).status).toBe(202);
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(upstreamCalls(sb, "register").map((r) => r.status)).toContain("dropped");
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
@@ -31,7 +31,7 @@ describe("faults: lost answers and transient errors", () => {
     const event = createdEvent();
     await bridge.send(event);
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.requests().filter((r) => r.status === 503)).toHaveLength(3);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
@@ -72,7 +72,7 @@ describe("faults: a termination behind a blocked order", () => {
     sb.sandbox.setBalance(1000);
     expect((await bridge.admin(`/admin/jobs/${blocked[0]!.id}/retry`, { method: "POST" })).status).toBe(202);
     await waitStatus(bridge, id, "terminated");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toEqual([]);
     expect(upstreamCalls(sb, "register")).toHaveLength(1); // the refused one, before the top-up
     const history = await bridge.service.services.history(id);
@@ -93,7 +93,7 @@ describe("faults: a 5xx under a long settle window", () => {
     const event = createdEvent();
     expect((await bridge.send(event)).status).toBe(202);
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const calls = sb.sandbox.requests().map((r) => `${r.status} ${r.op}`);
     expect(calls.slice(0, 3)).toEqual(["503 register", "200 list", "200 register"]);
     expect(sb.sandbox.ledger()).toHaveLength(1);
@@ -111,7 +111,7 @@ describe("faults: ordering under latency", () => {
     const sequence = [event, serviceEvent("service.suspended", id), serviceEvent("service.unsuspended", id), serviceEvent("service.suspended", id)];
     for (const e of sequence) expect((await bridge.send(e)).status).toBe(202);
     await waitFor(async () => upstreamCalls(sb, "suspend").length === 2 && (await bridge.service.services.get(id))?.status === "suspended", 15_000, "the second suspend");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(upstreamCalls(sb, "register", "suspend", "unsuspend").map((r) => r.op)).toEqual(["register", "suspend", "unsuspend", "suspend"]);
     expect((await bridge.service.services.get(id))?.status).toBe("suspended");
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("suspended");
@@ -132,7 +132,7 @@ describe("faults: timeouts", () => {
     await waitStatus(bridge, event.service.id, "active", 15_000);
     // The slow first request still runs in the sandbox (its client gave up): let it finish too.
     await sleep(Math.max(0, firstArrived + 900 - Date.now()));
-    await settle(bridge);
+    await untilIdle(bridge);
     const [register] = await bridge.service.queue.list({ kind: "register", serviceId: event.service.id });
     expect(register!.attempts).toBeGreaterThanOrEqual(2); // the first attempt timed out
     expect(sb.sandbox.ledger()).toHaveLength(1);
@@ -219,7 +219,7 @@ describe(`faults: soak with random 5xx and dropped answers (SOAK_SEED=${SEED})`,
       30_000,
       "every IP change",
     );
-    await settle(bridge, 30_000);
+    await untilIdle(bridge, 30_000);
     sb.sandbox.setFaults({ errorRate: 0, dropAfterCommitRate: 0 });
     const charges = sb.sandbox.ledger();
     expect(charges).toHaveLength(orders.length);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "../../src/webhooks/event-schema.js";
+import { EVENT_TYPES } from "../../src/intake/event-schema.js";
 import { sign, secretKey } from "../../src/webhooks/signature.js";
 import { createdEvent, serviceEvent, startTestBridge, startTestSandbox, TEST_SECRET, uniqueId, uniqueIp, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { OTHER_SECRET, rawPost, rowCounts, signedHeaders } from "../helpers/e2e-harness.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/context.js";
 import { createdEvent, serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
  * An order for an IP where the reseller already holds licences (left suspended by a terminated
@@ -36,7 +36,7 @@ describe("orders for an IP where the reseller already holds licences", () => {
     const order = createdEvent({ product_id: "20", ip: IP });
     expect((await bridge.send(order)).status).toBe(202);
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
 
     expect(held(sb)).toEqual([
       { type: "cloudlinux", status: "active", variant: null },
@@ -57,7 +57,7 @@ describe("orders for an IP where the reseller already holds licences", () => {
     const order = createdEvent({ product_id: "13", ip: IP });
     expect((await bridge.send(order)).status).toBe(202);
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
 
     expect(held(sb)).toEqual([{ type: "litespeed", status: "active", variant: "litespeed4" }]);
     expect(sb.sandbox.ledger().map((c) => c.op)).toEqual(["register"]); // the terminated service's own
@@ -80,7 +80,7 @@ describe("orders for an IP where the reseller already holds licences", () => {
     const order = createdEvent({ product_id: "12", ip: IP });
     await bridge.send(order);
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     const registered = (await bridge.service.services.history(order.service.id)).find((h) => h.action === "registered");
     expect(registered?.detail).toMatch(/already held the cpanel licence .* adopted it, nothing bought/);
@@ -101,9 +101,9 @@ describe("a terminated service ordered again, with its licence still held", () =
 
     expect((await bridge.send({ ...order })).status).toBe(202);
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect((await bridge.service.sweep.sweep()).queued).toEqual([]);
-    await settle(bridge);
+    await untilIdle(bridge);
 
     expect(sb.sandbox.ledger().map((c) => c.op)).toEqual(["register"]);
     expect(held(sb)).toEqual([{ type: "cpanel", status: "active", variant: null }]);

@@ -5,7 +5,7 @@ import {
   orderActive,
   rawPost,
   rowCounts,
-  settle,
+  untilIdle,
   signedHeaders,
   sleep,
   upstreamCalls,
@@ -35,7 +35,7 @@ describe("webhook intake: acceptance and idempotency", () => {
     const id = uniqueId();
     const first = await bridge.send(event, { id });
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const before = await rowCounts(bridge);
     const again = await bridge.send(event, { id });
     expect(again.status).toBe(200);
@@ -54,7 +54,7 @@ describe("webhook intake: acceptance and idempotency", () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 202]);
     expect(new Set(answers.map((a) => a.body.event_id)).size).toBe(1);
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect((await rowCounts(bridge)).events).toBe(1);
   });
@@ -67,7 +67,7 @@ describe("webhook intake: acceptance and idempotency", () => {
     const res = await bridge.send(event);
     expect(res.status).toBe(202);
     await sleep(300);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(upstreamCalls(sb, "register")).toHaveLength(1);
     expect((await bridge.service.store.counts()).events).toBe(2);
@@ -98,7 +98,7 @@ describe("webhook intake: authentication", () => {
     const headers = signedHeaders(body);
     expect((await rawPost(bridge.url, headers, body)).status).toBe(202);
     await waitStatus(bridge, event.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const before = await rowCounts(bridge);
     const renamed = await rawPost(bridge.url, { ...headers, "webhook-id": uniqueId() }, body);
     expect(renamed.status).toBe(401);
@@ -228,7 +228,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
   it("rejects service.ip_changed without changes.ip with errors[changes.ip]", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
-    await settle(bridge);
+    await untilIdle(bridge);
     const body = await expectRejected(bridge.send(serviceEvent("service.ip_changed", id)), 422, bridge);
     expect(body.errors).toHaveProperty(["changes.ip"]);
   });
@@ -236,7 +236,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
   it("rejects service.product_changed to a non-LiteSpeed product with errors[changes.product_id]", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13" });
-    await settle(bridge);
+    await untilIdle(bridge);
     const body = await expectRejected(
       bridge.send(serviceEvent("service.product_changed", id, { changes: { product_id: "12" } })),
       422,
@@ -278,7 +278,7 @@ describe("webhook intake: validation (422) and unknown services (409)", () => {
       expect(res.status, `change ${i - 1}`).toBe(202);
     }
     await waitFor(async () => (await bridge.service.services.get(id))?.ip === "198.51.100.4");
-    await settle(bridge);
+    await untilIdle(bridge);
     const body = await expectRejected(bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "198.51.100.5" } })), 422, bridge);
     const messages = (body.errors as Record<string, string[]>)["changes.ip"] ?? [];
     expect(messages.join(" ")).toMatch(/\b3\b/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent, TEST_ADMIN_TOKEN } from "../helpers/bridge.js";
-import { orderActive, settle, sleep, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, sleep, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { behindTheBridge } from "../reconcile/helpers.js";
 
@@ -43,7 +43,7 @@ describe("lifecycle: service.created", () => {
   it("registers a plain litespeed product (14) with no change-core: it is already the variant", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "14", ip: "203.0.113.24" });
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(upstreamCalls(sb, "register", "change-core").map((c) => [c.op, c.params])).toEqual([
       ["register", { ip: "203.0.113.24", type: "litespeed", billingcycle: 1 }],
     ]);
@@ -101,7 +101,7 @@ describe("lifecycle: status events", () => {
   it("marks the service terminated when the reseller no longer has its licence", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "19", ip: "203.0.113.33" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).changeIp({ ip: "203.0.113.33", newip: "198.51.100.33", type: "plesk" });
     expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
     await waitStatus(bridge, id, "terminated");
@@ -184,7 +184,7 @@ describe("lifecycle: changes", () => {
   it("moves paid_until one cycle forward on service.renewed", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
-    await settle(bridge);
+    await untilIdle(bridge);
     const before = (await bridge.service.services.get(id))!.paid_until!;
     await bridge.send(serviceEvent("service.renewed", id));
     const after = await waitFor(async () => {
@@ -211,7 +211,7 @@ describe("admin API", () => {
   it("shows a service with the contract's fields and its history", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13", ip: "203.0.113.50" });
-    await settle(bridge);
+    await untilIdle(bridge);
     const res = await bridge.admin(`/admin/services/${id}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -260,7 +260,7 @@ describe("admin API", () => {
     const { bridge } = pair();
     const a = await orderActive(bridge, { ip: "203.0.113.53" });
     const b = await orderActive(bridge, { ip: "203.0.113.54" });
-    await settle(bridge);
+    await untilIdle(bridge);
     const res = await bridge.admin(`/admin/jobs?state=succeeded&service_id=${a}`);
     expect(res.status).toBe(200);
     const jobs = res.body.jobs as Record<string, unknown>[];
@@ -301,7 +301,7 @@ describe("admin API", () => {
   it("retries a failed job with 202", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge);
-    await settle(bridge);
+    await untilIdle(bridge);
     sb.sandbox.reset(); // the licence vanishes upstream: suspending it fails for good
     await bridge.send(serviceEvent("service.suspended", id));
     const [job] = await waitFor(async () => {
@@ -316,7 +316,7 @@ describe("admin API", () => {
   it("refuses to retry a succeeded job with 409, and an unknown one with 404", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge);
-    await settle(bridge);
+    await untilIdle(bridge);
     const [job] = await bridge.service.queue.list({ state: "succeeded", serviceId: id, kind: "register" });
     expect((await bridge.admin(`/admin/jobs/${job!.id}/retry`, { method: "POST" })).status).toBe(409);
     expect((await bridge.admin("/admin/jobs/999999/retry", { method: "POST" })).status).toBe(404);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, serviceEvent, uniqueIp } from "../helpers/bridge.js";
-import { orderActive, settle, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** service-contract.md section 2: one licence, one service; one address, one spelling. */
@@ -14,7 +14,7 @@ describe("one licence, one service", () => {
     const res = await bridge.send(createdEvent({ product_id: "12", ip: "203.0.113.40" }));
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({ "service.ip": [expect.stringContaining(`service ${first}`)] });
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -48,12 +48,12 @@ describe("one licence, one service", () => {
     await bridge.send(serviceEvent("service.terminated", old));
     await waitStatus(bridge, old, "terminated");
     const next = await orderActive(bridge, { product_id: "12", ip: "203.0.113.45" });
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("active");
     // Terminating the old service again touches nothing of the new one.
     expect((await bridge.send(serviceEvent("service.terminated", old))).status).toBe(202);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("active");
     expect((await bridge.service.services.get(next))?.status).toBe("active");
   });
@@ -87,8 +87,11 @@ describe("one address, one spelling", () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { ip: "2001:db8::5" });
     const res = await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "2001:0DB8::5" } }));
-    expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual({ "changes.ip": ["is the licence's current IP"] });
+    // Nothing to do (the same answer the provisioning API gives): recorded, no job, no IP change counted.
+    expect(res.status).toBe(202);
+    await untilIdle(bridge);
+    expect(await bridge.service.services.get(id)).toMatchObject({ ip: "2001:db8::5", ip_changes: 0 });
+    expect((await bridge.service.queue.list({ serviceId: id })).map((j) => j.kind)).not.toContain("change_ip");
   });
 });
 
@@ -123,7 +126,7 @@ describe("unusable addresses", () => {
       expect(res.status, ip).toBe(422);
       expect(Object.keys(res.body.errors as object), ip).toEqual(["service.ip"]);
     }
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(await bridge.service.services.list()).toEqual([]);
     expect(sb.sandbox.requests()).toEqual([]);
   });
@@ -167,7 +170,7 @@ describe("rules against the IP the service will have", () => {
     const there = await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: "203.0.113.50" }, changes: { ip: "203.0.113.51" } }));
     const back = await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: "203.0.113.51" }, changes: { ip: "203.0.113.50" } }));
     expect([there.status, back.status]).toEqual([202, 202]);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect((await bridge.service.services.get(id))?.ip).toBe("203.0.113.50");
     expect(upstreamCalls(sb, "change-ip").map((c) => [c.params.ip, c.params.newip])).toEqual([
       ["203.0.113.50", "203.0.113.51"],
@@ -176,14 +179,14 @@ describe("rules against the IP the service will have", () => {
     expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.ip).toBe("203.0.113.50");
   });
 
-  it("refuses a change to the IP a queued change will already leave", async () => {
+  it("takes a change to the IP a queued change will already leave as nothing to do: no second job, no second IP change counted", async () => {
     const { bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.52" });
     await bridge.service.runner.stop(0);
     expect((await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }))).status).toBe(202);
-    const again = await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }));
-    expect(again.status).toBe(422);
-    expect(again.body.errors).toEqual({ "changes.ip": ["is the licence's current IP"] });
+    expect((await bridge.send(serviceEvent("service.ip_changed", id, { changes: { ip: "203.0.113.53" } }))).status).toBe(202);
+    expect((await bridge.service.queue.list({ serviceId: id, kind: "change_ip" })).length).toBe(1);
+    expect((await bridge.service.services.get(id))?.ip_changes).toBe(1);
   });
 });
 
@@ -201,7 +204,7 @@ describe("terminated services", () => {
 
     expect((await bridge.send(order)).status).toBe(202); // the same order, a new webhook-id
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
     expect(upstreamCalls(sb, "register")).toHaveLength(1);
     expect(upstreamCalls(sb, "unsuspend")).toHaveLength(1);
@@ -240,7 +243,7 @@ describe("terminated services", () => {
       expect(res.body.errors, type).toEqual({ "service.id": [expect.stringContaining("is terminated")] });
     }
     expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.requests()).toHaveLength(calls);
     expect(await bridge.service.queue.list({ serviceId: id, kind: "terminate" })).toHaveLength(1);
   });
@@ -254,7 +257,7 @@ describe("terminated services", () => {
     const id = order.service.id;
     await bridge.send(order);
     await waitStatus(bridge, id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     await bridge.service.runner.stop(0);
     expect((await bridge.send(serviceEvent("service.terminated", id))).status).toBe(202);
     const again = await bridge.send({ ...order, service: { ...order.service, customer: { email: "again@example.com" } } });
@@ -264,7 +267,7 @@ describe("terminated services", () => {
     await bridge.service.runner.start();
     await waitFor(async () => (await bridge.service.services.history(id)).some((h) => h.action === "ordered again"), 10_000, "the order to be applied");
     await waitStatus(bridge, id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(upstreamCalls(sb, "register", "suspend", "unsuspend").map((r) => r.op)).toEqual(["register", "suspend", "unsuspend"]);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     const svc = await bridge.service.services.get(id);
@@ -288,14 +291,14 @@ describe("an old registration retried after its service was ordered again", () =
     // The panel sends the order again; it is bought and mailed once.
     await bridge.send(order);
     await waitStatus(bridge, order.service.id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const mails = async () => (await bridge.service.queue.list({ serviceId: order.service.id, kind: "mail_install" })).length;
     expect(await mails()).toBe(1);
 
     // Then an operator retries the old, failed job.
     expect((await bridge.service.queue.retry(old!.id))?.state).toBe("queued");
     await waitFor(async () => (await bridge.service.queue.get(old!.id))?.state === "succeeded");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(await mails()).toBe(1);
     expect(sb.sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
     expect((await bridge.service.services.history(order.service.id)).at(-1)).toMatchObject({ action: "registration skipped", detail: expect.stringContaining("superseded") });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
-import { settle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -76,7 +76,7 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     expect((await b.send(order)).status).toBe(202);
     await waitFor(async () => (await b.service.queue.list({ kind: "register" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
     await waitStatus(b, order.service.id, "active", 10_000);
-    await settle(b);
+    await untilIdle(b);
     expect(upstreamCalls(sb!, "register")).toEqual([expect.objectContaining({ held: true })]);
     expect(charges("register")).toHaveLength(1);
     expect((await b.service.services.history(order.service.id)).find((h) => h.action === "registered")?.detail).toMatch(/found upstream after a lost answer/);

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
-import { startService } from "../../src/service.js";
+import { startService } from "../../src/compose/service.js";
 import { testBridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { readStoreOf } from "../helpers/test-store.js";

@@ -5,10 +5,11 @@ import { loadConfig, type Config } from "../../src/config/load.js";
 import type { Clock } from "../../src/clock.js";
 import type { JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
-import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
-import { startService, type RunningService } from "../../src/service.js";
+import { createSandbox, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
+import { startService, type RunningService } from "../../src/compose/service.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
 import { databaseEnv } from "./test-store.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 export const TEST_SECRET = "whsec_" + Buffer.from("test-secret-0123456789abcdef").toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";

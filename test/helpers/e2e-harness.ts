@@ -1,6 +1,6 @@
 import { afterEach, beforeEach } from "vitest";
 import type { RecordedRequest } from "../../src/sandbox/app.js";
-import type { ServiceStatus } from "../../src/store/store.js";
+import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
 import {
   createdEvent,
@@ -80,7 +80,7 @@ export async function waitStatus(bridge: TestBridge, serviceId: string, status: 
 }
 
 /** Nothing queued or running (a failed mail_install job, which has no handler yet, counts as settled). */
-export async function settle(bridge: TestBridge, timeoutMs = 10_000): Promise<void> {
+export async function untilIdle(bridge: TestBridge, timeoutMs = 10_000): Promise<void> {
   await waitFor(() => idle(bridge.service), timeoutMs, "the job queue to be idle");
 }
 

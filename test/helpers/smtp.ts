@@ -3,9 +3,10 @@ import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { systemClock } from "../../src/clock.js";
 import { defineJob, type JobDefinition } from "../../src/jobs/define.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
-import { INSTALL_MAIL, mailJobs } from "../../src/mail/index.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
+import { mailJobs } from "../../src/mail/index.js";
 import { startTestBridge, type TestBridge, type TestSandbox } from "./bridge.js";
+import { INSTALL_MAIL } from "../../src/intake/jobs.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /** One message as the SMTP server received it. */
 export interface ReceivedMail {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
-import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
 const STANDIN = join(INTEGRATIONS, "fossbilling/tests/standin.php");
@@ -520,7 +520,7 @@ describe.skipIf(skip !== null)(`FOSSBilling module against a running bridge${ski
   it("a customer reaches only their own active order, and only the client calls", async () => {
     const fb = await fossbilling();
     const id = await fb.activeOrder("203.0.113.26");
-    await settle(pair().bridge); // the install mail fetches its command after the activation answered
+    await untilIdle(pair().bridge); // the install mail fetches its command after the activation answered
     const requestsBefore = pair().sb.sandbox.requests().length;
 
     expect(error(await fb.client("servicelicensebridge_license", { order_id: id }, 2)).message).toBe("Order not found");

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { ERROR_HINTS } from "../../src/vocabulary/error-codes.js";
 import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { TEST_PROVISIONING_TOKEN, uniqueIp } from "../helpers/bridge.js";
 import { upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";

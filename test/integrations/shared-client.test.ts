@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CORE_FILES, copies, GENERATED, messagesSource, SHARED_DIR } from "../../integrations/sync.js";
-import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { ERROR_HINTS } from "../../src/vocabulary/error-codes.js";
 import { MIN_MODULE_VERSION, MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import { createdEvent, TEST_PROVISIONING_TOKEN, uniqueIp } from "../helpers/bridge.js";
 import { usePair, waitStatus } from "../helpers/e2e-harness.js";

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TEST_PROVISIONING_TOKEN } from "../helpers/bridge.js";
-import { settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 
 /** The provider's settings form, filled in as the README says. */
 interface Configuration {
@@ -258,7 +258,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     // Topped up, the same create (Upmind's retry) buys the licence once.
     sb.sandbox.setBalance(1000);
     expect(await upmind(config(), "create", createParams())).toMatchObject({ ok: true });
-    await settle(pair().bridge);
+    await untilIdle(pair().bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -271,7 +271,7 @@ describe("Upmind's Generic software-licence provider, set up as integrations/upm
     if (!first.ok) return;
     const again = await upmind(config(), "create", { ...params, customer_email: "bo@example.com" });
     expect(again).toEqual(first);
-    await settle(pair().bridge);
+    await untilIdle(pair().bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(await row(pair(), String(first.result.service_identifier))).toMatchObject({ status: "active", ip: "203.0.113.91", customer_email: "Bo@Example.com" });
   });

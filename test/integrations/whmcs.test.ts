@@ -11,11 +11,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ERROR_HINTS } from "../../src/http/error-codes.js";
+import { ERROR_HINTS } from "../../src/vocabulary/error-codes.js";
 import { MODULE_VERSION } from "../../src/provisioning/module-clients.js";
 import type { ServiceRow } from "../../src/store/store.js";
 import { TEST_PROVISIONING_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
-import { OTHER_SECRET, rowCounts, settle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
+import { OTHER_SECRET, rowCounts, untilIdle, upstreamCalls, usePair, waitStatus, type Pair } from "../helpers/e2e-harness.js";
 import { INTEGRATIONS, phpUnavailable, runPhp } from "../helpers/php.js";
 
 const skip = phpUnavailable();
@@ -345,7 +345,7 @@ describe.skipIf(skip !== null)(`the WHMCS server module against a running bridge
 
     sb.sandbox.setBalance(1000);
     expect((await w.service("CreateAccount", svc)).result).toBe("success");
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -572,7 +572,7 @@ describe.skipIf(skip !== null)(`the sample WHMCS hook file against the bridge's 
     const moved = product(301, { dedicatedip: "203.0.113.71" });
     expect((await hook([api(), { hook: "PreServiceEdit", vars: { serviceid: 301 } }, { api: { GetClientsProducts: { "301": moved } } }, { hook: "ServiceEdit", vars: { userid: 3, serviceid: 301 } }])).activity).toEqual([]);
     svc = moved;
-    await settle(bridge);
+    await untilIdle(bridge);
     expect((await row(pair(), "301")).ip).toBe("203.0.113.71");
     expect(upstreamCalls(sb, "change-ip")).toHaveLength(1);
     // Saved without a change of IP: nothing is sent.
@@ -586,7 +586,7 @@ describe.skipIf(skip !== null)(`the sample WHMCS hook file against the bridge's 
     const invoice = { invoiceid: 77, userid: 3, status: "Paid", items: { item: [{ id: 1, type: "Hosting", relid: 301 }, { id: 2, type: "DomainRegister", relid: 9 }] } };
     const paid = () => hook([{ api: { GetClientsProducts: { "301": svc }, GetInvoice: { "77": invoice } } }, { hook: "InvoicePaid", vars: { invoiceid: 77 } }]);
     expect((await paid()).activity).toEqual([]);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(new Date((await row(pair(), "301")).paid_until!).toISOString().slice(0, 10)).toBe(due);
     const afterFirst = (await rowCounts(bridge)).events;
     expect((await paid()).activity).toEqual([]);
@@ -595,7 +595,7 @@ describe.skipIf(skip !== null)(`the sample WHMCS hook file against the bridge's 
     // WHMCS has moved the service to product 15 (LiteSpeed 8 cores) when AfterModuleChangePackage runs.
     svc = product(301, { dedicatedip: "203.0.113.71", nextduedate: due, pid: "15" });
     expect((await hook([api(), { hook: "AfterModuleChangePackage", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(await row(pair(), "301")).toMatchObject({ product_id: "15", variant: "litespeed8" });
 
     expect((await hook([api(), { hook: "AfterModuleTerminate", vars: { params: params(301, { pid: 15 }) } }])).activity).toEqual([]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { JOB_KINDS, serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { behindTheBridge } from "../reconcile/helpers.js";
 
@@ -18,7 +18,7 @@ describe("payloads of jobs queued by the previous release", () => {
     const id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.120" });
     await bridge.send(serviceEvent("service.suspended", id));
     await waitStatus(bridge, id, "suspended");
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).unsuspend({ ip: "203.0.113.120", type: "cpanel" });
 
     const { id: jobId } = await bridge.service.queue.enqueue({

@@ -5,11 +5,11 @@ import { systemClock, type Clock } from "../../src/clock.js";
 import { defineJob, jobKind } from "../../src/jobs/define.js";
 import { JobBlockedError, JobDeferredError, JobFailedError, JobRetryError } from "../../src/jobs/errors.js";
 import { JobRunner } from "../../src/jobs/runner.js";
-import type { Job } from "../../src/jobs/types.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import type { JobEnding, JobOps } from "../../src/store/store.js";
 import { sqliteFactory, type OpenedStore } from "../helpers/stores.js";
-import { once } from "../../src/lifecycle/once.js";
+import { callOnce } from "../../src/lifecycle/call-once.js";
 
 const KIND = jobKind({ kind: "runner_test", payload: z.object({}) });
 
@@ -321,7 +321,7 @@ describe("job runner", () => {
     const runner = await runClaimed(
       store,
       async (j, ctx) => {
-        await once(j, ctx, { op: "register:cpanel" }, async () => false, async (beforeSend) => {
+        await callOnce(j, ctx, { op: "register:cpanel" }, async () => false, async (beforeSend) => {
           await beforeSend();
           sent.push("register");
         });

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Job } from "../../src/jobs/types.js";
-import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
+import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
 import { createLogger } from "../../src/log/logger.js";
 import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import {

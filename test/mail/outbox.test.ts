@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JOB_KINDS } from "../../src/lifecycle/job-kinds.js";
+import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
 import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { header, mimeParts, sandboxInstallCommand, startMailBridge, unescapeHtml } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";

@@ -3,14 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import type { Job } from "../../src/jobs/types.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { createV1Client } from "../../src/reseller/v1.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
-import { observeUpstream, startService } from "../../src/service.js";
+import { observeUpstream, startService } from "../../src/compose/service.js";
 import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { waitFor } from "../helpers/wait.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /** The value of one sample of the Prometheus text, 0 when the series does not exist yet. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -151,5 +151,31 @@ describe("/metrics", () => {
       await service.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the reseller balance gauges", () => {
+  const lines = async (metrics: ReturnType<typeof createMetrics>) =>
+    (await metrics.scrape()).split("\n").filter((l) => l.startsWith("license_bridge_reseller_balance"));
+
+  it("report the source's reading; unknown is no sample (never a 0), while a real 0 is reported", async () => {
+    const metrics = createMetrics();
+    expect(await lines(metrics)).toEqual([]);
+    metrics.track({ resellerBalance: async () => ({ balance: null, checkedAt: null }) });
+    expect(await lines(metrics)).toEqual([]);
+    metrics.track({ resellerBalance: async () => ({ balance: null, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance_up 0"]);
+    metrics.track({ resellerBalance: async () => ({ balance: 0, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance 0", "license_bridge_reseller_balance_up 1"]);
+    metrics.track({ resellerBalance: async () => ({ balance: 812.4, checkedAt: 1 }) });
+    expect(await lines(metrics)).toEqual(["license_bridge_reseller_balance 812.4", "license_bridge_reseller_balance_up 1"]);
+  });
+
+  it("a source that throws leaves them without samples and the rest of the scrape intact", async () => {
+    const metrics = createMetrics();
+    metrics.track({ jobCounts: () => ({ queued: 2 }), resellerBalance: () => Promise.reject(new Error("boom")) });
+    const text = await metrics.scrape();
+    expect(await lines(metrics)).toEqual([]);
+    expect(sample(text, "license_bridge_jobs", { state: "queued" })).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingEventSchema } from "../../src/webhooks/event-schema.js";
+import { billingEventSchema } from "../../src/intake/event-schema.js";
 import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 
 type Schema = Record<string, unknown>;
@@ -189,7 +189,7 @@ describe("/openapi.json", () => {
     expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(["state", "service_id"]));
     // "" is there because an empty filter is accepted and means no filter.
     expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked"]);
-    const licence = doc.paths["/admin/licenses"]!.get!.parameters as { name: string; schema: Schema }[];
-    expect(licence.find((p) => p.name === "status")!.schema.enum).toEqual(["", "pending", "active", "suspended", "terminated", "failed"]);
+    const license = doc.paths["/admin/licenses"]!.get!.parameters as { name: string; schema: Schema }[];
+    expect(license.find((p) => p.name === "status")!.schema.enum).toEqual(["", "pending", "active", "suspended", "terminated", "failed"]);
   });
 });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../src/clock.js";
-import { checkMigrations, checkUpstream } from "../../src/http/health-routes.js";
+import { checkMigrations, checkUpstream } from "../../src/admin/health-routes.js";
 import { openDatabase } from "../../src/store/sqlite/database.js";
 import { migrate, readMigrations } from "../../src/store/sqlite/migrations.js";
 import { sqliteStore } from "../../src/store/sqlite/store.js";

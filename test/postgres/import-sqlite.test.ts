@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { loadConfig } from "../../src/config/load.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { startService, type RunningService } from "../../src/service.js";
+import { startService, type RunningService } from "../../src/compose/service.js";
 import { importSqlite } from "../../src/store/import-sqlite.js";
 import { databaseLocation } from "../../src/store/open.js";
 import { openDatabase } from "../../src/store/sqlite/database.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createdEvent, TEST_PROVISIONING_TOKEN, uniqueIp } from "../helpers/bridge.js";
-import { settle, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { untilIdle, upstreamCalls, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** The provisioning API (service-contract.md section 8) against the real app and sandbox. */
@@ -130,7 +130,7 @@ describe("provisioning API: repeats are safe and buy nothing", () => {
     const again = await bridge.provision("create", p);
     expect(again.status).toBe(200);
     expect(again.body.license_key).toBe(first.body.license_key);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
     expect(await bridge.service.queue.list({ serviceId: p.service_identifier, kind: "mail_install" })).toHaveLength(1);
   });
@@ -141,7 +141,7 @@ describe("provisioning API: repeats are safe and buy nothing", () => {
     const answers = await Promise.all([bridge.provision("create", p), bridge.provision("create", p), bridge.provision("create", p, { as: "json" })]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(new Set(answers.map((a) => a.body.license_key)).size).toBe(1);
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
@@ -150,13 +150,13 @@ describe("provisioning API: repeats are safe and buy nothing", () => {
     const p = order({ package_identifier: "13" });
     const { body } = await bridge.provision("create", p);
     await bridge.provision("suspend", { license_key: body.license_key as string });
-    await settle(bridge);
+    await untilIdle(bridge);
     const calls = sb.sandbox.requests().length;
     expect((await bridge.provision("suspend", { license_key: body.license_key as string })).body).toMatchObject({ status: "suspended" });
     const same = await bridge.provision("change-ip", { license_key: body.license_key as string, new_ip: p.ip });
     expect(same.status).toBe(200);
     expect(same.body).toMatchObject({ ip: p.ip, ip_changes_left: 3 });
-    await settle(bridge);
+    await untilIdle(bridge);
     expect(sb.sandbox.requests().slice(calls).filter((r) => r.op !== "install-command" && r.op !== "list")).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import type { ReconcileDeps } from "../../src/reconcile/reconcile.js";
 import { createV1Client, type V1Client } from "../../src/reseller/v1.js";
-import { DEFAULT_SANDBOX_TOKENS } from "../../src/sandbox/app.js";
 import type { TestBridge, TestSandbox } from "../helpers/bridge.js";
 import { upstreamCalls } from "../helpers/e2e-harness.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /** What reconcile needs, taken from a running test bridge. */
 export function depsOf(bridge: TestBridge): ReconcileDeps {

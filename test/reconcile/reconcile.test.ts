@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { JOB_KINDS, serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { reconcile, type ReconcileProgress } from "../../src/reconcile/reconcile.js";
 import { serviceEvent } from "../helpers/bridge.js";
-import { orderActive, settle, usePair, waitStatus } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePair, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { behindTheBridge, depsOf, purchases } from "./helpers.js";
 
@@ -20,7 +20,7 @@ describe("reconcile", () => {
     await bridge.send(serviceEvent("service.terminated", gone));
     await waitStatus(bridge, gone, "terminated");
     await waitFor(async () => (await bridge.service.services.get(ls))?.upstream_variant === "litespeed4");
-    await settle(bridge);
+    await untilIdle(bridge);
 
     const progress: ReconcileProgress[] = [];
     const result = await reconcile(depsOf(bridge), { onProgress: (p) => progress.push(p) });
@@ -32,7 +32,7 @@ describe("reconcile", () => {
   it("records as suspended a licence the reseller suspended behind the bridge's back, buying nothing", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.50" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).suspend({ ip: "203.0.113.50", type: "cpanel" });
     const upstreamExpiry = Date.parse(sb.sandbox.licenses().find((l) => l.type === "cpanel")!.expires_at);
     await bridge.service.services.change({ serviceId: id, patch: { expires_at: upstreamExpiry - 86_400_000 } });
@@ -58,7 +58,7 @@ describe("reconcile", () => {
     const { sb, bridge } = pair();
     const paused = await orderActive(bridge, { product_id: "12", ip: "203.0.113.60" });
     const ended = await orderActive(bridge, { product_id: "17", ip: "203.0.113.61" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await bridge.service.services.change({ serviceId: paused, patch: { status: "suspended" } });
     await bridge.service.services.change({ serviceId: ended, patch: { status: "terminated" } });
     const before = purchases(sb);
@@ -88,7 +88,7 @@ describe("reconcile", () => {
     const { sb, bridge } = pair();
     const single = await orderActive(bridge, { product_id: "12", ip: "203.0.113.70" });
     const bundle = await orderActive(bridge, { product_id: "20", ip: "203.0.113.71" });
-    await settle(bridge);
+    await untilIdle(bridge);
     const upstream = behindTheBridge(sb);
     await upstream.changeIp({ ip: "203.0.113.70", newip: "198.51.100.70", type: "cpanel" });
     await upstream.changeIp({ ip: "203.0.113.71", newip: "198.51.100.71", type: "cpanel" });
@@ -117,7 +117,7 @@ describe("reconcile", () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { product_id: "13", ip: "203.0.113.80" });
     await waitFor(async () => (await bridge.service.services.get(id))?.upstream_variant === "litespeed4");
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).changeCore({ ip: "203.0.113.80", old_type: "litespeed4", new_type: "litespeed8" });
 
     const result = await reconcile(depsOf(bridge), { fix: true });
@@ -135,10 +135,10 @@ describe("reconcile", () => {
     const { sb, bridge } = pair();
     // "ghost": a service the bridge has active, whose licence the reseller lost (its state is reset).
     await orderActive(bridge, { id: "ghost", product_id: "19", ip: "203.0.113.91" });
-    await settle(bridge);
+    await untilIdle(bridge);
     sb.sandbox.reset();
     await orderActive(bridge, { product_id: "12", ip: "203.0.113.90" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).register({ ip: "203.0.113.92", type: "directadmin", billingcycle: 1 });
     const before = purchases(sb);
 
@@ -158,7 +158,7 @@ describe("reconcile", () => {
   it("reports, but does not touch, a service whose own job is still on its way", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.95" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).suspend({ ip: "203.0.113.95", type: "cpanel" });
     await bridge.service.queue.enqueue({ kind: JOB_KINDS.unsuspend, serviceId: id, queueKey: serviceQueueKey(id), delayMs: HOUR });
 
@@ -174,7 +174,7 @@ describe("reconcile", () => {
     const id = await orderActive(bridge, { product_id: "12", ip: "203.0.113.96" });
     await bridge.send(serviceEvent("service.suspended", id));
     await waitStatus(bridge, id, "suspended");
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).unsuspend({ ip: "203.0.113.96", type: "cpanel" }); // drift: the reseller has it active
 
     await bridge.service.runner.stop(0);
@@ -187,7 +187,7 @@ describe("reconcile", () => {
 
     await bridge.service.runner.start();
     await waitStatus(bridge, id, "active");
-    await settle(bridge);
+    await untilIdle(bridge);
     const last = sb.sandbox.requests().filter((r) => r.op === "suspend" || r.op === "unsuspend").slice(-2).map((r) => r.op);
     expect(last).toEqual(["suspend", "unsuspend"]);
     expect(sb.sandbox.licenses().find((l) => l.ip === "203.0.113.96" && l.type === "cpanel")?.status).toBe("active");

@@ -1,10 +1,10 @@
 import request from "supertest";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
-import { reconcileRouter } from "../../src/http/reconcile-routes.js";
+import { reconcileRouter } from "../../src/admin/reconcile-routes.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
-import { orderActive, settle, usePair } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle, usePair } from "../helpers/e2e-harness.js";
 import { behindTheBridge, depsOf, purchases } from "./helpers.js";
 
 /** The router in an app of its own, on the running bridge's database and upstream. */
@@ -38,7 +38,7 @@ describe("POST /admin/reconcile", () => {
   it("answers the drift without a body, and repairs it with {\"fix\": true}, buying nothing", async () => {
     const { sb, bridge } = pair();
     const id = await orderActive(bridge, { ip: "203.0.113.120" });
-    await settle(bridge);
+    await untilIdle(bridge);
     await behindTheBridge(sb).suspend({ ip: "203.0.113.120", type: "cpanel" });
     const before = purchases(sb);
     const app = appFor(bridge);

@@ -16,7 +16,7 @@ import { QUICK_RETRY, rejection, startTinyServer, type TinyServer } from "./help
  */
 
 const TOKEN = "tok_install_cmd_0123456789";
-const LICENCE = { ip: "203.0.113.10", type: "cpanel" } as const;
+const LICENSE = { ip: "203.0.113.10", type: "cpanel" } as const;
 const CURL = "bash <(curl -s https://lic.example/install.sh)";
 
 interface Reply {
@@ -37,7 +37,7 @@ describe("the install command a v1 answer carries", () => {
   });
   afterAll(() => server.close());
 
-  const installCommand = () => createV1Client({ baseUrl: `${server.url}/api/v1`, token: TOKEN, retry: QUICK_RETRY }).installCommand(LICENCE);
+  const installCommand = () => createV1Client({ baseUrl: `${server.url}/api/v1`, token: TOKEN, retry: QUICK_RETRY }).installCommand(LICENSE);
 
   const TEXT = "text/plain; charset=utf-8";
   // PHP's default type: a script that prints JSON without setting a header sends it as HTML.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalIp, classifyIp, SPECIAL_PURPOSE_RANGES, unusableIpReason, type IpClass } from "../../src/reseller/ip-address.js";
+import { canonicalIp, classifyIp, SPECIAL_PURPOSE_RANGES, unusableIpReason, type IpClass } from "../../src/vocabulary/ip-address.js";
 
 type Verdict = "accepted" | "refused" | "private";
 
@@ -93,7 +93,11 @@ describe("special-purpose addresses", () => {
       }
     });
 
-    it.runIf(verdict !== "accepted")("names the block in the reason", () => {
+  });
+
+  // Only the refused blocks have a reason to name (a skipped test would fail CI: none is declared for the others).
+  describe.each(ENTRIES.filter((e) => e.verdict !== "accepted"))("$block", ({ block, samples }) => {
+    it("names the block in the reason", () => {
       // ::/0 says where an address is not: outside 2000::/3, the global unicast space.
       const named = block === "::/0" ? "outside 2000::/3" : block;
       for (const ip of samples) expect(unusableIpReason(canonicalIp(ip)!, false), ip).toContain(named);

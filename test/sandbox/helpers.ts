@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import {
-  createSandbox,
-  DEFAULT_SANDBOX_TOKENS,
-  type RunningSandbox,
-  type Sandbox,
-  type SandboxOptions,
-} from "../../src/sandbox/app.js";
+import { createSandbox, type RunningSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/app.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 export const RESELLER = DEFAULT_SANDBOX_TOKENS.reseller;
 export const ADMIN = DEFAULT_SANDBOX_TOKENS.admin;

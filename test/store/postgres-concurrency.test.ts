@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
-import type { Job } from "../../src/jobs/types.js";
+import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import type { PostgresStore } from "../../src/store/postgres/store.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { JOB_READY_CHANNEL } from "../../src/store/postgres/notify.js";
 import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, Store } from "../../src/store/store.js";
-import type { BillingEvent } from "../../src/webhooks/event-schema.js";
+import type { BillingEvent } from "../../src/intake/event-schema.js";
 import { freshDatabase, openSession, type Session } from "../helpers/postgres.js";
 import { anotherInstance, postgresFactory } from "../helpers/stores.js";
 import { waitFor } from "../helpers/wait.js";
@@ -17,13 +17,13 @@ import { waitFor } from "../helpers/wait.js";
 const DAY = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function order(serviceId: string, ip: string): IntakeItem {
+function order(serviceId: string, ip: string): IntakeItem<BillingEvent> {
   const event: BillingEvent = { type: "service.created", service: { id: serviceId, product_id: "12", billing_cycle: "monthly", ip, customer: { email: "c@example.com" } } };
   return { webhookId: `order-${serviceId}`, event, queueKey: serviceQueueKey(serviceId), ip };
 }
 
 /** Orders: refused when another service holds the IP (one licence, one service). */
-function decide(it: IntakeItem, view: IntakeView): IntakeDecision<"accepted" | "refused"> {
+function decide(it: IntakeItem<BillingEvent>, view: IntakeView): IntakeDecision<"accepted" | "refused"> {
   if (view.holders.length > 0 || view.existing) return { write: false, result: "refused" };
   const { service } = it.event;
   return {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
-import type { Job } from "../../src/jobs/types.js";
+import type { Job } from "../../src/vocabulary/jobs.js";
 import type { NewJob, Store } from "../../src/store/store.js";
 import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
-import { serviceQueueKey } from "../../src/lifecycle/job-kinds.js";
+import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
 import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, StopRecord, Store } from "../../src/store/store.js";
-import type { BillingEvent } from "../../src/webhooks/event-schema.js";
+import type { BillingEvent } from "../../src/intake/event-schema.js";
 import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 
 // The Store's business operations, written once and kept by both stores; every check reads the
@@ -22,7 +22,7 @@ function ipChanged(serviceId: string, ip: string): BillingEvent {
   return { type: "service.ip_changed", service: { id: serviceId }, changes: { ip } };
 }
 
-function item(webhookId: string, event: BillingEvent): IntakeItem {
+function item(webhookId: string, event: BillingEvent): IntakeItem<BillingEvent> {
   const ip = event.type === "service.created" ? event.service.ip : event.changes?.ip;
   return { webhookId, event, queueKey: serviceQueueKey(event.service.id), ip };
 }
@@ -51,7 +51,7 @@ function newService(serviceId: string, ip: string): NewService {
  * change queues a change_ip job (its target counts as held), anything else needs the service.
  */
 function decide(seen: IntakeView[] = []) {
-  return (it: IntakeItem, view: IntakeView): IntakeDecision<Verdict> => {
+  return (it: IntakeItem<BillingEvent>, view: IntakeView): IntakeDecision<Verdict> => {
     seen.push(view);
     const { event } = it;
     if (event.type !== "service.created" && !view.existing) return { write: false, result: "unknown" };
@@ -104,7 +104,7 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
     await opened.close();
   });
 
-  const accept = (items: IntakeItem[], seen?: IntakeView[]) => store.events.accept("billing", items, decide(seen), allOrNothing);
+  const accept = (items: IntakeItem<BillingEvent>[], seen?: IntakeView[]) => store.events.accept("billing", items, decide(seen), allOrNothing);
   const order = async (serviceId: string, ip: string) => {
     const r = await accept([item(`order-${serviceId}`, created(serviceId, ip))]);
     return r.items[0] as { result: Verdict; eventId: string; jobId: number };
@@ -388,7 +388,7 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
 
   describe("renewals", () => {
     const now = Date.UTC(2026, 0, 1);
-    const licence = async (id: string, n: number, patch: { status?: "active" | "suspended"; expires_at: number; paid_until: number | null }) => {
+    const license = async (id: string, n: number, patch: { status?: "active" | "suspended"; expires_at: number; paid_until: number | null }) => {
       await order(id, `203.0.113.${n}`);
       await store.services.change({ serviceId: id, patch: { status: "active", ...patch } });
     };
@@ -401,11 +401,11 @@ describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
     });
 
     beforeEach(async () => {
-      await licence("due", 1, { expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
-      await licence("due-later", 2, { expires_at: now + 6 * DAY, paid_until: now + 40 * DAY });
-      await licence("far", 3, { expires_at: now + 20 * DAY, paid_until: now + 50 * DAY });
-      await licence("unpaid", 4, { expires_at: now + 2 * DAY, paid_until: now + 2 * DAY });
-      await licence("suspended", 5, { status: "suspended", expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
+      await license("due", 1, { expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
+      await license("due-later", 2, { expires_at: now + 6 * DAY, paid_until: now + 40 * DAY });
+      await license("far", 3, { expires_at: now + 20 * DAY, paid_until: now + 50 * DAY });
+      await license("unpaid", 4, { expires_at: now + 2 * DAY, paid_until: now + 2 * DAY });
+      await license("suspended", 5, { status: "suspended", expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
     });
 
     it("enqueues each due term once, however often it sweeps", async () => {

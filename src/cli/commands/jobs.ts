@@ -1,11 +1,11 @@
 import { Option, type Command } from "commander";
-import type { jobView } from "../../http/views.js";
-import { JOB_STATES, type JobState } from "../../jobs/types.js";
+import type { jobView } from "../../admin/views.js";
+import { JOB_STATES, type JobState } from "../../vocabulary/jobs.js";
 import { CliError, EXIT, emit, table, type Output } from "../output.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
-  const [{ jobView }, { configOrExit }, { withBridgeStore }] = await Promise.all([import("../../http/views.js"), import("../context.js"), import("../store.js")]);
+  const [{ jobView }, { configOrExit }, { withBridgeStore }] = await Promise.all([import("../../admin/views.js"), import("../context.js"), import("../store.js")]);
   return { jobView, configOrExit, withBridgeStore };
 }
 
@@ -47,7 +47,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
     .description("queue a failed or blocked job again with fresh attempts; a running service picks it up within a second")
     .option("--json", "machine-readable output: {\"job\": {...}}")
     .action(async (rawId: string, _opts: unknown, cmd: Command) => {
-      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }] = await Promise.all([import("../../http/admin-routes.js"), deps()]);
+      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }] = await Promise.all([import("../../admin/admin-routes.js"), deps()]);
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
       const config = configOrExit();

@@ -1,21 +1,21 @@
 import { Option, type Command } from "commander";
-import type { licenceView } from "../../http/views.js";
-import { SERVICE_STATUSES, type ServiceStatus } from "../../store/store.js";
+import type { licenseView } from "../../admin/views.js";
+import { SERVICE_STATUSES, type ServiceStatus } from "../../vocabulary/service-statuses.js";
 import { CliError, emit, table, type Output } from "../output.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
-  const [{ historyView, licenceView }, { configOrExit }, { withBridgeStore }] = await Promise.all([
-    import("../../http/views.js"),
+  const [{ historyView, licenseView }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+    import("../../admin/views.js"),
     import("../context.js"),
     import("../store.js"),
   ]);
-  return { historyView, licenceView, configOrExit, withBridgeStore };
+  return { historyView, licenseView, configOrExit, withBridgeStore };
 }
 
-type Licence = ReturnType<typeof licenceView>;
+type License = ReturnType<typeof licenseView>;
 
-function licenceRows(list: Licence[]) {
+function licenseRows(list: License[]) {
   return list.map((l) => ({
     service_id: l.service_id,
     type: l.type ?? `bundle ${l.bundle ?? "?"}`,
@@ -37,11 +37,11 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
     .option("--json", "machine-readable output: {\"licenses\": [...]}")
     .action(async (opts: { status?: ServiceStatus }, cmd: Command) => {
-      const { licenceView, configOrExit, withBridgeStore } = await deps();
+      const { licenseView, configOrExit, withBridgeStore } = await deps();
       const config = configOrExit();
-      const list = await withBridgeStore(config, async (store) => (await store.services.list(opts.status)).map(licenceView));
+      const list = await withBridgeStore(config, async (store) => (await store.services.list(opts.status)).map(licenseView));
       emit(output(cmd), { licenses: list }, () =>
-        [table(licenceRows(list)), `${list.length} licence(s)${opts.status ? ` ${opts.status}` : ""}`].join("\n"),
+        [table(licenseRows(list)), `${list.length} licence(s)${opts.status ? ` ${opts.status}` : ""}`].join("\n"),
       );
     });
 
@@ -50,12 +50,12 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .description("one licence with its history, as GET /admin/services/:id does")
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
-      const { historyView, licenceView, configOrExit, withBridgeStore } = await deps();
+      const { historyView, licenseView, configOrExit, withBridgeStore } = await deps();
       const config = configOrExit();
       const view = await withBridgeStore(config, async (store) => {
         const svc = await store.services.get(serviceId);
         if (!svc) throw new CliError(`unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`);
-        return { ...licenceView(svc), history: (await store.services.history(svc.service_id)).map(historyView) };
+        return { ...licenseView(svc), history: (await store.services.history(svc.service_id)).map(historyView) };
       });
       emit(output(cmd), view, () => {
         const { history, customer, companions, ...fields } = view;

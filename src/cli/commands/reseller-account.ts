@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { CliError, emit, table, type Output } from "../output.js";
+import type { Config } from "../../config/load.js";
+import { CliError, emit, EXIT, table, type Output } from "../output.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
 async function deps() {
@@ -9,6 +10,14 @@ async function deps() {
     import("../upstream-from-config.js"),
   ]);
   return { configOrExit, accountIdArg, amountArg, nonNegativeOption, call, clientFor };
+}
+
+/** The bridge's own account, for `reseller balance` without an id. */
+async function ownAccountOrExit(config: Config): Promise<string> {
+  const { ownAccountId } = await import("../../reseller/balance.js");
+  const id = ownAccountId(config);
+  if (id === undefined) throw new CliError("give the account id (reseller balance <id>), or set RESELLER_ACCOUNT_ID to the reseller's own account", EXIT.usage);
+  return id;
 }
 
 export function resellerAccountCommands(program: Command, output: (cmd: Command) => Output): void {
@@ -51,12 +60,14 @@ export function resellerAccountCommands(program: Command, output: (cmd: Command)
 
   const admin = program.command("reseller").description("reseller accounts (upstream admin operations; RESELLER_ADMIN_TOKEN)");
   admin
-    .command("balance <id>")
+    .command("balance [id]")
+    .description("a reseller account's balance; without [id], the bridge's own (RESELLER_ACCOUNT_ID; in sandbox mode the sandbox's reseller)")
     .option("--json", "machine-readable output")
-    .action(async (rawId: string, _o, cmd: Command) => {
+    .action(async (rawId: string | undefined, _o, cmd: Command) => {
       const { configOrExit, accountIdArg, call, clientFor } = await deps();
-      const id = accountIdArg(rawId);
-      const r = await call(() => clientFor(configOrExit(), "admin").resellerBalance(id));
+      const config = configOrExit();
+      const id = rawId === undefined ? await ownAccountOrExit(config) : accountIdArg(rawId);
+      const r = await call(() => clientFor(config, "admin").resellerBalance(id));
       emit(output(cmd), { id, balance: r.balance ?? null }, () => `reseller ${id}: balance ${r.balance ?? "(not returned)"}`);
     });
   admin

@@ -8,11 +8,12 @@ export function serveCommand(program: Command): void {
     .description("run the service: webhook intake, admin API, job runner and renewal sweep")
     .action(async () => {
       // Imported when the command runs (see buildProgram).
-      const [{ configPaths, describeConfig }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }, { reloadOnHangup }] =
+      const [{ describeConfig }, { configPaths }, { DatabaseNewerThanCodeError }, { startService }, { configOrExit }, { cliLogger }, { ListenError }, { reloadOnHangup }] =
         await Promise.all([
           import("../../config/describe.js"),
+          import("../config-paths.js"),
           import("../../store/store.js"),
-          import("../../service.js"),
+          import("../../compose/service.js"),
           import("../context.js"),
           import("../logger.js"),
           import("../../http/listen.js"),

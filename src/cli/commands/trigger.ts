@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { BILLING_CYCLES } from "../../catalog/billing-cycles.js";
-import { EVENT_TYPES } from "../../webhooks/event-types.js";
+import { EVENT_TYPES } from "../../vocabulary/event-types.js";
 import { CliError, EXIT, emit, type Output } from "../output.js";
 
 interface TriggerOptions {
@@ -38,7 +38,7 @@ export function triggerCommand(program: Command, output: (cmd: Command) => Outpu
     .action(async (eventType: string, o: TriggerOptions, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
       const [{ billingEventSchema, fieldErrors }, { signWebhook }, { configOrExit }] = await Promise.all([
-        import("../../webhooks/event-schema.js"),
+        import("../../intake/event-schema.js"),
         import("../../webhooks/signature.js"),
         import("../context.js"),
       ]);

@@ -1,5 +1,5 @@
 import { newEventId } from "../ids.js";
-import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
 import { LOCKS, queueLock, Rollback, type LockKey, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgServices } from "./services.js";
@@ -27,7 +27,7 @@ function intakeLocks(source: string, items: readonly IntakeItem[]): LockKey[] {
 
 /** The intake's transaction on PostgreSQL: one per delivery, committed (and flushed) before it resolves. */
 export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps {
-  async function acceptOne<R>(t: Tx, source: string, item: IntakeItem, decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>): Promise<AcceptedItem<R>> {
+  async function acceptOne<R, E extends StoredEvent>(t: Tx, source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): Promise<AcceptedItem<R>> {
     const [dup] = await t.q<{ id: string }>("SELECT id FROM events WHERE source = $1 AND webhook_id = $2", [source, item.webhookId]);
     if (dup) return { duplicate: dup.id };
     const existing = await services.getForUpdate(t, item.event.service.id);
@@ -59,10 +59,10 @@ export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs): EventOps
   }
 
   return {
-    async accept<R>(
+    async accept<R, E extends StoredEvent>(
       source: string,
-      items: readonly IntakeItem[],
-      decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>,
+      items: readonly IntakeItem<E>[],
+      decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>,
       keep: (results: AcceptedItem<R>[]) => boolean,
     ) {
       return db.tx<{ stored: boolean; items: AcceptedItem<R>[] }>(async (t) => {

@@ -1,4 +1,4 @@
-import type { JobState } from "../../jobs/types.js";
+import type { JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";

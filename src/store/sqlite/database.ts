@@ -18,7 +18,7 @@ export interface OpenDatabaseOptions {
  *   (group-commit.ts), and a savepoint keeps a copy of each page it changes in a sub-journal;
  *   in a temporary file that copying costs about as much as the writes themselves.
  * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
- *   blocks the event loop, so the running service shortens it once started (src/service.ts).
+ *   blocks the event loop, so the running service shortens it once started (src/compose/service.ts).
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Db {
   let db: Db | undefined;

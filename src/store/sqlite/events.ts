@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import { newEventId } from "../ids.js";
-import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView } from "../store.js";
+import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { SqliteJobs } from "./jobs.js";
@@ -22,7 +22,7 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
   );
   const byId = db.prepare("SELECT * FROM events WHERE id = ?");
 
-  function acceptOne<R>(source: string, item: IntakeItem, decide: (item: IntakeItem, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
+  function acceptOne<R, E extends StoredEvent>(source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
     const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
     if (dup) return { duplicate: dup.id };
     const existing = services.getSync(item.event.service.id);

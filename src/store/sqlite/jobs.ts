@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { Job, JobState } from "../../jobs/types.js";
+import type { Job, JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import type { JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
 import type { Db } from "./database.js";

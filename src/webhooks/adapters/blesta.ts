@@ -1,21 +1,13 @@
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { BillingCycle } from "../../catalog/catalog.js";
-import { panelEventSchema, type EventType } from "../event-schema.js";
+import { panelEventSchema, type EventType } from "../../intake/event-schema.js";
 import type { TranslateContext, TranslatedEvent, Translation, WebhookSource } from "../route.js";
-import {
-  catalogueVerdict,
-  changeEvents,
-  compact,
-  cycleFromMonths,
-  fullName,
-  normalizeDate,
-  notInCatalogue,
-  numberOrDigits,
-  secretEquals,
-  sha256Hex,
-} from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
 import { panelGet } from "./panel-api.js";
+import { compact, cycleFromMonths, fullName, normalizeDate, numberOrDigits } from "./panel-values.js";
+import { catalogueVerdict, notInCatalogue } from "./catalogue-checks.js";
+import { changeEvents } from "./change-events.js";
+import { secretEquals, sha256Hex } from "./signatures.js";
 
 /**
  * Blesta's Webhooks plugin (blesta/plugin-webhooks, models/webhooks_events.php::listen) posts an
@@ -214,8 +206,8 @@ export function blestaSource(options: BlestaOptions): WebhookSource {
     const productRaw = a("api.service.product_id") ?? f("old.product_id");
     const productId = str(productRaw);
     if (productId === undefined) return { kind: "invalid", errors: { "service.product_id": [`Blesta's ${api ? "API has no package for this service" : `Services.addAfter carries no package: ${API_HINT}`}`] } };
-    const notLicence = notInCatalogue(ctx.catalog, productId, "package");
-    if (notLicence) return { kind: "ignored", reason: notLicence };
+    const notLicense = notInCatalogue(ctx.catalog, productId, "package");
+    if (notLicense) return { kind: "ignored", reason: notLicense };
 
     const term = a("api.service.term") ?? f("old.term");
     const period = a("api.service.period") ?? f("old.period");

@@ -1,21 +1,13 @@
 import { createHmac } from "node:crypto";
 import type { BillingCycle } from "../../catalog/catalog.js";
 import { checkTimestamp } from "../signature.js";
-import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../../intake/event-schema.js";
 import type { TranslatedEvent, Translation, WebhookSource } from "../route.js";
 import { panelGet } from "./panel-api.js";
-import {
-  anyDigestMatches,
-  catalogueVerdict,
-  compact,
-  deliveryId,
-  fullName,
-  normalizeDate,
-  notInCatalogue,
-  sha256Hex,
-  signatureCandidates,
-} from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
+import { compact, deliveryId, fullName, normalizeDate } from "./panel-values.js";
+import { catalogueVerdict, notInCatalogue } from "./catalogue-checks.js";
+import { anyDigestMatches, sha256Hex, signatureCandidates } from "./signatures.js";
 
 /**
  * Where HostBill's hooks keep each field. The WebHooks plugin (HostBill docs, "WebHooks") posts
@@ -208,8 +200,8 @@ export function hostbillSource(options: HostbillOptions): WebhookSource {
         const account = api ? await api.account(serviceId) : undefined;
         const a = (k: HostbillField) => (account ? firstScalar(pick(account, fields[k])) : undefined);
         const productRaw = f("service.product_id") ?? a("api.account.product_id");
-        const notLicence = notInCatalogue(ctx.catalog, str(productRaw));
-        if (notLicence) return { kind: "ignored", reason: notLicence };
+        const notLicense = notInCatalogue(ctx.catalog, str(productRaw));
+        if (notLicense) return { kind: "ignored", reason: notLicense };
         const errors: FieldErrors = {};
         const cycleRaw = f("service.billing_cycle") ?? a("api.account.billing_cycle");
         const cycle = hostbillCycle(cycleRaw);

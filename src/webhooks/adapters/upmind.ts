@@ -1,20 +1,11 @@
 import { createHmac } from "node:crypto";
-import { panelEventSchema, type EventType, type FieldErrors } from "../event-schema.js";
+import { panelEventSchema, type EventType, type FieldErrors } from "../../intake/event-schema.js";
 import type { WebhookSource } from "../route.js";
-import {
-  anyDigestMatches,
-  catalogueVerdict,
-  changeEvents,
-  compact,
-  cycleFromMonths,
-  deliveryId,
-  normalizeDate,
-  notInCatalogue,
-  numberOrDigits,
-  sha256Hex,
-  signatureCandidates,
-} from "./common.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
+import { compact, cycleFromMonths, deliveryId, normalizeDate, numberOrDigits } from "./panel-values.js";
+import { catalogueVerdict, notInCatalogue } from "./catalogue-checks.js";
+import { changeEvents } from "./change-events.js";
+import { anyDigestMatches, sha256Hex, signatureCandidates } from "./signatures.js";
 
 /**
  * Where Upmind's V1 webhook payload keeps each field. The envelope (`webhook_event_id`,
@@ -118,8 +109,8 @@ export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPM
       const productId = str(productRaw);
 
       if (kind === "service.created") {
-        const notLicence = notInCatalogue(ctx.catalog, productId);
-        if (notLicence) return { kind: "ignored", reason: notLicence };
+        const notLicense = notInCatalogue(ctx.catalog, productId);
+        if (notLicense) return { kind: "ignored", reason: notLicense };
         const errors: FieldErrors = {};
         const monthsRaw = f("service.billing_months");
         const cycle = cycleFromMonths(numberOrDigits(monthsRaw));

@@ -4,10 +4,10 @@ import type { Logger } from "../log/logger.js";
 import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
-import { fieldErrors } from "../webhooks/event-schema.js";
-import { requireBearer } from "./auth.js";
-import { sendError } from "./errors.js";
-import { hasBody } from "./request-body.js";
+import { fieldErrors } from "../intake/event-schema.js";
+import { requireBearer } from "../http/auth.js";
+import { sendError } from "../http/errors.js";
+import { hasBody } from "../http/request-body.js";
 
 export interface ReconcileRouteDeps extends ReconcileDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */

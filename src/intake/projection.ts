@@ -1,6 +1,7 @@
-import type { Job } from "../jobs/types.js";
-import type { ServiceRow, ServiceStatus } from "../store/store.js";
-import { JOB_KINDS } from "./job-kinds.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { ServiceRow } from "../store/store.js";
+import type { ServiceStatus } from "../vocabulary/service-statuses.js";
+import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 
 /**
  * What a service will be once the jobs already accepted for it are applied: its stored row

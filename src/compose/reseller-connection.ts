@@ -4,11 +4,12 @@ import { z } from "zod";
 import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { createSandbox, DEFAULT_SANDBOX_TOKENS, type RunningSandbox } from "../sandbox/app.js";
-import { createConnectionPool, type ConnectionPool } from "./connection-pool.js";
-import type { UpstreamObserver } from "./transport.js";
-import { createV1Client, type V1Client } from "./v1.js";
-import { createV2Client, type V2Client } from "./v2.js";
+import type { RunningSandbox } from "../sandbox/app.js";
+import { createConnectionPool, type ConnectionPool } from "../reseller/connection-pool.js";
+import type { UpstreamObserver } from "../reseller/transport.js";
+import { createV1Client, type V1Client } from "../reseller/v1.js";
+import { createV2Client, type V2Client } from "../reseller/v2.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
 
 /**
  * The one place the reseller clients are built from configuration, for the service and the CLI
@@ -108,6 +109,8 @@ export async function connectReseller(config: Config, logger: Logger, observer?:
   if (config.upstream.mode === "live") {
     return { ...createResellerClients(resellerEndpoints(config), o), sandbox: null, close: () => pool.close() };
   }
+  // Loaded only here: a live service runs none of the sandbox's code.
+  const { createSandbox } = await import("../sandbox/app.js");
   const sandbox = await createSandbox({
     statePath: resolve(config.dataDir, "sandbox-state.json"),
     logger: logger.child({ component: "sandbox" }),

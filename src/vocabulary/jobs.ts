@@ -18,7 +18,7 @@ export interface Job {
   /** Set while a call that may charge money is (or was) under way; see JobContext.withIntent. */
   intent: unknown;
   lastError: string | null;
-  /** Why it stopped (blocked or failed), as a stable code (src/http/error-codes.ts). */
+  /** Why it stopped (blocked or failed), as a stable code (src/vocabulary/error-codes.ts). */
   errorCode: string | null;
   /** Set when the job succeeded without doing its work, and why (e.g. a renewal of a service being terminated). */
   skipped: string | null;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { billingCycleSchema } from "../catalog/catalog.js";
-import { ipSchema } from "../reseller/vocabulary.js";
-import { EVENT_TYPES, type EventType } from "./event-types.js";
+import { ipSchema } from "../vocabulary/products.js";
+import { EVENT_TYPES, type EventType } from "../vocabulary/event-types.js";
 
 export { EVENT_TYPES, type EventType };
 

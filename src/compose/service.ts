@@ -1,67 +1,49 @@
 import type { Express } from "express";
-import { alertMailJob, createAlerts, type Alerts } from "./alerts/alerts.js";
-import { alertForStoppedJob, resolveOnSuccess } from "./alerts/job-alerts.js";
-import { systemClock, type Clock } from "./clock.js";
-import { secretValues } from "./config/describe.js";
-import type { Config } from "./config/load.js";
-import { adminRouter } from "./http/admin-routes.js";
-import { createApp } from "./http/app.js";
-import { healthRouter } from "./http/health-routes.js";
-import { hostPort, listen } from "./http/listen.js";
-import { openApiRouter } from "./http/openapi.js";
-import { reconcileRouter } from "./http/reconcile-routes.js";
-import type { JobDefinition } from "./jobs/define.js";
-import { JobRunner, type RunnerObserver } from "./jobs/runner.js";
-import type { LifecycleDeps } from "./lifecycle/deps.js";
-import { lifecycleJobs, skipRecord, stopRecord } from "./lifecycle/handlers.js";
-import type { Logger } from "./log/logger.js";
-import { createMailer, mailJobs, type Mailer } from "./mail/index.js";
-import { createMetrics, type Metrics } from "./observability/metrics.js";
-import { JobWaiter } from "./jobs/waiter.js";
-import { createProvisioning } from "./provisioning/provisioning.js";
-import { provisioningOffRouter, provisioningRouter } from "./provisioning/routes.js";
-import { checkRenewalsAtRisk, healBlockedRenewals } from "./renewals/healing.js";
-import { scheduleRenewals } from "./renewals/schedule.js";
-import { createSweep, type Sweep } from "./renewals/sweep.js";
-import { connectReseller, observeUpstream, type ResellerClients } from "./reseller/connect.js";
-import { createUpstream, type Upstream } from "./reseller/upstream.js";
-import { openStore } from "./store/open.js";
-import type { Store } from "./store/store.js";
-import { adapterRouters } from "./webhooks/adapters/index.js";
-import { guardAccept } from "./webhooks/availability.js";
-import { billingSource } from "./webhooks/billing-source.js";
-import { createIntake } from "./webhooks/intake.js";
-import { webhookRouter } from "./webhooks/route.js";
-import { secretKey } from "./webhooks/signature.js";
+import { alertMailJob, createAlerts, type Alerts } from "../alerts/alerts.js";
+import { alertForStoppedJob, resolveOnSuccess } from "../alerts/job-alerts.js";
+import { systemClock, type Clock } from "../clock.js";
+import { secretValues } from "../config/describe.js";
+import type { Config } from "../config/load.js";
+import { RESTART_ONLY } from "../config/restart-only.js";
+import { adminRouter } from "../admin/admin-routes.js";
+import { createApp } from "../http/app.js";
+import { healthRouter } from "../admin/health-routes.js";
+import { hostPort, listen } from "../http/listen.js";
+import { openApiRouter } from "../admin/openapi.js";
+import { reconcileRouter } from "../admin/reconcile-routes.js";
+import type { JobDefinition } from "../jobs/define.js";
+import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
+import type { LifecycleDeps } from "../lifecycle/deps.js";
+import { lifecycleJobs, skipRecord, stopRecord } from "../lifecycle/handlers.js";
+import type { Logger } from "../log/logger.js";
+import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
+import { createMetrics, type Metrics } from "../observability/metrics.js";
+import { JobWaiter } from "../jobs/waiter.js";
+import { licenseAnswerer } from "../provisioning/answers.js";
+import { createProvisioning } from "../provisioning/provisioning.js";
+import { outcomeWaiter } from "../provisioning/wait.js";
+import { cachedInstallCommands } from "../lifecycle/install-commands.js";
+import type { Intake } from "../intake/intake.js";
+import { provisioningOffRouter, provisioningRouter } from "../provisioning/routes.js";
+import { checkRenewalsAtRisk, healBlockedRenewals } from "../renewals/healing.js";
+import { scheduleRenewals } from "../renewals/schedule.js";
+import { createSweep, type Sweep } from "../renewals/sweep.js";
+import { SCRAPE_WAIT_MS } from "../reseller/balance.js";
+import { ownBalance } from "./reseller-balance.js";
+import { connectReseller, observeUpstream, type ResellerClients } from "./reseller-connection.js";
+import { createUpstream, type Upstream } from "../reseller/upstream.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/store.js";
+import { adapterRouters } from "../webhooks/adapters/index.js";
+import { guardAccept } from "../intake/availability.js";
+import { billingSource } from "../webhooks/billing-source.js";
+import { createIntake } from "../intake/intake.js";
+import { webhookRouter } from "../webhooks/route.js";
+import { secretKey } from "../webhooks/signature.js";
 
 // For tests that build their own reseller clients with the service's metrics.
 export { observeUpstream };
 
-/**
- * Settings a SIGHUP does not change: the listener, the database, the runner's and the cron's
- * set-up. A reload that changes one says so and keeps the running value until a restart.
- */
-export const RESTART_ONLY = [
-  "HOST",
-  "PORT",
-  "DATABASE_PATH",
-  "DATABASE_URL",
-  "RESELLER_API_URL",
-  "RESELLER_LEGACY_URL",
-  "RESELLER_PROTOCOL",
-  "RESELLER_TIMEOUT_MS",
-  "RESELLER_SETTLE_SECONDS",
-  "WORKER_CONCURRENCY",
-  "JOB_MAX_ATTEMPTS",
-  "RETRY_MAX_DELAY_SECONDS",
-  "BLOCKED_RETRY_MINUTES",
-  "SHUTDOWN_GRACE_MS",
-  "RENEWAL_CRON",
-  "RENEWAL_LEAD_DAYS",
-  "OPERATOR_EMAIL",
-  "MAIL_FROM",
-  "LOG_LEVEL",
-] as const satisfies readonly (keyof Config)[];
 
 /**
  * The mailer the mail jobs hold, whose transport a reload can replace (SMTP_URL rotated). The old
@@ -239,7 +221,14 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     },
   });
 
-  metrics.track({ jobCounts: () => store.jobs.counts(), openAlerts: async () => (await alerts.open()).length });
+  // The reseller balance of the bridge's own account, for /metrics and GET /admin/balance.
+  const balance = ownBalance(config, { sandbox: reseller.sandbox, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
+  opened.push(() => balance.close());
+  metrics.track({
+    jobCounts: () => store.jobs.counts(),
+    openAlerts: async () => (await alerts.open()).length,
+    resellerBalance: () => balance.read({ waitMs: SCRAPE_WAIT_MS }),
+  });
 
   // Draining (SIGTERM): /readyz says so at once, new events and provisioning calls are refused
   // with 503 and Retry-After (a balancer or the panel sends them to another instance or later),
@@ -249,6 +238,15 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     const why = lost();
     if (why) return { message: "the database is unavailable; send the event again later", retryAfterSeconds: 60 };
     return draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
+  };
+
+  // Install commands for the panels' client areas: through the upstream, within WORKER_CONCURRENCY, as the install mail reads them.
+  const installCommands = cachedInstallCommands(upstream, clock);
+  /** The provisioning API of one configuration: it translates, the intake decides, it waits. */
+  const provisioningOf = (cfg: Config, accept: Intake) => {
+    const license = licenseAnswerer({ catalog: cfg.catalog, installCommands, logger: logger.child({ component: "provisioning" }) });
+    const outcome = outcomeWaiter({ services: store.services, jobs: store.jobs, waiter, waitMs: cfg.PROVISION_WAIT_SECONDS * 1000, now: () => Date.now(), license });
+    return createProvisioning({ accept, services: store.services, jobs: store.jobs, outcome, license });
   };
 
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
@@ -264,24 +262,14 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
-        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store }),
+        adminRouter({ adminToken: cfg.ADMIN_TOKEN, store, balance }),
         cfg.PROVISIONING_TOKEN
           ? provisioningRouter({
               token: cfg.PROVISIONING_TOKEN,
               services: store.services,
               logger: logger.child({ component: "provisioning" }),
               observer: metrics.provisioning,
-              provisioning: createProvisioning({
-                accept,
-                services: store.services,
-                jobs: store.jobs,
-                waiter,
-                catalog: cfg.catalog,
-                waitMs: cfg.PROVISION_WAIT_SECONDS * 1000,
-                // A read for a panel's client area: straight to the reseller, not behind the jobs' upstream slots.
-                installCommand: async (ip, type) => (await reseller.v1.installCommand({ ip, type })).command,
-                logger: logger.child({ component: "provisioning" }),
-              }),
+              provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
         reconcileRouter({ adminToken: cfg.ADMIN_TOKEN, store, upstream, logger: logger.child({ component: "reconcile" }) }),
@@ -331,6 +319,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         server.close(() => r());
         server.closeAllConnections();
       });
+      await balance.close();
       if (!options.reseller) await reseller.close();
       if (!options.mailer) mailer.close();
       await store.close();
@@ -356,6 +345,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     }
     // A new SMTP server or password: the next mail goes through a transport built from it.
     if (!options.mailer && next.SMTP_URL !== current.config.SMTP_URL) mailer.swap(createMailer(next, { logger: logger.child({ component: "mail" }) }));
+    balance.configure(next);
     current = { config: next, app };
     return { restartNeeded };
   };

@@ -1,11 +1,12 @@
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { BalanceReading } from "../reseller/balance.js";
 import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
 import type { HistoryRow, ServiceRow } from "../store/store.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /** A service's licence as the admin API and CLI show it. */
-export function licenceView(s: ServiceRow) {
+export function licenseView(s: ServiceRow) {
   return {
     service_id: s.service_id,
     product_id: s.product_id,
@@ -59,4 +60,9 @@ export function modulesView(rows: { module: string; services: number }[]) {
       return { module: r.module, panel, version, services: r.services, outdated: version !== "" && isOutdated(version) };
     }),
   };
+}
+
+/** The reseller balance of the bridge's own account, as GET /admin/balance answers it. */
+export function balanceView(b: BalanceReading) {
+  return { balance: b.balance, checked_at: iso(b.checkedAt), reason: b.reason };
 }

@@ -1,8 +1,7 @@
 import { JobSkippedError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
-import type { ServiceRow } from "../store/store.js";
-import type { LifecycleDeps } from "./deps.js";
-import { serviceQueueKey } from "./job-kinds.js";
+import type { Job } from "../vocabulary/jobs.js";
+import type { ServiceRow, Store } from "../store/store.js";
+import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { project, queuedBehind } from "./projection.js";
 
 /**
@@ -45,7 +44,7 @@ export function chargeRefusal(
  * job ends skipped, saying why) when the charge must not be made. Every charging call passes
  * through here: `once()` calls it, via `charging()`, right before it records the intent and sends.
  */
-export async function checkCharge(deps: Pick<LifecycleDeps, "store">, job: Pick<Job, "id" | "eventId" | "serviceId">, purpose: ChargePurpose): Promise<void> {
+export async function checkCharge(deps: { store: Pick<Store, "services" | "jobs"> }, job: Pick<Job, "id" | "eventId" | "serviceId">, purpose: ChargePurpose): Promise<void> {
   const svc = job.serviceId ? await deps.store.services.get(job.serviceId) : undefined;
   if (!svc) throw new JobSkippedError(`service ${job.serviceId ?? "(none)"} is not known to the bridge; nothing bought`);
   const behind = queuedBehind(await deps.store.jobs.unfinished(serviceQueueKey(svc.service_id)), job);

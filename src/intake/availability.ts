@@ -1,5 +1,5 @@
 import { ServiceUnavailableError } from "../http/errors.js";
-import type { Intake as AcceptEvents } from "./intake.js";
+import type { Intake } from "./intake.js";
 
 /** Why the service takes no event now, and when to send it again. */
 export interface Unavailable {
@@ -12,7 +12,7 @@ export interface Unavailable {
  * Retry-After, never a 202, while `unavailable` says why (the database file is not the one the
  * service has open; the service is shutting down). The panel keeps the event and sends it again.
  */
-export function guardAccept(accept: AcceptEvents, unavailable: () => Unavailable | undefined): AcceptEvents {
+export function guardAccept(accept: Intake, unavailable: () => Unavailable | undefined): Intake {
   return async (...args) => {
     const why = unavailable();
     if (why) throw new ServiceUnavailableError(why.message, why.retryAfterSeconds);

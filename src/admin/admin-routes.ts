@@ -1,16 +1,20 @@
 import express, { type Router } from "express";
 import { z } from "zod";
-import { JOB_STATES } from "../jobs/types.js";
-import { SERVICE_STATUSES, type Store } from "../store/store.js";
-import { fieldErrors } from "../webhooks/event-schema.js";
-import { requireBearer } from "./auth.js";
-import { sendError } from "./errors.js";
-import { historyView, jobView, licenceView, modulesView } from "./views.js";
+import { JOB_STATES } from "../vocabulary/jobs.js";
+import type { BalanceReader } from "../reseller/balance.js";
+import { type Store } from "../store/store.js";
+import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { fieldErrors } from "../intake/event-schema.js";
+import { requireBearer } from "../http/auth.js";
+import { sendError } from "../http/errors.js";
+import { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
 
 export interface AdminRouteDeps {
   /** Every accepted admin token (ADMIN_TOKEN). */
   adminToken: string | readonly string[];
   store: Store;
+  /** The reseller balance of the bridge's own account (src/reseller/balance.ts). */
+  balance: BalanceReader;
 }
 
 /**
@@ -21,11 +25,15 @@ export interface AdminRouteDeps {
  */
 const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
 
-export const licencesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
+export const licensesQuerySchema = z.strictObject({ status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])) });
 export const jobsQuerySchema = z.strictObject({
   state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
   service_id: noFilterIfEmpty(z.string().max(64)),
   kind: noFilterIfEmpty(z.string().max(64)),
+});
+/** `fresh=true` asks the reseller now instead of answering the reading of the last minute. */
+export const balanceQuerySchema = z.strictObject({
+  fresh: noFilterIfEmpty(z.enum(["", "true", "false"])).describe("true: ask the reseller now rather than answer the reading of the last 60 s"),
 });
 /** What a job id looks like wherever one is typed (admin API, CLI). */
 export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";
@@ -48,19 +56,25 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.get("/admin/services/:id", async (req, res) => {
     const svc = await services.get(req.params.id);
     if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
-    res.json({ ...licenceView(svc), history: (await services.history(svc.service_id)).map(historyView) });
+    res.json({ ...licenseView(svc), history: (await services.history(svc.service_id)).map(historyView) });
   });
 
   router.get("/admin/licenses", async (req, res) => {
-    const q = licencesQuerySchema.safeParse(req.query);
+    const q = licensesQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
-    res.json({ licenses: (await services.list(q.data.status)).map(licenceView) });
+    res.json({ licenses: (await services.list(q.data.status)).map(licenseView) });
   });
 
   router.get("/admin/jobs", async (req, res) => {
     const q = jobsQuerySchema.safeParse(req.query);
     if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
     res.json({ jobs: (await jobs.list({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind })).map(jobView) });
+  });
+
+  router.get("/admin/balance", async (req, res) => {
+    const q = balanceQuerySchema.safeParse(req.query);
+    if (!q.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(q.error) });
+    res.json(balanceView(await deps.balance.read({ fresh: q.data.fresh === "true" })));
   });
 
   router.get("/admin/modules", async (_req, res) => {

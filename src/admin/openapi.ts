@@ -1,18 +1,19 @@
 import { readFileSync } from "node:fs";
 import express, { type Router } from "express";
 import { z } from "zod";
-import { JOB_STATES } from "../jobs/types.js";
+import { JOB_STATES } from "../vocabulary/jobs.js";
 import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
-import { SERVICE_STATUSES } from "../store/store.js";
-import { billingEventSchema, EVENT_TYPES } from "../webhooks/event-schema.js";
+import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
-import { jobIdSchema, jobsQuerySchema, licencesQuerySchema } from "./admin-routes.js";
+import { balanceQuerySchema, jobIdSchema, jobsQuerySchema, licensesQuerySchema } from "./admin-routes.js";
 import { reconcileBodySchema } from "./reconcile-routes.js";
-import { ERROR_CODE_NAMES, ERROR_CODES } from "./error-codes.js";
+import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
-import { PROVISIONING_CALLS, type ProvisionedLicence } from "../provisioning/provisioning.js";
-import type { historyView, jobView, licenceView, modulesView } from "./views.js";
+import type { ProvisionedLicense } from "../provisioning/answers.js";
+import { PROVISIONING_CALLS } from "../provisioning/provisioning.js";
+import type { balanceView, historyView, jobView, licenseView, modulesView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -58,7 +59,7 @@ export const webhookAnswerSchema = z.object({
   status: z.enum(["accepted", "duplicate"]),
 });
 
-export const licenceSchema = z.object({
+export const licenseSchema = z.object({
   service_id: z.string(),
   product_id: z.string(),
   ip: z.string(),
@@ -87,7 +88,7 @@ export const historyItemSchema = z.object({
   job_id: z.number().int().nullable(),
 });
 
-export const serviceDetailSchema = licenceSchema.extend({
+export const serviceDetailSchema = licenseSchema.extend({
   history: z.array(historyItemSchema).describe("The service's events and what came of them, oldest first"),
 });
 
@@ -120,6 +121,15 @@ export const modulesSchema = z.object({
   ),
 });
 
+export const balanceSchema = z.object({
+  balance: z.number().nullable().describe("The reseller balance of the bridge's own account; null while it is unknown (see reason)"),
+  checked_at: nullableIso.describe("When the reseller was last asked, whatever it answered; null when it was not asked"),
+  reason: z
+    .string()
+    .nullable()
+    .describe("Why balance is null (RESELLER_ACCOUNT_ID not set, the token lacks the admin role, the reseller unreachable, ...); null when it is not"),
+});
+
 export const driftItemSchema = z.object({
   kind: z.enum(DRIFT_KINDS),
   service_id: z.string().nullable(),
@@ -130,11 +140,11 @@ export const driftItemSchema = z.object({
   fixable: z.boolean(),
   fix: z.string().optional(),
 });
-export const settledItemSchema = driftItemSchema.extend({ error: z.string().optional() });
+export const handledItemSchema = driftItemSchema.extend({ error: z.string().optional() });
 export const reconcileResultSchema = z.object({
   drift: z.array(driftItemSchema).describe("Every difference found, before any repair"),
-  fixed: z.array(settledItemSchema).describe("Repaired by this run (empty without fix)"),
-  manual: z.array(settledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
+  fixed: z.array(handledItemSchema).describe("Repaired by this run (empty without fix)"),
+  manual: z.array(handledItemSchema).describe("Left for a person: purchases, unknown licences, failed repairs"),
 });
 
 const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
@@ -146,7 +156,7 @@ export const notReadySchema = z.object({
   checks: checksSchema,
 });
 
-export const provisionedLicenceSchema = z.object({
+export const provisionedLicenseSchema = z.object({
   success: z.literal(true),
   license_key: z.string().describe("The bridge's stable name of the licence: returned by create, accepted by every other call"),
   service_identifier: z.string().describe("The panel's service id"),
@@ -181,13 +191,14 @@ export const provisionErrorSchema = errorSchema
 // The compiler checks that the documented responses are what the views produce.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const responseShapesMatch: [
-  Same<z.output<typeof licenceSchema>, ReturnType<typeof licenceView>>,
+  Same<z.output<typeof licenseSchema>, ReturnType<typeof licenseView>>,
   Same<z.output<typeof historyItemSchema>, ReturnType<typeof historyView>>,
   Same<z.output<typeof jobSchema>, ReturnType<typeof jobView>>,
   Same<z.output<typeof reconcileResultSchema>, ReconcileResult>,
-  Same<z.output<typeof provisionedLicenceSchema>, ProvisionedLicence>,
+  Same<z.output<typeof provisionedLicenseSchema>, ProvisionedLicense>,
   Same<z.output<typeof modulesSchema>, ReturnType<typeof modulesView>>,
-] = [true, true, true, true, true, true];
+  Same<z.output<typeof balanceSchema>, ReturnType<typeof balanceView>>,
+] = [true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -323,9 +334,9 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: "listLicenses",
           summary: "Licences, optionally by status",
           security: ADMIN_SECURITY,
-          parameters: queryParameters(licencesQuerySchema),
+          parameters: queryParameters(licensesQuerySchema),
           responses: {
-            "200": { description: "The licences", ...json(listOf("licenses", "Licence")) },
+            "200": { description: "The licences", ...json(listOf("licenses", "License")) },
             "401": UNAUTHORIZED,
             "422": INVALID,
           },
@@ -354,6 +365,24 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             "200": { description: "The modules", ...json(ref("Modules")) },
             "401": UNAUTHORIZED,
+          },
+        },
+      },
+      "/admin/balance": {
+        get: {
+          tags: ["admin"],
+          operationId: "getBalance",
+          summary: "The reseller balance of the bridge's own account",
+          description:
+            "Read through the reseller's admin endpoint (GET /admin/reseller/{id}/balance) for RESELLER_ACCOUNT_ID with RESELLER_ADMIN_TOKEN " +
+            "(in sandbox mode: the sandbox's own reseller), and kept 60 s; the same reading as the license_bridge_reseller_balance gauge. " +
+            "A balance that cannot be read is answered 200 with balance null and the reason.",
+          security: ADMIN_SECURITY,
+          parameters: queryParameters(balanceQuerySchema),
+          responses: {
+            "200": { description: "The balance, or why it is unknown", ...json(ref("Balance")) },
+            "401": UNAUTHORIZED,
+            "422": INVALID,
           },
         },
       },
@@ -444,12 +473,13 @@ export function openApiDocument(): Record<string, unknown> {
         WebhookAnswer: jsonSchema(webhookAnswerSchema, "output"),
         Error: jsonSchema(errorSchema, "output"),
         ValidationError: jsonSchema(validationErrorSchema, "output"),
-        Licence: jsonSchema(licenceSchema, "output"),
+        License: jsonSchema(licenseSchema, "output"),
         ServiceDetail: jsonSchema(serviceDetailSchema, "output"),
         Job: jsonSchema(jobSchema, "output"),
         Modules: jsonSchema(modulesSchema, "output"),
+        Balance: jsonSchema(balanceSchema, "output"),
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
-        ProvisionedLicence: jsonSchema(provisionedLicenceSchema, "output"),
+        ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),
       },
@@ -546,7 +576,7 @@ function provisioningPaths(): Record<string, unknown> {
   };
   const pr = (description: string, schemaName = "ProvisionError") => ({ description, ...json(ref(schemaName)) });
   const responses = {
-    "200": pr("Done (or nothing to do): the licence", "ProvisionedLicence"),
+    "200": pr("Done (or nothing to do): the licence", "ProvisionedLicense"),
     "202": pr(
       "Not done within PROVISION_WAIT_SECONDS, or queued behind a blocked job of the service (the message names it); the work goes on, and the same call made again later answers with its outcome",
       "ProvisionPending",

@@ -1,12 +1,12 @@
 import { JobFailedError } from "../jobs/errors.js";
-import type { Job } from "../jobs/types.js";
+import type { Job } from "../vocabulary/jobs.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import type { ProductType } from "../reseller/vocabulary.js";
+import type { ProductType } from "../vocabulary/products.js";
 import type { EventOutcome, NewJob, ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 
 /** The upstream licences a service stands for: its own, or its bundle's components. */
-export function licenceTypes(svc: Pick<ServiceRow, "kind" | "type" | "bundle">): ProductType[] {
+export function licenseTypes(svc: Pick<ServiceRow, "kind" | "type" | "bundle">): ProductType[] {
   return svc.kind === "bundle" ? bundleComponents(svc.bundle ?? "") : [svc.type as ProductType];
 }
 

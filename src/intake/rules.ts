@@ -1,8 +1,8 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
-import type { ErrorCode } from "../http/error-codes.js";
-import type { Projection } from "../lifecycle/projection.js";
+import type { ErrorCode } from "../vocabulary/error-codes.js";
+import type { Projection } from "./projection.js";
 import { bundleComponents } from "../reseller/upstream.js";
-import { unusableIpReason } from "../reseller/ip-address.js";
+import { unusableIpReason } from "../vocabulary/ip-address.js";
 import type { ServiceRow } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 
@@ -76,13 +76,14 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     if (limit !== null && svc.ip_changes >= limit) {
       add("changes.ip", `IP change limit reached: product ${svc.product_id} allows ${limit} IP changes (max_ip_changes)`, "ip_change_limit");
     }
-    if (to === p.ip) add("changes.ip", "is the licence's current IP");
-    else {
+    // To the IP it has (or will have) already: nothing to change (decide.ts), not a refusal.
+    if (to !== p.ip) {
       checkUsable("changes.ip", to);
       if (!errors["changes.ip"]) checkFree("changes.ip", to, typesOf(svc));
     }
   }
-  if (event.type === "service.product_changed") {
+  // To the product it has already: nothing to change (decide.ts), whatever the product is.
+  if (event.type === "service.product_changed" && event.changes!.product_id !== svc.product_id) {
     const to = catalog.product(event.changes!.product_id!);
     const from = catalog.product(svc.product_id);
     if (!to) {

@@ -1,9 +1,9 @@
 import type { Clock } from "../clock.js";
 import { JobDeferredError, JobFailedError, JobLeaseLostError } from "../jobs/errors.js";
-import type { JobContext } from "../jobs/runner.js";
-import type { Job } from "../jobs/types.js";
+import type { JobContext } from "../jobs/define.js";
+import type { Job } from "../vocabulary/jobs.js";
 import { ResellerError } from "../reseller/errors.js";
-import { checkCharge, type ChargePurpose } from "./charge-rule.js";
+import { checkCharge, type ChargePurpose } from "../intake/charge-rule.js";
 import type { LifecycleDeps } from "./deps.js";
 
 export interface Intent {
@@ -75,7 +75,7 @@ export function charging(
  * has passed: the reseller has no idempotency key and may finish a call after we gave up on it,
  * and a list read too early would send the charge a second time.
  */
-export async function once<T>(
+export async function callOnce<T>(
   job: Pick<Job, "intent" | "attempts" | "maxAttempts">,
   ctx: JobContext,
   intent: Intent,
