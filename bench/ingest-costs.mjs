@@ -24,12 +24,12 @@ const [{ loadConfig }, { openStore }, { systemClock }, { createLogger }, { billi
       "clock.js",
       "log/logger.js",
       "webhooks/billing-source.js",
-      "webhooks/event-schema.js",
-      "webhooks/intake.js",
+      "intake/event-schema.js",
+      "intake/intake.js",
       "webhooks/signature.js",
       "http/request-log.js",
       "http/loggable-path.js",
-      "webhooks/rules.js",
+      "intake/rules.js",
     ].map(load),
   );
 

@@ -43,7 +43,7 @@ async function durable() {
 /**
  * `bridge`: the webhook route alone in the app, its request lines at BENCH_LOG_LEVEL (default
  * warn: none), as this bench has always measured it. `service`: the HTTP surface as
- * src/service.ts builds it for the same route: the health and API-document routers mounted
+ * src/compose/service.ts builds it for the same route: the health and API-document routers mounted
  * before it, the intake behind guardAccept (which asks the store whether its file is lost), the
  * metrics observer, the configured secrets masked in request lines, and LOG_LEVEL's default,
  * info: a pino line per request (to stdout, which the bench reads and drops).
@@ -72,7 +72,7 @@ async function bridge(asService) {
   if (!asService) return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [route(intake)] });
 
   const [{ secretValues }, { healthRouter }, { openApiRouter }, { createMetrics }, { guardAccept }] = await Promise.all(
-    ["config/describe.js", "http/health-routes.js", "http/openapi.js", "observability/metrics.js", "webhooks/availability.js"].map(load),
+    ["config/describe.js", "admin/health-routes.js", "admin/openapi.js", "observability/metrics.js", "intake/availability.js"].map(load),
   );
   const metrics = createMetrics();
   const lost = () => store.lost();

@@ -64,7 +64,7 @@ type Run = autocannon.Result & { cpuUsPerRequest: number; elu: number };
 const LABEL: Record<Mode, string> = { bare: "bare Express", durable: "durable baseline", bridge: "bridge", service: "bridge as the service builds it" };
 /**
  * BENCH_INGEST_SERVICE=1 adds a fourth server to the rounds: the same route with what
- * src/service.ts puts around it (ingest-server.mjs `service`: routers before it, guardAccept,
+ * src/compose/service.ts puts around it (ingest-server.mjs `service`: routers before it, guardAccept,
  * metrics, request lines at LOG_LEVEL=info). Printed, with no target.
  */
 const WITH_SERVICE = process.env.BENCH_INGEST_SERVICE === "1";
