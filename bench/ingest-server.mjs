@@ -67,7 +67,13 @@ async function bridge(asService) {
   });
   const logger = createLogger({ level: process.env.BENCH_LOG_LEVEL ?? (asService ? "info" : "warn"), pretty: false });
   const store = await openStore(config, { clock: systemClock, logger, serving: true });
-  const intake = createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
+  // BENCH_INGEST_ACCEPT=instant: the route with an intake that stores nothing and accepts every
+  // event at once, so the route's own cost (HTTP, signature, schema, answer) is seen apart from
+  // the intake's (diagnostic only: no durability, no target).
+  const intake =
+    process.env.BENCH_INGEST_ACCEPT === "instant"
+      ? async (_source, items) => items.map(() => ({ status: "accepted", eventId: "evt_instant" }))
+      : createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS });
   const route = (accept, observer) => webhookRouter(billingSource([secretKey(secret)]), { accept, catalog: config.catalog, clock: systemClock, logger, observer });
   if (!asService) return createApp({ logger, isBusy: (err) => store.isBusy(err), routers: [route(intake)] });
 

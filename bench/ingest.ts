@@ -105,7 +105,9 @@ export async function runIngest(): Promise<Figure[]> {
   // Alternating rounds, so a noisy neighbour on this shared machine weighs on all three alike;
   // the order rotates from round to round, so none is always first after a start-up.
   const runs: Record<Mode, Run[]> = { bare: [], durable: [], bridge: [], service: [] };
-  const order: Mode[] = WITH_SERVICE ? ["bare", "durable", "bridge", "service"] : ["bare", "durable", "bridge"];
+  // BENCH_INGEST_MODES=durable,bridge: only those servers (to profile one; the figures of a missing one are NaN).
+  const only = process.env.BENCH_INGEST_MODES?.split(",");
+  const order = (WITH_SERVICE ? (["bare", "durable", "bridge", "service"] as Mode[]) : (["bare", "durable", "bridge"] as Mode[])).filter((m) => !only || only.includes(m));
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < order.length; k++) {
       const mode = order[(round + k) % order.length]!;
@@ -117,7 +119,7 @@ export async function runIngest(): Promise<Figure[]> {
   const rps = (rs: autocannon.Result[]) => median(rs.map((r) => r.requests.average));
   const p99 = (rs: autocannon.Result[]) => median(rs.map((r) => r.latency.p99));
   /** The median over rounds of a/b, each round's a against the same round's b. */
-  const ratio = (a: autocannon.Result[], b: autocannon.Result[], of: (r: autocannon.Result) => number) => median(a.map((r, i) => of(r) / of(b[i]!)));
+  const ratio = (a: autocannon.Result[], b: autocannon.Result[], of: (r: autocannon.Result) => number) => median(a.map((r, i) => (b[i] ? of(r) / of(b[i]) : NaN)));
   const throughput = (r: autocannon.Result) => r.requests.average;
   const tail = (r: autocannon.Result) => r.latency.p99;
   const vsBare = ratio(ours, bare, throughput);
