@@ -15,7 +15,8 @@ import { countStatements } from "./sql-count.mjs";
 // BEGINs tell how many deliveries each group commit took.
 const sql = process.env.BENCH_COUNT_SQL === "1" ? countStatements() : undefined;
 
-const dist = new URL("../dist/", import.meta.url);
+// BENCH_DIST: another build's dist/ to measure instead (an earlier commit's, for before and after).
+const dist = process.env.BENCH_DIST ? new URL(`file://${process.env.BENCH_DIST.replace(/\/?$/, "/")}`) : new URL("../dist/", import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 const mode = process.argv[2];
