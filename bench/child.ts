@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
+import { PERF_NODE_FLAGS } from "./perf-window.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -14,20 +15,30 @@ export async function startChild<T>(
   args: string[] = [],
   env: Record<string, string> = {},
 ): Promise<{ info: T; child: ChildProcess; ask<R>(message: object): Promise<R>; stop(): Promise<void> }> {
-  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  // BENCH_CPU_PROF=dir profiles every child (a .cpuprofile per process in dir); with
+  // BENCH_CPU_PROF_ONLY=script[:arg], only the children of that script (and first argument).
+  const only = process.env.BENCH_CPU_PROF_ONLY?.split(":");
+  const profiled = !!process.env.BENCH_CPU_PROF && (!only || (only[0] === script && (only[1] === undefined || only[1] === args[0])));
+  const profile = profiled ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
-  const child = spawn(process.execPath, [...profile, ...loader, resolve(ROOT, "bench", script), ...args], {
+  // BENCH_PERF_DIR: named JavaScript frames for `perf` (perf-window.ts).
+  const perf = process.env.BENCH_PERF_DIR ? PERF_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...profile, ...perf, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
   const info = await new Promise<T>((ok, fail) => {
     let buf = "";
-    child.stdout!.on("data", (d: Buffer) => {
+    const onData = (d: Buffer) => {
       buf += d.toString();
       const m = /^READY (.*)$/m.exec(buf);
-      if (m) ok(JSON.parse(m[1]!) as T);
-    });
+      if (!m) return;
+      // What the child writes after (log lines at LOG_LEVEL=info) is read and dropped, not kept.
+      child.stdout!.off("data", onData).resume();
+      ok(JSON.parse(m[1]!) as T);
+    };
+    child.stdout!.on("data", onData);
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code} before it was ready`)));
   });
   return {

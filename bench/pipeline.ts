@@ -10,10 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signWebhook } from "../src/webhooks/signature.js";
 import { startChild } from "./child.js";
+import { perfWindow } from "./perf-window.js";
 import { median, report, type Figure } from "./report.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const WARMUP_ORDERS = Number(process.env.BENCH_PIPELINE_WARMUP ?? 0);
 const LATENCY_MS = 50;
 const CONCURRENCY = 16;
 /** register + install-command for a cpanel licence. */
@@ -30,6 +32,10 @@ interface BridgeStats {
   cpu: NodeJS.CpuUsage;
   elu: { idle: number; active: number; utilization: number };
   debug?: string;
+  /** The profile written, when asked for. */
+  profile?: string;
+  /** With BENCH_COUNT_SQL=1: statements run so far, by their text. */
+  sql?: Record<string, number>;
 }
 
 function cpuMs(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage): number {
@@ -60,39 +66,58 @@ async function runOnce(dist?: string): Promise<Run> {
     WORKER_CONCURRENCY: String(CONCURRENCY),
   });
   try {
-    const before = await bridge.ask<BridgeStats>({ stats: true });
+    /** `count` orders over HTTP, 50 at a time, then until every one's two jobs (registration, mail) succeeded. */
+    const orders = async (prefix: string, net: string, count: number, succeededBefore: number) => {
+      // Events arrive over HTTP, 50 at a time, while the runner already works on the first ones.
+      for (let i = 0; i < count; i += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - i) }, (_, k) => {
+            const n = i + k;
+            const body = JSON.stringify({
+              type: "service.created",
+              service: { id: `${prefix}${n}`, product_id: "12", billing_cycle: "monthly", ip: `${net}.${n >> 8}.${n & 255}`, customer: { email: `c${n}@example.com` } },
+            });
+            return fetch(`${bridge.info.url}/webhooks/billing`, {
+              method: "POST",
+              headers: { "content-type": "application/json", ...signWebhook(SECRET, `${prefix}-${n}`, body) },
+              body,
+            }).then((r) => {
+              if (r.status !== 202) throw new Error(`event ${prefix}${n}: HTTP ${r.status}`);
+            });
+          }),
+        );
+      }
+      // Nothing queued or running is left.
+      for (;;) {
+        const stats = await bridge.ask<BridgeStats>({ stats: true, debug: !!process.env.BENCH_DEBUG });
+        const c = stats.counts;
+        if (c.failed || c.blocked) throw new Error(`jobs failed or blocked: ${JSON.stringify(c)}`);
+        if (c.succeeded >= succeededBefore + count * 2 && c.queued === 0 && c.running === 0) return stats;
+        // Not too often: each look is a COUNT over the jobs in the measured process.
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // BENCH_PIPELINE_WARMUP=n: n orders through the same bridge before the measured ones, so that
+    // the figures are those of a process whose code V8 has compiled (default 0: a fresh process,
+    // as this bench always measured it).
+    if (WARMUP_ORDERS > 0) await orders("w", "198.19", WARMUP_ORDERS, 0);
+
+    // BENCH_PROFILE_DIR=dir: the bridge's CPU profile from the first event to the last job, in dir.
+    const profileDir = process.env.BENCH_PROFILE_DIR;
+    const before = await bridge.ask<BridgeStats>({ stats: true, ...(profileDir ? { profile: "start" } : {}) });
+    // BENCH_PERF_DIR=dir: `perf record` of the bridge over the same window (perf-window.ts).
+    const perfDir = process.env.BENCH_PERF_DIR;
+    const perf = perfDir ? perfWindow(perfDir, "pipeline-bridge", bridge.child.pid!) : undefined;
     const started = performance.now();
-    // Events arrive over HTTP, 50 at a time, while the runner already works on the first ones.
-    for (let i = 0; i < EVENTS; i += 50) {
-      await Promise.all(
-        Array.from({ length: Math.min(50, EVENTS - i) }, (_, k) => {
-          const n = i + k;
-          const body = JSON.stringify({
-            type: "service.created",
-            service: { id: `p${n}`, product_id: "12", billing_cycle: "monthly", ip: `198.18.${n >> 8}.${n & 255}`, customer: { email: `c${n}@example.com` } },
-          });
-          return fetch(`${bridge.info.url}/webhooks/billing`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...signWebhook(SECRET, `pipe-${n}`, body) },
-            body,
-          }).then((r) => {
-            if (r.status !== 202) throw new Error(`event ${n}: HTTP ${r.status}`);
-          });
-        }),
-      );
-    }
-    // Every order's two jobs (registration, mail) succeeded: nothing queued or running is left.
-    let after: BridgeStats;
-    for (;;) {
-      after = await bridge.ask<BridgeStats>({ stats: true, debug: !!process.env.BENCH_DEBUG });
-      const c = after.counts;
-      if (c.failed || c.blocked) throw new Error(`jobs failed or blocked: ${JSON.stringify(c)}`);
-      if (c.succeeded >= EVENTS * 2 && c.queued === 0 && c.running === 0) break;
-      // Not too often: each look is a COUNT over the jobs in the measured process.
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const after = await orders("p", "198.18", EVENTS, before.counts.succeeded);
     const actualMs = performance.now() - started;
+    if (perf) console.error(`bridge: ${EVENTS} orders in ${await perf.stop()}`);
+    if (profileDir) {
+      const { profile } = await bridge.ask<BridgeStats>({ stats: true, profile: "stop", dir: profileDir });
+      console.error(`bridge: ${EVENTS} orders in ${profile}`);
+    }
     if (after.debug) console.error(after.debug);
+    if (after.sql) printStatements(before.sql ?? {}, after.sql, dist);
     const active = after.elu.active - before.elu.active;
     const idle = after.elu.idle - before.elu.idle;
     return {
@@ -106,6 +131,18 @@ async function runOnce(dist?: string): Promise<Run> {
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** BENCH_COUNT_SQL=1: the statements one order ran, by text, most frequent first, and how many of them were transactions' own. */
+function printStatements(before: Record<string, number>, after: Record<string, number>, dist?: string) {
+  const rows = Object.entries(after)
+    .map(([sql, n]) => [sql, (n - (before[sql] ?? 0)) / EVENTS] as const)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((s, [, n]) => s + n, 0);
+  const of = (re: RegExp) => rows.filter(([sql]) => re.test(sql)).reduce((s, [, n]) => s + n, 0);
+  console.error(`\nstatements per order (${dist ?? "this build"}): ${total.toFixed(2)}; BEGIN ${of(/^BEGIN/).toFixed(2)}, SAVEPOINT ${of(/^SAVEPOINT/).toFixed(2)}`);
+  for (const [sql, n] of rows) console.error(`${n.toFixed(2).padStart(6)}  ${sql.length > 150 ? `${sql.slice(0, 147)}...` : sql}`);
 }
 
 /**
@@ -145,7 +182,8 @@ export async function runPipeline(): Promise<Figure[]> {
     );
   }
   const label = baselineDist ? `, median of ${rounds} rounds alternating with the baseline ${baselineDist}` : "";
-  report(`pipeline (${EVENTS} events, ${LATENCY_MS} ms per upstream call, WORKER_CONCURRENCY=${CONCURRENCY}, bridge in its own process${label})`, figures);
+  const warm = WARMUP_ORDERS > 0 ? `, after ${WARMUP_ORDERS} warm-up orders` : "";
+  report(`pipeline (${EVENTS} events, ${LATENCY_MS} ms per upstream call, WORKER_CONCURRENCY=${CONCURRENCY}, bridge in its own process${warm}${label})`, figures);
   return figures;
 }
 

@@ -46,8 +46,8 @@ describe("group commit", () => {
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
 
   it("keeps the savepoints' page copies in memory (temp_store=MEMORY), not in a temporary file", () => {
-    // Each write runs in a savepoint of its group; with temp_store FILE its sub-journal cost about
-    // as much CPU as the write itself (bench/RESULTS.md).
+    // A group in which a write threw runs again with a savepoint per write; with temp_store FILE
+    // a savepoint's sub-journal cost about as much CPU as the write itself (bench/RESULTS.md).
     open();
     expect(db.pragma("temp_store", { simple: true })).toBe(2);
   });
@@ -96,6 +96,59 @@ describe("group commit", () => {
     const first = group.run(() => db.prepare("INSERT INTO t (v) VALUES ('x')").run());
     await expect(first).rejects.toThrow(/EIO/);
     await expect(group.run(() => db.prepare("INSERT INTO t (v) VALUES ('y')").run())).resolves.toBeDefined();
+  });
+
+  it("runs each write of a group once when none throws", async () => {
+    open();
+    const group = createGroupCommit(db, async () => {});
+    let runs = 0;
+    const insert = (v: string) =>
+      group.run(() => {
+        runs++;
+        return db.prepare("INSERT INTO t (v) VALUES (?)").run(v);
+      });
+    await Promise.all(["a", "b", "c"].map(insert));
+    expect(runs).toBe(3);
+    expect(rows()).toEqual(["a", "b", "c"]);
+  });
+
+  it("after a write of the group threw, commits each other write once, in a group run again", async () => {
+    open();
+    let syncs = 0;
+    const group = createGroupCommit(db, async () => void syncs++);
+    const runs: Record<string, number> = { a: 0, bad: 0, c: 0 };
+    const insert = (v: string) =>
+      group.run(() => {
+        runs[v]!++;
+        db.prepare("INSERT INTO t (v) VALUES (?)").run(v);
+        if (v === "bad") throw new Error("refused");
+        return v;
+      });
+    const [a, bad, c] = [insert("a"), insert("bad"), insert("c")];
+    await expect(bad).rejects.toThrow("refused");
+    await expect(Promise.all([a, c])).resolves.toEqual(["a", "c"]);
+    // The first pass (all together) stopped and was rolled back at the throw; the second ran
+    // every other write in a savepoint, and not the one that threw.
+    expect(rows()).toEqual(["a", "c"]);
+    expect(runs).toEqual({ a: 2, bad: 1, c: 1 });
+    expect(syncs).toBe(1);
+  });
+
+  it("does not run a group again when its transaction could not begin (the write lock is held elsewhere)", async () => {
+    open();
+    const path = db.name;
+    const group = createGroupCommit(db, async () => {});
+    db.pragma("busy_timeout = 0");
+    const other = openDatabase(path);
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      let runs = 0;
+      await expect(group.run(() => void runs++)).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+      expect(runs).toBe(0);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
   });
 
   it("rolls back only the write that threw, and still syncs the others", async () => {
