@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -20,6 +21,8 @@ describe("the operator console in a browser", () => {
   let page: Page;
 
   beforeAll(async () => {
+    // Without Debian's chromium the suite fails here, naming what to install (never skipped: CI installs it).
+    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set LB_CHROMIUM)`);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
   afterAll(async () => {
