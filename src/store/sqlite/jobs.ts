@@ -33,8 +33,8 @@ export function sqliteJobs(
     // A job with no unique key cannot conflict: the plain INSERT spares the upsert and RETURNING
     // (a third of the statement's cost), and its id is the connection's last rowid.
     insertPlain: db.prepare(
-      `INSERT INTO jobs (kind, queue_key, service_id, event_id, payload, state, max_attempts, run_at, created_at, updated_at)
-       VALUES (@kind, @queue_key, @service_id, @event_id, @payload, 'queued', @max_attempts, @run_at, @now, @now)`,
+      `INSERT INTO jobs (kind, queue_key, service_id, event_id, payload, state, max_attempts, priority, run_at, created_at, updated_at)
+       VALUES (@kind, @queue_key, @service_id, @event_id, @payload, 'queued', @max_attempts, @priority, @run_at, @now, @now)`,
     ),
     byUnique: db.prepare("SELECT id FROM jobs WHERE unique_key = ?"),
     get: db.prepare("SELECT * FROM jobs WHERE id = ?"),
