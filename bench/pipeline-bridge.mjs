@@ -6,7 +6,7 @@
 const dist = process.env.BENCH_DIST ? new URL(`file://${process.env.BENCH_DIST.replace(/\/?$/, "/")}`) : new URL("../dist/", import.meta.url);
 const { loadConfig } = await import(new URL("config/load.js", dist).href);
 const { createLogger } = await import(new URL("log/logger.js", dist).href);
-const { startService } = await import(new URL("service.js", dist).href);
+const { startService } = await import(new URL("compose/service.js", dist).href);
 
 const config = loadConfig({ env: process.env });
 const service = await startService({ config, logger: createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false }), renewalSchedule: false });
