@@ -22,6 +22,8 @@ export interface BulkDb {
   exec(sql: string): Promise<void>;
   /** Bytes the database takes: SQLite page_count × page_size; PostgreSQL pg_database_size. */
   sizeBytes(): Promise<number>;
+  /** Bytes per table, its indexes included (SQLite: dbstat; PostgreSQL: pg_total_relation_size). */
+  tableBytes(tables: readonly string[]): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,17 @@ export async function openBulk(kind: StoreKind, where: string): Promise<BulkDb> 
         const size = db.pragma("page_size", { simple: true }) as number;
         return count * size;
       },
+      async tableBytes(tables) {
+        const out: Record<string, number> = {};
+        for (const t of tables) {
+          // The table's own pages and those of its indexes (named after it, as the migrations name them).
+          const r = db
+            .prepare("SELECT SUM(pgsize) AS n FROM dbstat WHERE name = ? OR name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)")
+            .get(t, t) as { n: number | null };
+          out[t] = r.n ?? 0;
+        }
+        return out;
+      },
       async close() {
         db.close();
       },
@@ -102,6 +115,11 @@ export async function openBulk(kind: StoreKind, where: string): Promise<BulkDb> 
     async sizeBytes() {
       const r = await client.query<{ n: string }>("SELECT pg_database_size(current_database()) AS n");
       return Number(r.rows[0]!.n);
+    },
+    async tableBytes(tables) {
+      const out: Record<string, number> = {};
+      for (const t of tables) out[t] = Number((await client.query<{ n: string }>("SELECT pg_total_relation_size($1::regclass) AS n", [t])).rows[0]!.n);
+      return out;
     },
     async close() {
       await client.end();

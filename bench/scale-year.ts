@@ -31,7 +31,12 @@ export interface YearResult {
   month12: number;
   /** Size after every 30 days' prune, for the table's spread. */
   monthly: number[];
+  /** What each table took at month 4 and at month 12: where the growth is. */
+  tables4: Record<string, number>;
+  tables12: Record<string, number>;
 }
+
+const TABLES = ["services", "history", "events", "jobs", "mails"] as const;
 
 export async function simulateYear(kind: StoreKind, where: string, book: number, ordersPerDay: number, progress: (day: number) => void): Promise<YearResult> {
   await migrateFresh(kind, where);
@@ -47,6 +52,7 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
   let jobIds = 0;
   const monthly: number[] = [];
   let month4 = 0;
+  let tables4: Record<string, number> = {};
   try {
     const order = (at: number, services: unknown[][], events: unknown[][], jobs: unknown[][], mails: unknown[][], history: unknown[][]) => {
       const i = next++;
@@ -106,8 +112,11 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
       if (day % 30 === 0 || day === 120 || day === 365) {
         const size = await db.sizeBytes();
         if (day % 30 === 0) monthly.push(size);
-        if (day === 120) month4 = size;
-        if (day === 365) return { month4, month12: size, monthly };
+        if (day === 120) {
+          month4 = size;
+          tables4 = await db.tableBytes(TABLES);
+        }
+        if (day === 365) return { month4, month12: size, monthly, tables4, tables12: await db.tableBytes(TABLES) };
       }
       progress(day);
     }

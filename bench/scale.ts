@@ -237,6 +237,10 @@ async function measureYear(kind: StoreKind, where: string): Promise<void> {
     target: "within 10 %",
     met: Math.abs(growth) <= 0.1,
   });
+  // Where it grew: the tables a prune never shortens (history, events' rows) against the rest.
+  const mb = (b: number) => (b / 1e6).toFixed(1);
+  const parts = Object.keys(y.tables12).map((t) => `${t} ${mb(y.tables4[t] ?? 0)} -> ${mb(y.tables12[t]!)}`);
+  rows.push({ measure: "  of which, per table with its indexes (MB, month 4 -> month 12)", store: kind, value: parts.join(", "), target: "", met: undefined });
 }
 
 function printTable(load: string): string {
