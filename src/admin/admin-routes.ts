@@ -2,7 +2,6 @@ import express, { type Response, type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import type { BalanceReader } from "../reseller/balance.js";
-import { once } from "node:events";
 import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
@@ -139,6 +138,22 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   // Every licence, one JSON object a line, read a page at a time with a turn of the event loop
   // between pages and written as the client takes it (a slow reader holds one page, not the
   // table); a client that goes away ends the walk.
+  /**
+   * Until the client has taken what was written, or has gone. Both listeners go when either
+   * fires: an export waits here once per socket buffer (thousands of times for 100,000
+   * licences), and racing two `once()` left the loser's listeners on the response each time.
+   */
+  const drainedOrGone = (res: Response) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off("drain", done);
+        res.off("close", done);
+        resolve();
+      };
+      res.on("drain", done);
+      res.on("close", done);
+    });
+
   router.get("/admin/licenses/export", async (req, res) => {
     const q = licensesExportQuerySchema.safeParse(req.query);
     if (!q.success) return refuse(res, q.error);
@@ -148,7 +163,7 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     for await (const page of eachPage((cursor) => services.page({ status: q.data.status, q: q.data.q, limit: PAGE_LIMIT.max, cursor }))) {
       for (const item of page.items) {
         if (gone) return;
-        if (!res.write(`${JSON.stringify(licenseView(item))}\n`)) await Promise.race([once(res, "drain"), once(res, "close")]);
+        if (!res.write(`${JSON.stringify(licenseView(item))}\n`)) await drainedOrGone(res);
       }
     }
     res.end();

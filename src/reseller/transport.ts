@@ -20,6 +20,11 @@ export interface RetryOptions {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A licence list of tens of thousands of licences fits; a broken upstream streaming without end does not. */
 export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/**
+ * The licence list grows with the book, a couple of hundred bytes a licence: 100,000 licences
+ * (issue 25's scale, bench:scale) do not fit in 4 MiB; 64 MiB holds about 300,000.
+ */
+export const DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_RETRY: Readonly<Required<RetryOptions>> = { maxRetries: 2, baseDelayMs: 250, maxDelayMs: 2_000 };
 
 export interface TransportOptions {
@@ -46,6 +51,8 @@ export interface Call {
   json?: unknown;
   /** True when the call changes nothing upstream, so repeating it after it was sent is safe. */
   readOnly: boolean;
+  /** This call's own limit, for an answer known to be large (the licence list). (Default: the transport's) */
+  maxAnswerBytes?: number;
 }
 
 export interface Answer {
@@ -170,6 +177,7 @@ export function createTransport(options: TransportOptions): Transport {
   const pool = options.pool ?? createConnectionPool();
 
   async function attempt(call: Call, attemptNo: number): Promise<Answer> {
+    const limit = call.maxAnswerBytes ?? maxAnswerBytes;
     // The URL scrub and the walk over the body are only worth doing for a line that is written.
     const debug = logger.isLevelEnabled("debug");
     const url = debug ? scrubUrl(call.url.toString(), secrets) : "";
@@ -182,7 +190,7 @@ export function createTransport(options: TransportOptions): Transport {
       try {
         // One deadline for the attempt, a second connection included.
         const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-        exchanged = await pool.exchange({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes, freshConnection });
+        exchanged = await pool.exchange({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes: limit, freshConnection });
       } catch (cause) {
         if (!freshConnection && cause instanceof ExchangeFailure && sendAgainOnNewConnection(cause, call)) {
           if (debug) {
@@ -193,7 +201,7 @@ export function createTransport(options: TransportOptions): Transport {
           }
           continue;
         }
-        const error = classifyExchangeFailure(call.operation, cause, { timeoutMs, maxAnswerBytes, secrets });
+        const error = classifyExchangeFailure(call.operation, cause, { timeoutMs, maxAnswerBytes: limit, secrets });
         if (debug) {
           logger.debug(
             { operation: call.operation, method: call.method, url, status: error.status, duration_ms: elapsed(), attempt: attemptNo, error: error.message },

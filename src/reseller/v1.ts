@@ -16,7 +16,7 @@ import {
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
 import type { ConnectionPool } from "./connection-pool.js";
-import { createTransport, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
+import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
   bundleIdSchema,
@@ -43,7 +43,7 @@ export interface V1ClientOptions {
   observer?: UpstreamObserver;
   /** Kept-alive connections shared with other clients; whoever created it closes it. (Default: the client's own, closed by `close()`) */
   pool?: ConnectionPool;
-  /** A longer answer is refused as unexpected. (Default: 4 MiB) */
+  /** A longer answer is refused as unexpected. (Default: 4 MiB; the licence list 64 MiB, it grows with the book) */
   maxAnswerBytes?: number;
 }
 
@@ -134,11 +134,11 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     Accept: "application/json",
   };
 
-  async function get(operation: string, path: string, query: Record<string, string> = {}): Promise<Answer> {
+  async function get(operation: string, path: string, query: Record<string, string> = {}, maxAnswerBytes?: number): Promise<Answer> {
     const url = new URL(base + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     return observeCall(options.observer, operation, "GET", async () => {
-      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true });
+      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true, maxAnswerBytes });
       v1Success(operation, answer);
       return answer;
     });
@@ -176,7 +176,8 @@ export function createV1Client(options: V1ClientOptions): V1Client {
 
     async listLicenses() {
       const op = "v1.listLicenses";
-      return readLicenseList(op, await get(op, "/license/list"));
+      // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
+      return readLicenseList(op, await get(op, "/license/list", {}, options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES));
     },
 
     async register(input) {

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnectionPool, ExchangeFailure, type ConnectionPool, type ConnectionPoolOptions, type ExchangePhase } from "../../src/reseller/connection-pool.js";
 import { UnexpectedAnswerError, UpstreamUnavailableError } from "../../src/reseller/errors.js";
-import { classifyExchangeFailure } from "../../src/reseller/transport.js";
+import { classifyExchangeFailure, DEFAULT_MAX_ANSWER_BYTES } from "../../src/reseller/transport.js";
 import { createV1Client, type V1ClientOptions } from "../../src/reseller/v1.js";
 import { captureLogs, json, QUICK_RETRY, rejection, startTcpServer, startTinyServer, until, type TinyServer } from "./helpers.js";
 
@@ -238,6 +238,26 @@ describe("connections: limits and closing", () => {
     const error = await rejection(v1(server.url, { maxAnswerBytes: 1_000 }).listLicenses());
     expect(error).toMatchObject({ kind: "unexpected", status: 200 });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("the licence list may be longer than any other answer: a book of 30,000 licences (over 4 MiB) is read whole by default", async () => {
+    const licenses = Array.from({ length: 30_000 }, (_, i) => ({
+      ip: `198.18.${i >> 8}.${i & 255}`,
+      type: "cloudlinux",
+      status: "active",
+      billingcycle: 1,
+      created_at: "2026-01-01T00:00:00.000Z",
+      expires_at: "2026-02-01T00:00:00.000Z",
+      key: `UP-${String(i).padStart(40, "0")}`,
+    }));
+    const body = { success: true, data: { licenses } };
+    expect(JSON.stringify(body).length).toBeGreaterThan(DEFAULT_MAX_ANSWER_BYTES);
+    server = await startTinyServer((req, res) => (req.url?.includes("/license/list") ? json(res, 200, body) : json(res, 200, { success: true, data: { command: "x".repeat(DEFAULT_MAX_ANSWER_BYTES) } })));
+    const client = v1(server.url);
+    expect(await client.listLicenses()).toHaveLength(30_000);
+    // Every other answer keeps the 4 MiB limit.
+    const error = await rejection(client.installCommand({ ip: "203.0.113.10", type: "cpanel" }));
+    expect(error).toMatchObject({ kind: "unexpected", status: 200 });
   });
 
   it("close() closes the client's kept-alive connection", async () => {
