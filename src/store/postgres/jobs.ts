@@ -2,7 +2,8 @@ import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } fro
 import { toJob, type JobRow } from "../job-row.js";
 import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
-import type { PgListings, QueueRead } from "./listings.js";
+import type { QueueRead } from "../listing-reads.js";
+import type { PgListings } from "./listings.js";
 import { foldTallies } from "./tallies.js";
 import type { PgAudit } from "./audit.js";
 

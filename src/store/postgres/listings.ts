@@ -1,8 +1,8 @@
-import { canonicalIp } from "../../vocabulary/ip-address.js";
 import { JOB_STATES } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page } from "../paging.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, PlannedRead, ServiceRow } from "../store.js";
+import { cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
+import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceRow } from "../store.js";
 import { Rollback, type PgDb, type Tx } from "./database.js";
 import { foldTallies } from "./tallies.js";
 
@@ -13,10 +13,7 @@ import { foldTallies } from "./tallies.js";
  * in one transaction.
  */
 
-const TOP = Number.MAX_SAFE_INTEGER;
 
-/** The planned reads of a scrape: the queue's own (./jobs.ts). */
-export type QueueRead = "job counts" | "oldest due job";
 
 /** SQL written with @names, sent with $n: each name one parameter, however often it is used. */
 export function positional(sql: string, params: Record<string, unknown>): [string, unknown[]] {
@@ -34,10 +31,6 @@ const SEARCH = `SELECT service_id FROM services WHERE service_id = @q::text
   UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q::text)
   UNION SELECT service_id FROM services WHERE license_key = @q::text`;
 
-interface LicenseShape {
-  status: boolean;
-  q: boolean;
-}
 
 function licensesSql(f: LicenseShape): string {
   const where = ["service_id > @after::text", ...(f.status ? ["status = @status::text"] : []), ...(f.q ? [`service_id IN (${SEARCH})`] : [])];
@@ -53,11 +46,6 @@ function licensesTotalSql(f: LicenseShape): string {
   return tally("service_counts", "service_count_changes", f.status ? "WHERE status = @status::text" : "");
 }
 
-interface JobShape {
-  state: boolean;
-  kind: boolean;
-  service: boolean;
-}
 
 function jobsSql(f: JobShape): string {
   const order = "ORDER BY id DESC LIMIT @limit::int";
@@ -103,52 +91,15 @@ const HISTORY_SQL = `SELECT src, id, service_id, at, event_id, job_id, action, d
 const HISTORY_TOTAL_SQL =
   "SELECT (SELECT COUNT(*) FROM events WHERE service_id = @id::text) + (SELECT COUNT(*) FROM history WHERE service_id = @id::text) AS n";
 
-/** Where each table's rows resume after the history cursor (see src/store/sqlite/listings.ts). */
-function historyBounds(key: [number, 0 | 1, number] | undefined) {
-  if (!key) return { eventAt: TOP, eventId: TOP, historyAt: TOP, historyId: TOP };
-  const [at, src, id] = key;
-  return src === 1 ? { eventAt: at, eventId: TOP, historyAt: at, historyId: id } : { eventAt: at, eventId: id, historyAt: at, historyId: 0 };
-}
 
-function cut<R, T>(rows: R[], limit: number, cursorOf: (last: R) => string, view: (r: R) => T, total: number): Page<T> {
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  return { items: items.map(view), nextCursor: more ? cursorOf(items.at(-1)!) : null, total };
-}
 
-type HistoryPageRow = HistoryRow & { src: 0 | 1 };
-const historyRow = ({ src: _src, ...row }: HistoryPageRow): HistoryRow => row;
 
 export function pgListings(db: PgDb) {
   const q = <R>(t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => t.q<R>(...positional(sql, params));
   const count = async (t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => (await q<{ n: number }>(t, sql, params))[0]!.n;
 
-  const licenseParams = (query: LicenseQuery) => {
-    const search = query.q?.trim();
-    return {
-      shape: { status: query.status !== undefined, q: search !== undefined && search !== "" },
-      params: { status: query.status, q: search, ip: search === undefined ? undefined : (canonicalIp(search) ?? search) },
-    };
-  };
 
-  const planned: Record<Exclude<PlannedRead, QueueRead>, () => [string, Record<string, unknown>]> = {
-    licenses: () => [licensesSql({ status: false, q: false }), { after: "", limit: 101 }],
-    "licenses by status": () => [licensesSql({ status: true, q: false }), { after: "", status: "active", limit: 101 }],
-    "licenses search": () => [licensesSql({ status: false, q: true }), { after: "", q: "x", ip: "x", limit: 101 }],
-    "licenses search by status": () => [licensesSql({ status: true, q: true }), { after: "", q: "x", ip: "x", status: "active", limit: 101 }],
-    "licenses total": () => [licensesTotalSql({ status: false, q: false }), {}],
-    "licenses total by status": () => [licensesTotalSql({ status: true, q: false }), { status: "active" }],
-    "licenses search total": () => [licensesTotalSql({ status: true, q: true }), { q: "x", ip: "x", status: "active" }],
-    jobs: () => [jobsSql({ state: false, kind: false, service: false }), { before: TOP, limit: 101 }],
-    "jobs by state": () => [jobsSql({ state: true, kind: false, service: false }), { before: TOP, state: "queued", limit: 101 }],
-    "jobs by kind": () => [jobsSql({ state: false, kind: true, service: false }), { before: TOP, kind: "renew", limit: 101 }],
-    "jobs by kind and state": () => [jobsSql({ state: true, kind: true, service: false }), { before: TOP, kind: "renew", state: "blocked", limit: 101 }],
-    "jobs by service": () => [jobsSql({ state: true, kind: true, service: true }), { before: TOP, service: "s", kind: "renew", state: "blocked", limit: 101 }],
-    "jobs total": () => [jobsTotalSql({ state: true, kind: true, service: false }), { state: "queued", kind: "renew" }],
-    "jobs total by service": () => [jobsTotalSql({ state: true, kind: false, service: true }), { service: "s", state: "queued" }],
-    history: () => [HISTORY_SQL, { id: "s", ...historyBounds(undefined), limit: 101 }],
-    "history total": () => [HISTORY_TOTAL_SQL, { id: "s" }],
-  };
+  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL });
 
   return {
     licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
@@ -161,8 +112,7 @@ export function pgListings(db: PgDb) {
       });
     },
     jobs(query: JobQuery): Promise<Page<ReturnType<typeof toJob>>> {
-      const shape = { state: query.state !== undefined, kind: query.kind !== undefined, service: query.serviceId !== undefined };
-      const params = { state: query.state, kind: query.kind, service: query.serviceId };
+      const { shape, params } = jobParams(query);
       const before = cursorKey("jobs", query.cursor)?.[0] ?? TOP;
       return db.tx(async (t) => {
         if (!shape.service) await foldTallies(t);

@@ -4,7 +4,8 @@ import { toJob, type JobRow } from "../job-row.js";
 import type { AuditDraft, JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
-import type { QueueRead, SqliteListings } from "./listings.js";
+import type { QueueRead } from "../listing-reads.js";
+import type { SqliteListings } from "./listings.js";
 import type { SqliteAudit } from "./audit.js";
 
 /** What a stopped job's record needs of the services: the row, and a change in the same transaction. */

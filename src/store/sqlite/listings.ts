@@ -1,8 +1,8 @@
-import { canonicalIp } from "../../vocabulary/ip-address.js";
 import { JOB_STATES } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page } from "../paging.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, PlannedRead, ServiceRow } from "../store.js";
+import { cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
+import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceRow } from "../store.js";
 import type { Db } from "./database.js";
 
 /**
@@ -12,11 +12,7 @@ import type { Db } from "./database.js";
  * range the filter bounds. A read runs on the event loop here: it must stay that small.
  */
 
-/** Above every id and time: the start of a newest-first listing. */
-const TOP = Number.MAX_SAFE_INTEGER;
 
-/** The planned reads of a scrape: the queue's own (./jobs.ts). */
-export type QueueRead = "job counts" | "oldest due job";
 
 /** The service ids a search matches, one index look-up per key (a UNION of them, not an OR the planner may turn into a scan). */
 const SEARCH = `SELECT service_id FROM services WHERE service_id = @q
@@ -24,10 +20,6 @@ const SEARCH = `SELECT service_id FROM services WHERE service_id = @q
   UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q)
   UNION SELECT service_id FROM services WHERE license_key = @q`;
 
-interface LicenseShape {
-  status: boolean;
-  q: boolean;
-}
 
 function licensesSql(f: LicenseShape): string {
   const where = ["service_id > @after", ...(f.status ? ["status = @status"] : []), ...(f.q ? [`service_id IN (${SEARCH})`] : [])];
@@ -39,11 +31,6 @@ function licensesTotalSql(f: LicenseShape): string {
   return `SELECT COALESCE(SUM(n), 0) AS n FROM service_counts${f.status ? " WHERE status = @status" : ""}`;
 }
 
-interface JobShape {
-  state: boolean;
-  kind: boolean;
-  service: boolean;
-}
 
 function jobsSql(f: JobShape): string {
   const order = "ORDER BY id DESC LIMIT @limit";
@@ -94,26 +81,8 @@ const HISTORY_SQL = `SELECT src, id, service_id, at, event_id, job_id, action, d
 
 const HISTORY_TOTAL_SQL = "SELECT (SELECT COUNT(*) FROM events WHERE service_id = @id) + (SELECT COUNT(*) FROM history WHERE service_id = @id) AS n";
 
-/**
- * Where each table's rows resume after the history cursor (at, src, id): the rows below it in
- * (at, src, id) order, as an (at, id) bound per table. Events (src 0) after a history entry at
- * the same time are all still to come; history entries (src 1) after an event are those before its time.
- */
-export function historyBounds(key: [number, 0 | 1, number] | undefined) {
-  if (!key) return { eventAt: TOP, eventId: TOP, historyAt: TOP, historyId: TOP };
-  const [at, src, id] = key;
-  return src === 1 ? { eventAt: at, eventId: TOP, historyAt: at, historyId: id } : { eventAt: at, eventId: id, historyAt: at, historyId: 0 };
-}
 
-/** One more row than the page: whether it came says whether a next page exists. */
-function cut<R, T>(rows: R[], limit: number, cursorOf: (last: R) => string, view: (r: R) => T, total: number): Page<T> {
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  return { items: items.map(view), nextCursor: more ? cursorOf(items.at(-1)!) : null, total };
-}
 
-type HistoryPageRow = HistoryRow & { src: 0 | 1 };
-const historyRow = ({ src: _src, ...row }: HistoryPageRow): HistoryRow => row;
 
 export function sqliteListings(db: Db) {
   const statements = new Map<string, ReturnType<Db["prepare"]>>();
@@ -124,37 +93,8 @@ export function sqliteListings(db: Db) {
   };
   const count = (sql: string, params: Record<string, unknown>) => (prepared(sql).get(params) as { n: number }).n;
 
-  const licenseParams = (q: LicenseQuery) => {
-    const search = q.q?.trim();
-    return {
-      shape: { status: q.status !== undefined, q: search !== undefined && search !== "" },
-      params: { status: q.status, q: search, ip: search === undefined ? undefined : (canonicalIp(search) ?? search) },
-    };
-  };
-  const jobParams = (q: JobQuery) => ({
-    shape: { state: q.state !== undefined, kind: q.kind !== undefined, service: q.serviceId !== undefined },
-    params: { state: q.state, kind: q.kind, service: q.serviceId },
-  });
 
-  /** SQL and parameters of each planned read of a listing, with values of the right kind (plans, not answers). */
-  const planned: Record<Exclude<PlannedRead, QueueRead>, () => [string, Record<string, unknown>]> = {
-    licenses: () => [licensesSql({ status: false, q: false }), { after: "", limit: 101 }],
-    "licenses by status": () => [licensesSql({ status: true, q: false }), { after: "", status: "active", limit: 101 }],
-    "licenses search": () => [licensesSql({ status: false, q: true }), { after: "", q: "x", ip: "x", limit: 101 }],
-    "licenses search by status": () => [licensesSql({ status: true, q: true }), { after: "", q: "x", ip: "x", status: "active", limit: 101 }],
-    "licenses total": () => [licensesTotalSql({ status: false, q: false }), {}],
-    "licenses total by status": () => [licensesTotalSql({ status: true, q: false }), { status: "active" }],
-    "licenses search total": () => [licensesTotalSql({ status: true, q: true }), { q: "x", ip: "x", status: "active" }],
-    jobs: () => [jobsSql({ state: false, kind: false, service: false }), { before: TOP, limit: 101 }],
-    "jobs by state": () => [jobsSql({ state: true, kind: false, service: false }), { before: TOP, state: "queued", limit: 101 }],
-    "jobs by kind": () => [jobsSql({ state: false, kind: true, service: false }), { before: TOP, kind: "renew", limit: 101 }],
-    "jobs by kind and state": () => [jobsSql({ state: true, kind: true, service: false }), { before: TOP, kind: "renew", state: "blocked", limit: 101 }],
-    "jobs by service": () => [jobsSql({ state: true, kind: true, service: true }), { before: TOP, service: "s", kind: "renew", state: "blocked", limit: 101 }],
-    "jobs total": () => [jobsTotalSql({ state: true, kind: true, service: false }), { state: "queued", kind: "renew" }],
-    "jobs total by service": () => [jobsTotalSql({ state: true, kind: false, service: true }), { service: "s", state: "queued" }],
-    history: () => [HISTORY_SQL, { id: "s", ...historyBounds(undefined), limit: 101 }],
-    "history total": () => [HISTORY_TOTAL_SQL, { id: "s" }],
-  };
+  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL });
 
   return {
     licenses(q: LicenseQuery): Page<ServiceRow> {
