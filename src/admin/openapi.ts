@@ -310,6 +310,28 @@ const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN or 
 const FORBIDDEN = answer(`The operator's role (${ROLES.join(" < ")}) does not allow this; \`required_role\` names the one needed. Audited as refused.`);
 const INVALID = answer("Validation error", "ValidationError");
 
+/** POST /admin/services/:id/suspend|unsuspend|change-ip: one shape, an operator's event for the deciding core. */
+const licenceAction = (operationId: string, summary: string, extra: { requestBody?: object } = {}) => ({
+  post: {
+    tags: ["admin"],
+    operationId,
+    summary,
+    description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+    security: ADMIN_SECURITY,
+    parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+    ...extra,
+    responses: {
+      "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+      "401": UNAUTHORIZED,
+      "403": FORBIDDEN,
+      "404": answer("Unknown service"),
+      "409": answer("Not now: the same request sent again later will be taken"),
+      "415": answer("A body that is not application/json"),
+      "422": INVALID,
+    },
+  },
+});
+
 /** Query parameters from a strict object schema: one per property, required as the schema says. */
 function queryParameters(schema: z.ZodType): JsonSchema[] {
   const s = jsonSchema(schema);
@@ -581,64 +603,11 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
-      "/admin/services/{id}/suspend": {
-        post: {
-          tags: ["admin"],
-          operationId: "suspendService",
-          summary: "Suspend the service's licence",
-          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
-          security: ADMIN_SECURITY,
-          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
-          responses: {
-            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
-            "401": UNAUTHORIZED,
-            "403": answer("The operator's role does not allow it"),
-            "404": answer("Unknown service"),
-            "409": answer("Not now: the same request sent again later will be taken"),
-            "415": answer("A body that is not application/json"),
-            "422": INVALID,
-          },
-        },
-      },
-      "/admin/services/{id}/unsuspend": {
-        post: {
-          tags: ["admin"],
-          operationId: "unsuspendService",
-          summary: "Unsuspend the service's licence",
-          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
-          security: ADMIN_SECURITY,
-          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
-          responses: {
-            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
-            "401": UNAUTHORIZED,
-            "403": answer("The operator's role does not allow it"),
-            "404": answer("Unknown service"),
-            "409": answer("Not now: the same request sent again later will be taken"),
-            "415": answer("A body that is not application/json"),
-            "422": INVALID,
-          },
-        },
-      },
-      "/admin/services/{id}/change-ip": {
-        post: {
-          tags: ["admin"],
-          operationId: "changeServiceIp",
-          summary: "Move the service's licence to another IP",
-          description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
-          security: ADMIN_SECURITY,
-          parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
-          requestBody: { required: true, ...json(jsonSchema(changeIpBodySchema)) },
-          responses: {
-            "202": { description: "Accepted", ...json(ref("LicenceAction")) },
-            "401": UNAUTHORIZED,
-            "403": answer("The operator's role does not allow it"),
-            "404": answer("Unknown service"),
-            "409": answer("Not now: the same request sent again later will be taken"),
-            "415": answer("A body that is not application/json"),
-            "422": INVALID,
-          },
-        },
-      },
+      "/admin/services/{id}/suspend": licenceAction("suspendService", "Suspend the service's licence"),
+      "/admin/services/{id}/unsuspend": licenceAction("unsuspendService", "Unsuspend the service's licence"),
+      "/admin/services/{id}/change-ip": licenceAction("changeServiceIp", "Move the service's licence to another IP", {
+        requestBody: { required: true, ...json(jsonSchema(changeIpBodySchema)) },
+      }),
       "/admin/reconcile": {
         post: {
           tags: ["admin"],
