@@ -1,6 +1,7 @@
 import { runAdoption, type AdoptionDeps } from "../adoption/adopt.js";
 import { parseRows } from "../adoption/rows.js";
 import { auditPage } from "../admin/audit-routes.js";
+import { idCursorSchema } from "../admin/paging.js";
 import { forecastRenewals, type ForecastDeps } from "../renewals/forecast.js";
 import { ResellerError } from "../reseller/errors.js";
 import type { Store } from "../store/store.js";
@@ -28,7 +29,9 @@ export function consoleSeams(deps: { store: Store; adoption: AdoptionDeps; forec
       }
     },
     async audit({ actor, service_id, limit, cursor }) {
-      const id = cursor && /^[1-9][0-9]{0,15}$/.test(cursor) ? Number(cursor) : undefined;
+      // The admin API's own rule for an audit cursor; one it refuses starts from the newest.
+      const parsed = idCursorSchema.safeParse(cursor);
+      const id = parsed.success ? parsed.data : undefined;
       return auditPage(deps.store.audit, { actor, service_id, action: undefined, outcome: undefined, limit, cursor: id });
     },
     forecast: (days) => forecastRenewals(deps.forecast, days),
