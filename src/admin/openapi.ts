@@ -214,12 +214,13 @@ export const forecastSchema = z.object({
       ip: z.string(),
       type: z.string().describe("The licence type, or the bundle id"),
       due_at: z.string().describe("When the renewal sweep will queue it: the term end less RENEWAL_LEAD_DAYS, or now when that is past"),
-      cost: z.number().nullable().describe("What the renewal costs; null when the prices are unknown"),
+      cost: z.number().nullable().describe("What the renewal costs; null when its product has no price (a live catalogue product without price_per_month)"),
     }),
   ),
   total_cost: z.number().nullable().describe("null when any cost is unknown"),
   shortfall: z.number().nullable().describe("max(0, total_cost - balance); null when either is unknown"),
-  prices: z.enum(["sandbox"]).nullable().describe('"sandbox": the sandbox\'s price list; null: the reseller publishes no prices, costs unknown'),
+  unpriced_products: z.array(z.string()).describe("Catalogue products of due renewals without price_per_month: set them to know the cost"),
+  prices: z.enum(["sandbox", "catalogue"]).describe('"sandbox": the sandbox\'s price list; "catalogue": each product\'s price_per_month in the catalogue'),
 });
 /** What `POST /admin/services/:id/suspend|unsuspend|change-ip` answer (202): the event made, and its job. */
 export const licenceActionSchema = z.object({
@@ -571,8 +572,9 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "The renewals due in the next days, their cost, and whether the balance covers them",
           description:
             "What the renewal sweep will buy: active licences paid a day or more beyond their term, RENEWAL_LEAD_DAYS before it ends (a licence paid " +
-            "several terms ahead once per term). Costs from the reseller's prices: the reseller API publishes none, so they are the sandbox's in sandbox " +
-            "mode and unknown (null) against a live reseller. An alert is raised while the balance will not cover the next 7 days.",
+            "several terms ahead once per term). Costs at the reseller's prices: the reseller API publishes none, so they are the sandbox's in sandbox " +
+            "mode and the catalogue's price_per_month times the renewal's months against a live reseller (null for a product without one). An alert is " +
+            "raised while the balance will not cover the next 7 days.",
           security: ADMIN_SECURITY,
           parameters: queryParameters(forecastQuerySchema),
           responses: {

@@ -7,7 +7,7 @@ import type { Upstream } from "../reseller/upstream.js";
 import type { AdoptionWrite, AuditDraft, Store } from "../store/store.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { asPlan, planAdoption, type AdoptionPlan, type PlannedRow } from "./plan.js";
-import type { PriceList } from "./prices.js";
+import type { PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
 
 export interface AdoptionDeps {

@@ -7,7 +7,7 @@ import { typesOf } from "../intake/rules.js";
 import type { NewHistory, ServiceRow } from "../store/store.js";
 import { canonicalIp, unusableIpReason } from "../vocabulary/ip-address.js";
 import { LITESPEED_VARIANTS } from "../vocabulary/products.js";
-import { money, type PriceList } from "./prices.js";
+import { money, type PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
 import type { AdoptedService } from "../store/store.js";
 

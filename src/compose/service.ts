@@ -18,11 +18,11 @@ import { hostPort, listen } from "../http/listen.js";
 import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
 import { adoptRouter } from "../admin/adopt-routes.js";
-import { cataloguePrices, sandboxPrices } from "../adoption/prices.js";
+import { pricesOf } from "../catalog/prices.js";
 import { auditRouter } from "../admin/audit-routes.js";
 import { forecastRouter } from "../admin/forecast-routes.js";
 import { operatorDirectory } from "../http/auth.js";
-import { checkForecastShortfall, priceListFor, type ForecastDeps } from "../renewals/forecast.js";
+import { checkForecastShortfall, renewalPrices, type ForecastDeps } from "../renewals/forecast.js";
 import type { JobDefinition } from "../jobs/define.js";
 import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
@@ -275,8 +275,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     return createProvisioning({ accept, services: store.services, jobs: store.jobs, outcome, license });
   };
 
-  // What the forecast reads: the sweep's rule, the balance reader, and the only price list there is (the sandbox's).
-  const forecastDeps: ForecastDeps = { store, balance, prices: priceListFor(config.upstream.mode === "sandbox"), leadDays: config.RENEWAL_LEAD_DAYS, clock };
+  // What the forecast reads: the sweep's rule (its lead days as the sweep started), the balance reader, and the configuration's prices (its catalogue follows a reload).
+  const forecastDepsOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg)), leadDays: config.RENEWAL_LEAD_DAYS, clock });
 
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
@@ -285,6 +285,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
     const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
+    const forecast = forecastDepsOf(cfg);
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
@@ -297,7 +298,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
         adminRouter({ ...access, store, balance, actions }),
         auditRouter({ ...access, audit: store.audit }),
-        forecastRouter({ ...access, forecast: forecastDeps }),
+        forecastRouter({ ...access, forecast }),
         cfg.PROVISIONING_TOKEN
           ? provisioningRouter({
               token: cfg.PROVISIONING_TOKEN,
@@ -313,7 +314,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
           store,
           upstream,
           catalog: cfg.catalog,
-          prices: cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog),
+          prices: pricesOf(cfg),
           allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
           intake: accept,
           logger: logger.child({ component: "adopt" }),
@@ -329,12 +330,12 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
                 installCommands,
                 seams: consoleSeams({
                   store,
-                  forecast: forecastDeps,
+                  forecast,
                   adoption: {
                     store,
                     upstream,
                     catalog: cfg.catalog,
-                    prices: cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog),
+                    prices: pricesOf(cfg),
                     allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
                     intake: accept,
                   },
@@ -366,7 +367,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     healBlockedRenewals(store, healEveryMs).catch((err: unknown) => logger.error({ err }, "could not put blocked renewals back in the queue; trying again later"));
   // The week ahead's renewals against the balance: an alert while it will not cover them.
   const shortfall = () =>
-    checkForecastShortfall(forecastDeps, alerts).then(
+    checkForecastShortfall(forecastDepsOf(current.config), alerts).then(
       () => undefined,
       (err: unknown) => logger.warn({ err }, "could not check the balance against the renewals due; trying again on the next tick"),
     );

@@ -1,3 +1,4 @@
+import type { Forecast } from "../renewals/forecast.js";
 import type { Actor } from "../vocabulary/roles.js";
 
 /**
@@ -14,7 +15,7 @@ export interface ConsoleSeams {
     next_cursor: string | null;
   }>;
   /** The renewals due and their cost against the balance (operators-audit): GET /admin/forecast's function. */
-  forecast?: (days: number) => Promise<{ days: number; balance: number | null; total_cost: number | null; shortfall: number | null }>;
+  forecast?: (days: number) => Promise<Forecast>;
   /** The queue's depth and the oldest due job's wait (scale-reads): GET /admin/queue's function. */
   queueLag?: () => Promise<{ depth: number; oldest_due_seconds: number | null }>;
 }

@@ -3,6 +3,7 @@ import { addMonths } from "../lifecycle/record.js";
 import { licenseTypes } from "../lifecycle/service-changes.js";
 import type { Alerts } from "../alerts/alerts.js";
 import type { BalanceReader } from "../reseller/balance.js";
+import { money, type PriceList as MonthlyPrices } from "../catalog/prices.js";
 import { RENEWAL_MIN_GAP_MS, type Store, type UpcomingRenewal } from "../store/store.js";
 import { licensePrice } from "../vocabulary/sandbox-prices.js";
 import { DAY_MS } from "./sweep.js";
@@ -24,7 +25,7 @@ export interface ForecastItem {
   /** The licence type, or the bundle id for a bundle. */
   type: string;
   due_at: string;
-  /** null when the price is unknown (a live reseller: see `PriceList`). */
+  /** null when the price is unknown (a live product without `price_per_month`: see `PriceList`). */
   cost: number | null;
 }
 
@@ -36,23 +37,31 @@ export interface Forecast {
   total_cost: number | null;
   /** max(0, total_cost - balance); null when either is unknown. */
   shortfall: number | null;
-  /** Where the costs come from: "sandbox" (its price table), or null when the bridge has no prices. */
-  prices: "sandbox" | null;
+  /** The catalogue products of due renewals that have no `price_per_month`: what makes the cost unknown. */
+  unpriced_products: string[];
+  /** Where the costs come from: "sandbox" (its price table) or "catalogue" (each product's `price_per_month`). */
+  prices: MonthlyPrices["source"];
 }
 
 /** The price of one renewal of a licence (every licence of a bundle, as the renew job buys them), or null when unknown. */
 export type PriceList = { source: Forecast["prices"]; renewal(svc: UpcomingRenewal): number | null };
 
 /**
- * reseller-api.md has no call for prices, so the only list the bridge knows is the sandbox's:
- * in sandbox mode it is what the upstream charges; against a live reseller the costs are unknown.
+ * reseller-api.md has no call for prices. In sandbox mode the sandbox's table is what the
+ * upstream charges, and a bundle is renewed licence by licence (lifecycle/renew.ts), each at its
+ * own price. On a live bridge the operator's catalogue says what a month of each product costs
+ * (`price_per_month`, as the adoption plan prices it): a renewal is that times its months.
  */
-export function priceListFor(sandbox: boolean): PriceList {
-  if (!sandbox) return { source: null, renewal: () => null };
+export function renewalPrices(monthly: MonthlyPrices): PriceList {
+  if (monthly.source === "sandbox") {
+    return { source: "sandbox", renewal: (svc) => licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0) };
+  }
   return {
-    source: "sandbox",
-    // A bundle is renewed licence by licence (lifecycle/renew.ts), each at its own price.
-    renewal: (svc) => licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0),
+    source: monthly.source,
+    renewal(svc) {
+      const perMonth = monthly.product(svc.product_id);
+      return perMonth === null ? null : money(perMonth * svc.months);
+    },
   };
 }
 
@@ -64,16 +73,15 @@ export interface ForecastDeps {
   clock: Clock;
 }
 
-/** Money is in the reseller's currency units; sums are rounded to cents so 0.1 + 0.2 reads 0.3. */
-const cents = (n: number) => Math.round(n * 100) / 100;
-
 export async function forecastRenewals(deps: ForecastDeps, days: number): Promise<Forecast> {
   const now = deps.clock.now();
   const lead = deps.leadDays * DAY_MS;
   const windowEnd = now + days * DAY_MS;
   const due: ForecastItem[] = [];
+  const unpriced = new Set<string>();
   for (const svc of await deps.store.renewals.upcoming(windowEnd + lead)) {
     const cost = deps.prices.renewal(svc);
+    if (cost === null) unpriced.add(svc.product_id);
     // Term by term, as the sweep would find it after each renewal, while the customer has paid for the next.
     for (let term = svc.expires_at; term - lead <= windowEnd && svc.paid_until >= term + RENEWAL_MIN_GAP_MS; term = addMonths(term, svc.months)) {
       due.push({ service_id: svc.service_id, ip: svc.ip, type: svc.bundle ?? svc.type ?? "", due_at: new Date(Math.max(now, term - lead)).toISOString(), cost });
@@ -81,13 +89,14 @@ export async function forecastRenewals(deps: ForecastDeps, days: number): Promis
   }
   due.sort((a, b) => a.due_at.localeCompare(b.due_at) || a.service_id.localeCompare(b.service_id));
   const { balance } = await deps.balance.read();
-  const total = due.some((d) => d.cost === null) ? null : cents(due.reduce((sum, d) => sum + d.cost!, 0));
+  const total = due.some((d) => d.cost === null) ? null : money(due.reduce((sum, d) => sum + d.cost!, 0));
   return {
     days,
     balance,
     due,
     total_cost: total,
-    shortfall: total === null || balance === null ? null : cents(Math.max(0, total - balance)),
+    shortfall: total === null || balance === null ? null : money(Math.max(0, total - balance)),
+    unpriced_products: [...unpriced].sort(),
     prices: deps.prices.source,
   };
 }

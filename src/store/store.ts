@@ -449,7 +449,7 @@ export interface DueRenewal {
   expires_at: number;
 }
 
-export type UpcomingRenewal = Pick<ServiceRow, "service_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months" | "expires_at" | "paid_until"> & {
+export type UpcomingRenewal = Pick<ServiceRow, "service_id" | "product_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months" | "expires_at" | "paid_until"> & {
   expires_at: number;
   paid_until: number;
 };

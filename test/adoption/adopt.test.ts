@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runAdoption } from "../../src/adoption/adopt.js";
-import { cataloguePrices } from "../../src/adoption/prices.js";
+import { cataloguePrices } from "../../src/catalog/prices.js";
 import { parseRows } from "../../src/adoption/rows.js";
 import { createIntake } from "../../src/intake/intake.js";
 import { orderActive, untilIdle, waitStatus } from "../helpers/e2e-harness.js";

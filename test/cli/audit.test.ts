@@ -114,12 +114,12 @@ describe("the audit trail from the CLI", () => {
     expect(cursor.stderr).toMatch(/--cursor /);
   });
 
-  it("forecast answers as the API does; costs are unknown against a reseller that publishes no prices", async () => {
+  it("forecast answers as the API does; against a live reseller its prices are the catalogue's", async () => {
     const run = await runCli(["forecast", "--days", "40", "--json"], env);
     expect(run.code, run.stderr).toBe(0);
     const api = (await bridge.admin("/admin/forecast?days=40")).body;
     expect(run.json()).toEqual({ ...api, balance: null });
-    expect(api).toMatchObject({ days: 40, due: [], total_cost: 0, prices: null });
+    expect(api).toMatchObject({ days: 40, due: [], total_cost: 0, unpriced_products: [], prices: "catalogue" });
     const bad = await runCli(["forecast", "--days", "367"], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--days must be a whole number of days from 1 to 366/);

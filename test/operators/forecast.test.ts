@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,8 @@ import { startService, type RunningService } from "../../src/compose/service.js"
 import { SHORTFALL_ALERT_KEY } from "../../src/renewals/forecast.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
-import { createdEvent, idle, uniqueId, uniqueIp } from "../helpers/bridge.js";
+import { createdEvent, idle, uniqueId, uniqueIp, type TestBridge } from "../helpers/bridge.js";
+import { usePairPerFile, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
@@ -90,7 +91,7 @@ describe("GET /admin/forecast in sandbox mode", () => {
   it("nothing is due this week right after the orders; the balance is the sandbox's", async () => {
     const res = await admin("/admin/forecast");
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ days: 7, due: [], total_cost: 0, shortfall: 0, balance: await sandbox("/balance").then((b) => b.balance) });
+    expect(res.body).toMatchObject({ days: 7, due: [], total_cost: 0, shortfall: 0, prices: "sandbox", unpriced_products: [], balance: await sandbox("/balance").then((b) => b.balance) });
   });
 
   it("refuses a days it cannot use, naming the field", async () => {
@@ -146,3 +147,47 @@ describe("GET /admin/forecast in sandbox mode", () => {
     expect((await service.alerts.open()).map((a) => a.key)).not.toContain(SHORTFALL_ALERT_KEY);
   });
 });
+
+/**
+ * Against a live reseller (here the sandbox behind RESELLER_API_URL, so the bridge loads no
+ * sandbox price table) the costs are the catalogue's `price_per_month` times the renewal's
+ * months; a due product without a price makes the total unknown and is named.
+ */
+describe("GET /admin/forecast against a live reseller: the catalogue's prices", () => {
+  const catalogueDir = mkdtempSync(join(tmpdir(), "lb-forecast-catalogue-"));
+  const productsFile = join(catalogueDir, "products.json");
+  writeFileSync(
+    productsFile,
+    JSON.stringify({
+      billing_cycles: { monthly: 1, quarterly: 3 },
+      products: { "12": { type: "cpanel", price_per_month: 16.5 }, "30": { type: "directadmin" } },
+    }),
+  );
+  const paidAYear = new Date(Date.now() + 365 * DAY).toISOString().slice(0, 10);
+  const ids = { quarterly: uniqueId("fc-live-q"), unpriced: uniqueId("fc-live-none") };
+  const pair = usePairPerFile({ env: { PRODUCTS_FILE: productsFile } });
+  afterAll(() => rmSync(catalogueDir, { recursive: true, force: true }));
+
+  it("prices a quarterly cPanel at 3 × 16.5, and names the product without a price", async () => {
+    const { bridge } = pair();
+    expect(bridge.config.sandbox).toBe(false);
+    await bridge.send(createdEvent({ id: ids.quarterly, product_id: "12", cycle: "quarterly", next_due_date: paidAYear }));
+    const priced = await orderedForecast(bridge, ids.quarterly, 100);
+    expect(priced).toMatchObject({ prices: "catalogue", total_cost: 49.5, unpriced_products: [] });
+    expect(priced.due).toEqual([expect.objectContaining({ service_id: ids.quarterly, type: "cpanel", cost: 49.5 })]);
+
+    await bridge.send(createdEvent({ id: ids.unpriced, product_id: "30", next_due_date: paidAYear }));
+    const unknown = await orderedForecast(bridge, ids.unpriced, 100);
+    expect(unknown).toMatchObject({ prices: "catalogue", total_cost: null, shortfall: null, unpriced_products: ["30"] });
+    expect(unknown.due.find((d) => d.service_id === ids.unpriced)).toMatchObject({ type: "directadmin", cost: null });
+    expect(unknown.due.find((d) => d.service_id === ids.quarterly)).toMatchObject({ cost: 49.5 });
+  });
+});
+
+/** The forecast over `days`, once the service `id` is active (its first term then ends within the window). */
+async function orderedForecast(bridge: TestBridge, id: string, days: number): Promise<ForecastBody & { prices: string; unpriced_products: string[] }> {
+  await waitStatus(bridge, id, "active");
+  const res = await bridge.admin(`/admin/forecast?days=${days}`);
+  expect(res.status).toBe(200);
+  return res.body as unknown as ForecastBody & { prices: string; unpriced_products: string[] };
+}

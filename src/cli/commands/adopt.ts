@@ -21,12 +21,12 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { readImport }, { runAdoption }, { cataloguePrices, sandboxPrices }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
+      const [{ readFileSync }, { readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
           import("../../adoption/import-file.js"),
           import("../../adoption/adopt.js"),
-          import("../../adoption/prices.js"),
+          import("../../catalog/prices.js"),
           import("../../intake/intake.js"),
           import("../context.js"),
           import("../upstream-from-config.js"),
@@ -60,7 +60,7 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
               store,
               upstream,
               catalog: config.catalog,
-              prices: config.sandbox ? sandboxPrices(config.catalog) : cataloguePrices(config.catalog),
+              prices: pricesOf(config),
               allowPrivateIps: config.ALLOW_PRIVATE_IPS,
               intake: createIntake({ store, catalog: config.catalog, allowPrivateIps: config.ALLOW_PRIVATE_IPS }),
             },

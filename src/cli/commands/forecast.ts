@@ -9,10 +9,11 @@ export function forecastCommand(program: Command, output: (cmd: Command) => Outp
     .option("--days <n>", "how many days ahead, 1-366", "7")
     .option("--json", 'machine-readable output: {"days", "balance", "due": [...], "total_cost", "shortfall"}, as GET /admin/forecast')
     .action(async (opts: { days: string }, cmd: Command) => {
-      const [{ DAYS_RULE, forecastQuerySchema }, { forecastRenewals, priceListFor }, { createBalanceReader, ownAccountId }, { configOrExit }, { withBridgeStore }, { systemClock }, { v1ClientFromConfig }] =
+      const [{ DAYS_RULE, forecastQuerySchema }, { forecastRenewals, renewalPrices }, { pricesOf }, { createBalanceReader, ownAccountId }, { configOrExit }, { withBridgeStore }, { systemClock }, { v1ClientFromConfig }] =
         await Promise.all([
           import("../../admin/forecast-routes.js"),
           import("../../renewals/forecast.js"),
+          import("../../catalog/prices.js"),
           import("../../reseller/balance.js"),
           import("../context.js"),
           import("../store.js"),
@@ -34,14 +35,14 @@ export function forecastCommand(program: Command, output: (cmd: Command) => Outp
       const balance = createBalanceReader({ client, accountId, unavailable });
       try {
         const f = await withBridgeStore(config, (store) =>
-          forecastRenewals({ store, balance, prices: priceListFor(config.upstream.mode === "sandbox"), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
+          forecastRenewals({ store, balance, prices: renewalPrices(pricesOf(config)), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
         );
         const money = (n: number | null) => (n === null ? "unknown" : String(n));
         emit(output(cmd), f, () =>
           [
             f.due.length ? table(f.due.map((d) => ({ ...d }))) : `no renewal is due in the next ${f.days} day(s)`,
             `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
-              (f.prices === null ? " (the reseller publishes no prices: costs are known in sandbox mode only)" : ""),
+              (f.unpriced_products.length ? ` (cost unknown: catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month)` : ""),
           ].join("\n"),
         );
       } finally {

@@ -26,7 +26,7 @@ export function pgRenewals(db: PgDb, jobs: PgJobs, audit: PgAudit): RenewalOps {
     },
     async upcoming(horizon) {
       return db.q<UpcomingRenewal>(
-        `SELECT service_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, paid_until FROM services
+        `SELECT service_id, product_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, paid_until FROM services
          WHERE status = 'active' AND expires_at <= $1 AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}
          ORDER BY expires_at, service_id`,
         [horizon],

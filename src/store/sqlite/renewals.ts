@@ -17,7 +17,7 @@ export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs, audit: Sq
     ),
     jobByKey: db.prepare("SELECT id, state, attempts, last_error FROM jobs WHERE unique_key = ?"),
     upcoming: db.prepare(
-      `SELECT service_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, paid_until FROM services
+      `SELECT service_id, product_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, paid_until FROM services
        WHERE status = 'active' AND expires_at <= @horizon AND paid_until >= expires_at + ${RENEWAL_MIN_GAP_MS}
        ORDER BY expires_at, service_id`,
     ),

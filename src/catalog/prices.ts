@@ -1,4 +1,4 @@
-import type { Catalog } from "../catalog/catalog.js";
+import type { Catalog } from "./catalog.js";
 import { BUNDLES, isBundleId, MONTHLY_PRICE } from "../vocabulary/sandbox-prices.js";
 import type { ProductType } from "../vocabulary/products.js";
 
@@ -44,6 +44,9 @@ export function cataloguePrices(catalog: Catalog): PriceList {
     licenseType: (type) => byType.get(type) ?? null,
   };
 }
+
+/** The price list of a configuration: the sandbox's own in sandbox mode, else the catalogue's. */
+export const pricesOf = (cfg: { sandbox: boolean; catalog: Catalog }): PriceList => (cfg.sandbox ? sandboxPrices(cfg.catalog) : cataloguePrices(cfg.catalog));
 
 /** Money as the plan shows it: to the cent, free of float dust (12 * 0.1). */
 export const money = (n: number): number => Math.round(n * 100) / 100;
