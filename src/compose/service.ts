@@ -11,7 +11,7 @@ import { adminRouter } from "../admin/admin-routes.js";
 import { adminActions } from "../admin/actions.js";
 import { consoleRouter } from "../console/routes.js";
 import { consoleSeams } from "../console/seams.js";
-import type { OperatorResolver } from "../console/operators.js";
+import { loginLimit } from "../console/login-limit.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
@@ -21,7 +21,7 @@ import { adoptRouter } from "../admin/adopt-routes.js";
 import { pricesOf } from "../catalog/prices.js";
 import { auditRouter } from "../admin/audit-routes.js";
 import { forecastRouter } from "../admin/forecast-routes.js";
-import { operatorDirectory } from "../http/auth.js";
+import { operatorDirectory, type OperatorDirectory } from "../http/auth.js";
 import { checkForecastShortfall, renewalPrices, type ForecastDeps } from "../renewals/forecast.js";
 import type { JobDefinition } from "../jobs/define.js";
 import { JobRunner, type RunnerObserver } from "../jobs/runner.js";
@@ -130,7 +130,7 @@ export interface ServiceOptions {
    * Who may log in to the console, for a configuration. (Default: every ADMIN_TOKEN as the admin
    * named "admin"; tests add a viewer, named operators will add theirs)
    */
-  consoleOperators?: (config: Config) => OperatorResolver;
+  consoleOperators?: (config: Config) => OperatorDirectory;
 }
 
 export interface RunningService {
@@ -278,10 +278,17 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // What the forecast reads: the sweep's rule (its lead days as the sweep started), the balance reader, and the configuration's prices (its catalogue follows a reload).
   const forecastDepsOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg)), leadDays: config.RENEWAL_LEAD_DAYS, clock });
 
+  /** Who each token belongs to under a configuration: ADMIN_TOKEN's admin and OPERATORS_FILE's operators. */
+  const directoryOf = (cfg: Config): OperatorDirectory => operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators);
+  /** Who logs in to the console (a test may give it operators of its own). */
+  const consoleDirectoryOf = (cfg: Config): OperatorDirectory => options.consoleOperators?.(cfg) ?? directoryOf(cfg);
+  // The console's failed logins outlive a reload: a new router must not forget a guesser.
+  const consoleLogins = loginLimit();
+
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
-    const access = { operators: operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators), audit: store.audit };
+    const access = { operators: directoryOf(cfg), audit: store.audit };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
     const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
@@ -324,7 +331,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
               consoleRouter({
                 store,
                 actions,
-                operators: options.consoleOperators ? options.consoleOperators(cfg) : (token: string) => access.operators.identify(token),
+                operators: consoleDirectoryOf(cfg),
+                loginLimit: consoleLogins,
                 balance,
                 catalog: cfg.catalog,
                 installCommands,
@@ -420,6 +428,12 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       return { unfinished };
     })());
 
+  /** An operator removed, demoted, promoted or given new tokens by a reload: their console sessions end (log in again). */
+  const endChangedSessions = (was: OperatorDirectory, now: OperatorDirectory) => {
+    for (const name of was.names().filter((n) => was.credentialOf(n) !== now.credentialOf(n))) {
+      store.sessions.deleteFor(name).catch((err: unknown) => logger.warn({ err, operator: name }, "could not end the console sessions of an operator the reload changed"));
+    }
+  };
   /**
    * A new configuration from SIGHUP, already validated: the HTTP surface is rebuilt from it
    * (tokens, webhook and panel secrets, catalogue, TRUST_PROXY, provisioning), and the jobs see
@@ -440,6 +454,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     // A new SMTP server or password: the next mail goes through a transport built from it.
     if (!options.mailer && next.SMTP_URL !== current.config.SMTP_URL) mailer.swap(createMailer(next, { logger: logger.child({ component: "mail" }) }));
     balance.configure(next);
+    endChangedSessions(consoleDirectoryOf(current.config), consoleDirectoryOf(next));
     current = { config: next, app };
     return { restartNeeded };
   };

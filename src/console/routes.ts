@@ -4,6 +4,7 @@ import { jobIdSchema } from "../admin/admin-routes.js";
 import type { ActionOutcome, AdminActions } from "../admin/actions.js";
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
+import type { OperatorDirectory } from "../http/auth.js";
 import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
@@ -12,8 +13,7 @@ import type { ConsoleSeams } from "./actions.js";
 import { CONSOLE_CSS } from "./assets.js";
 import { CSRF_FIELD, requireCsrf } from "./csrf.js";
 import { html, type Html } from "./html.js";
-import { loginLimit } from "./login-limit.js";
-import type { OperatorResolver } from "./operators.js";
+import { loginLimit, type LoginLimit } from "./login-limit.js";
 import { securityHeaders } from "./security-headers.js";
 import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf } from "./session.js";
 import { confirmRetry, JOB_SECTIONS, jobsPage } from "./views/jobs.js";
@@ -30,14 +30,16 @@ const BALANCE_WAIT_MS = 300;
 export interface ConsoleDeps {
   store: Store;
   actions: AdminActions;
-  /** Who a login token belongs to (ADMIN_TOKEN's admin today; named operators later). */
-  operators: OperatorResolver;
+  /** Who a login token belongs to, and who a session's operator is now: ADMIN_TOKEN's admin and OPERATORS_FILE's operators. */
+  operators: Pick<OperatorDirectory, "identify" | "named">;
   balance: BalanceReader;
   catalog: Catalog;
   /** The install commands of a licence, through the upstream (cached). */
   installCommands: (svc: ServiceRow) => Promise<{ type: string; command: string }[]>;
   seams: ConsoleSeams;
   clock: Clock;
+  /** Failed logins per address; given by the composition so a reload (a new router) does not forget them. */
+  loginLimit?: LoginLimit;
   logger?: Logger;
 }
 
@@ -64,8 +66,8 @@ function invalid(res: Response, error: z.ZodError) {
 export function consoleRouter(deps: ConsoleDeps): Router {
   const { store, actions, clock } = deps;
   const router = express.Router();
-  const sessions = consoleSessions(store.sessions, clock);
-  const limit = loginLimit();
+  const sessions = consoleSessions(store.sessions, clock, deps.operators);
+  const limit = deps.loginLimit ?? loginLimit();
   const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 20 });
   // A handler's rejection goes to the app's error handler, whatever the handler returns.
   const h = (fn: (req: Request, res: Response) => Promise<unknown>) => (req: Request, res: Response, next: express.NextFunction) => void fn(req, res).catch(next);
@@ -93,7 +95,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       if (!expected || typeof body[CSRF_FIELD] !== "string" || !sameSecret(body[CSRF_FIELD], expected)) {
         return send(res, 403, loginPage({ csrf: sessions.loginToken(req, res), error: "The login form expired: try again." }));
       }
-      const actor = typeof body.token === "string" && body.token !== "" ? deps.operators(body.token) : undefined;
+      const actor = typeof body.token === "string" && body.token !== "" ? deps.operators.identify(body.token) : undefined;
       if (!actor) {
         limit.failed(client, clock.now());
         deps.logger?.warn({ client }, "console: a login with an unknown token");

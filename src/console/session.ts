@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Clock } from "../clock.js";
+import type { OperatorDirectory } from "../http/auth.js";
 import type { SessionOps } from "../store/store.js";
 import type { Actor } from "../vocabulary/roles.js";
 
@@ -67,7 +68,12 @@ export interface Sessions {
   loginToken(req: Request, res: Response): string;
 }
 
-export function consoleSessions(store: SessionOps, clock: Clock): Sessions {
+/**
+ * `operators`: the directory of the running configuration. A session acts with the role its
+ * operator has now, not the one they logged in with, and ends when they are no longer listed:
+ * a reload (SIGHUP) that demotes or removes an operator takes effect on their next click.
+ */
+export function consoleSessions(store: SessionOps, clock: Clock, operators: Pick<OperatorDirectory, "named">): Sessions {
   return {
     async open(req, res, actor) {
       const now = clock.now();
@@ -83,14 +89,15 @@ export function consoleSessions(store: SessionOps, clock: Clock): Sessions {
         const key = id ? sha256hex(id) : undefined;
         const row = key ? await store.get(key) : undefined;
         const now = clock.now();
-        if (!id || !key || !row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) {
+        const actor = row ? operators.named(row.operator) : undefined;
+        if (!id || !key || !row || !actor || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) {
           if (key && row) await store.delete(key);
           if (req.method === "GET") return res.redirect(303, "/console/login");
           res.status(401).type("text/plain").send("Your console session has ended: log in again.");
           return;
         }
         if (now - row.last_seen_at > TOUCH_EVERY_MS) await store.touch(key, now);
-        res.locals.session = { actor: { name: row.operator, role: row.role }, csrf: csrfOf(id), key } satisfies ConsoleSession;
+        res.locals.session = { actor, csrf: csrfOf(id), key } satisfies ConsoleSession;
         next();
       })().catch(next);
     },

@@ -42,6 +42,16 @@ export interface OperatorCredential {
 /** Who a token belongs to: every ADMIN_TOKEN (the admin named "admin") and every operator. */
 export interface OperatorDirectory {
   identify(token: string): Actor | undefined;
+  /** The operator of that name as the directory has them now (their role may have changed), or undefined when gone. */
+  named(name: string): Actor | undefined;
+  /**
+   * A value that changes whenever the operator's tokens or role do (undefined when gone): a
+   * reload that changes it ends their console sessions, so a rotated token logs no one in.
+   * A digest of hashes, never a token.
+   */
+  credentialOf(name: string): string | undefined;
+  /** Every operator's name, "admin" included when ADMIN_TOKEN is set. */
+  names(): string[];
 }
 
 /**
@@ -55,12 +65,27 @@ export function operatorDirectory(adminTokens: readonly string[], operators: rea
     ...adminTokens.map((t) => ({ actor: { name: ADMIN_TOKEN_ACTOR, role: "admin" as Role }, digest: sha256(t) })),
     ...operators.map((o) => ({ actor: { name: o.name, role: o.role }, digest: Buffer.from(o.token_sha256, "hex") })),
   ].filter((e) => e.digest.length === 32);
+  const byName = new Map<string, { actor: Actor; digests: string[] }>();
+  for (const e of entries) {
+    const known = byName.get(e.actor.name) ?? { actor: e.actor, digests: [] };
+    known.digests.push(e.digest.toString("hex"));
+    byName.set(e.actor.name, known);
+  }
   return {
     identify(token) {
       const given = sha256(token);
       let found: Actor | undefined;
       for (const e of entries) if (timingSafeEqual(given, e.digest) && !found) found = e.actor;
       return found ? { ...found } : undefined;
+    },
+    named(name) {
+      const known = byName.get(name);
+      return known ? { ...known.actor } : undefined;
+    },
+    names: () => [...byName.keys()],
+    credentialOf(name) {
+      const known = byName.get(name);
+      return known ? createHash("sha256").update([known.actor.role, ...[...known.digests].sort()].join("\n")).digest("hex") : undefined;
     },
   };
 }

@@ -619,6 +619,8 @@ export interface SessionOps {
   touch(idSha256: string, at: number): Promise<void>;
   /** Logout or expiry; true when there was one. */
   delete(idSha256: string): Promise<boolean>;
+  /** Ends every session of the operator `name` (a reload changed their tokens or role, or removed them); returns how many. */
+  deleteFor(operator: string): Promise<number>;
   /** Deletes every session idle since before `idleBefore` or created before `createdBefore`; returns how many. */
   deleteExpired(idleBefore: number, createdBefore: number): Promise<number>;
 }

@@ -1,19 +1,19 @@
-import { anyOf, adminTokenResolver, tableResolver } from "../../src/console/operators.js";
+import { createHash } from "node:crypto";
 import type { Config } from "../../src/config/load.js";
+import { operatorDirectory } from "../../src/http/auth.js";
 
 /** Tokens of the operators the console tests log in as, beside ADMIN_TOKEN's admin. */
 export const VIEWER_TOKEN = "console-test-viewer-token-0123";
 export const OPERATOR_TOKEN = "console-test-operator-token-0123";
 
-/** The console's resolver with a viewer and an operator: the seam named operators will fill. */
+const sha256hex = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/** The console's operators: ADMIN_TOKEN's admin, a viewer and an operator, as an OPERATORS_FILE would list them. */
 export const testOperators = (config: Config) =>
-  anyOf(
-    adminTokenResolver(config.ADMIN_TOKEN),
-    tableResolver([
-      { token: VIEWER_TOKEN, actor: { name: "vera", role: "viewer" } },
-      { token: OPERATOR_TOKEN, actor: { name: "otto", role: "operator" } },
-    ]),
-  );
+  operatorDirectory(config.ADMIN_TOKEN, [
+    { name: "vera", role: "viewer", token_sha256: sha256hex(VIEWER_TOKEN) },
+    { name: "otto", role: "operator", token_sha256: sha256hex(OPERATOR_TOKEN) },
+  ]);
 
 /** A browser's worth of the console over plain HTTP: its cookies, and the CSRF value of the last page. */
 export class ConsoleClient {

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createdEvent, TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { untilIdle, usePair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { ConsoleClient } from "../console/client.js";
 
 /**
  * Named operators, their roles and the audit trail (issue 26), over HTTP against a real bridge
@@ -154,6 +155,42 @@ describe("OPERATORS_FILE on reload", () => {
     expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(200);
     expect((await call(bridge, "viewer", "GET", "/admin/jobs")).status).toBe(401);
     expect((await call(bridge, "operator", "POST", "/admin/reconcile", {})).status).toBe(200);
+  });
+});
+
+describe("console sessions on reload", () => {
+  const file = join(mkdtempSync(join(tmpdir(), "lb-operators-sessions-")), "operators.json");
+  const entry = (name: string, role: string, token: string) => ({ name, role, token_sha256: sha256(token) });
+  const OLGA_TOKEN = "olga-token-0123456789";
+  writeFileSync(
+    file,
+    JSON.stringify([entry("vera", "viewer", TOKENS.viewer), entry("otto", "operator", TOKENS.operator), entry("alice", "admin", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]),
+  );
+  const pair = usePair({ env: { OPERATORS_FILE: file } });
+
+  it("a reload ends the sessions of an operator it removed, demoted or gave a new token, and keeps an unchanged one's", async () => {
+    const { bridge } = pair();
+    const login = async (token: string) => {
+      const client = new ConsoleClient(bridge.url);
+      expect((await client.login(token)).status).toBe(303);
+      expect((await client.get("/console")).status).toBe(200);
+      return client;
+    };
+    const [vera, otto, alice, olga] = [await login(TOKENS.viewer), await login(TOKENS.operator), await login(TOKENS.alice), await login(OLGA_TOKEN)];
+    const ottoSecondToken = "otto-second-token-0123456789";
+    // vera dropped, otto's token rotated, alice demoted to operator.
+    writeFileSync(file, JSON.stringify([entry("otto", "operator", ottoSecondToken), entry("alice", "operator", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]));
+    bridge.service.reload(loadConfig({ env: bridge.env, cwd: process.cwd() }));
+    for (const client of [vera, otto, alice]) {
+      await waitFor(async () => (await client.get("/console")).status === 303, 5_000, "the session to end");
+      expect((await client.get("/console")).res.headers.get("location")).toBe("/console/login");
+    }
+    // The new token logs otto in; alice logs in again with her new role.
+    await login(ottoSecondToken);
+    const demoted = await login(TOKENS.alice);
+    expect((await demoted.get("/console/reconcile")).text).not.toContain('name="fix" value="true"');
+    // olga, unchanged, was never logged out.
+    expect((await olga.get("/console")).status).toBe(200);
   });
 });
 

@@ -25,6 +25,9 @@ export function pgSessions(db: PgDb): SessionOps {
     async delete(id) {
       return (await db.q("DELETE FROM console_sessions WHERE id_sha256 = $1 RETURNING 1", [id])).length > 0;
     },
+    async deleteFor(operator) {
+      return (await db.q("DELETE FROM console_sessions WHERE operator = $1 RETURNING 1", [operator])).length;
+    },
     async deleteExpired(idleBefore, createdBefore) {
       return (await db.q("DELETE FROM console_sessions WHERE last_seen_at < $1 OR created_at < $2 RETURNING 1", [idleBefore, createdBefore])).length;
     },

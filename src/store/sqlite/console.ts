@@ -12,6 +12,7 @@ export function sqliteSessions(db: Db): SessionOps {
     touch: db.prepare("UPDATE console_sessions SET last_seen_at = ? WHERE id_sha256 = ?"),
     delete: db.prepare("DELETE FROM console_sessions WHERE id_sha256 = ?"),
     expired: db.prepare("DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?"),
+    ofOperator: db.prepare("DELETE FROM console_sessions WHERE operator = ?"),
   };
   return {
     async create(id, r) {
@@ -25,6 +26,9 @@ export function sqliteSessions(db: Db): SessionOps {
     },
     async delete(id) {
       return s.delete.run(id).changes > 0;
+    },
+    async deleteFor(operator) {
+      return s.ofOperator.run(operator).changes;
     },
     async deleteExpired(idleBefore, createdBefore) {
       return s.expired.run(idleBefore, createdBefore).changes;
