@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = {
   adoptApply: "adopt.apply",
   /** `renew --due`: one entry per renewal job it queued, with the job. */
   renewDue: "renew.due",
+  /** `prune` (not --dry-run): one entry for the run, with what it removed (the daily prune is the service's own, not an operator's). */
+  prune: "prune",
   /** `reseller credit`, `reseller create`, `sub-resellers create`, `sub-resellers credit`: money and accounts upstream. */
   resellerCredit: "reseller.credit",
   resellerCreate: "reseller.create",

@@ -62,6 +62,13 @@ describe("prune command", () => {
 
     const again = await runCli(["prune", "--json"], { ...bridge.env, RETENTION_DAYS: "1" });
     expect(again.json<PruneReport>()).toMatchObject({ retention_days: 1, jobs: 0, event_payloads: 0, mails: 0, outbox_files: 0 });
+
+    // Each run that removed (not the dry runs) is in the audit trail, with what it removed and who ran it.
+    const { entries } = await bridge.service.store.audit.list({ action: "prune" });
+    expect(entries).toHaveLength(2);
+    expect(entries.map((e) => e.outcome)).toEqual(["ok", "ok"]);
+    expect(entries[1]!.actor).toMatch(/^cli:/);
+    expect(entries[1]!.detail).toMatch(/2 job\(s\), 1 event payload\(s\), 1 mail record\(s\), 1 outbox file\(s\); via the CLI/);
   });
 
   it("refuses a bad RETENTION_DAYS with exit code 78", async () => {

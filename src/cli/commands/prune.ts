@@ -15,22 +15,41 @@ export function pruneCommand(program: Command, output: (cmd: Command) => Output)
     )
     .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ resolve }, { systemClock }, { prune }, { configOrExit }, { withBridgeStore }] = await Promise.all([
+      const [{ resolve }, { systemClock }, { prune }, { configOrExit }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] = await Promise.all([
         import("node:path"),
         import("../../clock.js"),
         import("../../retention/retention.js"),
         import("../context.js"),
         import("../store.js"),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
       ]);
       const o = output(cmd);
       const config = configOrExit();
       const dryRun = opts.dryRun === true;
-      const report = await withBridgeStore(config, (store) =>
-        prune({ store, clock: systemClock, days: config.RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") }, { dryRun }),
-      );
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
+      const report = await withBridgeStore(config, async (store) => {
+        const run = () => prune({ store, clock: systemClock, days: config.RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") }, { dryRun });
+        // Counting removes nothing and anyone may look; removing is an admin's, and audited.
+        if (dryRun) return run();
+        await requireRole(store, actor, "admin", AUDIT_ACTIONS.prune);
+        // Prune runs in many small transactions (it must not hold the writer): one entry for the run, as it ended.
+        try {
+          const done = await run();
+          await store.audit.record({ ...draftOf(actor, AUDIT_ACTIONS.prune, prunedSummary(done)), outcome: "ok" });
+          return done;
+        } catch (err) {
+          await store.audit.record({ ...draftOf(actor, AUDIT_ACTIONS.prune, (err as Error).message), outcome: "failed" });
+          throw err;
+        }
+      });
       emit(o, report, () => humanReport(report));
     });
 }
+
+/** What a run removed, for its audit entry. */
+const prunedSummary = (r: PruneReport) =>
+  `older than ${r.before}: ${r.jobs} job(s), ${r.event_payloads} event payload(s), ${r.mails} mail record(s), ${r.outbox_files} outbox file(s)`;
 
 function humanReport(r: PruneReport): string {
   const rows = [
