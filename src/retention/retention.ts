@@ -72,6 +72,7 @@ export async function prune(deps: RetentionDeps, options: { dryRun?: boolean } =
       }
     }
   }
+  if (!dryRun && counts.jobs + counts.events + counts.mails > 0) await deps.store.retention.reclaim();
   const files = deps.outboxDir ? await pruneOutbox(deps.outboxDir, before, dryRun) : 0;
   return {
     dry_run: dryRun,

@@ -559,7 +559,8 @@ export const PRUNED_PAYLOAD = "{}";
  *   of a service's two latest record_payment jobs (a dateless renew's id is built from them);
  * - `events`: the payload of an event whose outcome is recorded and no unfinished job of which
  *   is left, emptied to PRUNED_PAYLOAD; the row itself, its (source, webhook id) and its place
- *   in the service's history are kept for ever;
+ *   in the service's history are kept for ever, and the space the payload held is freed (not
+ *   left inside the row's page);
  * - `mails`: sent mail records whose job is finished, deleted.
  * History, services, alerts and any other table are never touched.
  */
@@ -568,6 +569,8 @@ export interface RetentionOps {
   prunable(before: number): Promise<Record<PrunableKind, number>>;
   /** At most `limit` rows of one kind, in one short transaction; returns how many. */
   pruneBatch(kind: PrunableKind, before: number, limit: number): Promise<number>;
+  /** After a prune that removed rows: makes their space reusable at once, where the store does not by itself. */
+  reclaim(): Promise<void>;
 }
 
 // ---- adoption -----------------------------------------------------------------------------

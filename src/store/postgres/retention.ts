@@ -46,5 +46,11 @@ export function pgRetention(db: PgDb): RetentionOps {
     async pruneBatch(kind, before, limit) {
       return db.run(BATCH[kind], [before, limit]);
     },
+    // The rows a prune deletes (and the old versions of the events it empties) are dead tuples
+    // until a VACUUM marks their space free; autovacuum gets there in its own time, while the
+    // day's new rows extend the tables. A plain VACUUM (not FULL) takes no lock writers wait for.
+    async reclaim() {
+      await db.q("VACUUM (ANALYZE) jobs, events, mails");
+    },
   };
 }

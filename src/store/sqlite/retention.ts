@@ -34,16 +34,35 @@ export function sqliteRetention(db: Db): RetentionOps {
     ) as Record<PrunableKind, ReturnType<Db["prepare"]>>,
     batch: {
       jobs: db.prepare(`DELETE FROM jobs WHERE id IN (${candidates("jobs")})`),
-      events: db.prepare(`UPDATE events SET payload = '${PRUNED_PAYLOAD}' WHERE id IN (${candidates("events")})`),
       mails: db.prepare(`DELETE FROM mails WHERE id IN (${candidates("mails")})`),
-    } as Record<PrunableKind, ReturnType<Db["prepare"]>>,
+    } as Record<Exclude<PrunableKind, "events">, ReturnType<Db["prepare"]>>,
+    // Emptying a payload in place (UPDATE) leaves each old page mostly empty: SQLite rebalances a
+    // b-tree page on delete, not when a row shrinks, and new events are appended at the end of
+    // the table, never into those pages, so the file grew by the payloads it had pruned. Deleting
+    // the rows and inserting them again, payload emptied and with the same rowid (so ids, order
+    // and cursors stay as they were), lets the delete merge the emptied pages and free the rest.
+    eventsToEmpty: db.prepare(`SELECT rowid AS rid, * FROM events WHERE rowid IN (SELECT e.rowid FROM events e WHERE ${WHERE.events} ORDER BY e.received_at LIMIT @limit)`),
+    deleteEvent: db.prepare("DELETE FROM events WHERE rowid = ?"),
+    insertEmptied: db.prepare(
+      `INSERT INTO events (rowid, id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
+       VALUES (@rid, @id, @source, @webhook_id, @type, @service_id, '${PRUNED_PAYLOAD}', @received_at, @outcome, @detail)`,
+    ),
   };
+  const emptyEvents = db.transaction((before: number, limit: number) => {
+    const rows = s.eventsToEmpty.all({ before, limit }) as { rid: number }[];
+    for (const r of rows) s.deleteEvent.run(r.rid);
+    for (const r of rows) s.insertEmptied.run(r);
+    return rows.length;
+  });
   return {
     async prunable(before) {
       const n = (k: PrunableKind) => (s.count[k].get({ before }) as { n: number }).n;
       return { jobs: n("jobs"), events: n("events"), mails: n("mails") };
     },
+    // Freed pages go to SQLite's freelist, which its next writes take first: nothing to do.
+    async reclaim() {},
     async pruneBatch(kind, before, limit) {
+      if (kind === "events") return emptyEvents.immediate(before, limit);
       return s.batch[kind].run({ before, limit }).changes;
     },
   };
