@@ -184,7 +184,7 @@ describe("/openapi.json", () => {
     const params = doc.paths["/admin/jobs"]!.get!.parameters as { name: string; in: string; schema: Schema }[];
     expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(["state", "service_id"]));
     // "" is there because an empty filter is accepted and means no filter.
-    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked"]);
+    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked", "cancelled"]);
     const license = doc.paths["/admin/licenses"]!.get!.parameters as { name: string; schema: Schema }[];
     expect(license.find((p) => p.name === "status")!.schema.enum).toEqual(["", "pending", "active", "suspended", "terminated", "failed"]);
   });
