@@ -452,6 +452,13 @@ export interface JobOps {
 export type CancelRefusal = "unknown_job" | "not_stopped" | "charge_intent";
 export type JobCancel = { cancelled: Job } | { refused: CancelRefusal; job: Job | undefined };
 
+/** Why the job as it stands (a row, JSON intent and all) may not be cancelled, or undefined when it may. */
+export function whyNotCancellable(job: { state: string; intent: unknown } | undefined): CancelRefusal | undefined {
+  if (!job) return "unknown_job";
+  if (job.state !== "failed" && job.state !== "blocked") return "not_stopped";
+  return job.intent !== null ? "charge_intent" : undefined;
+}
+
 /** A cancel's refusal in words: the audit entry's detail, and the 409 or CLI line. */
 export function cancelRefusalText(refused: CancelRefusal, job: Pick<Job, "id" | "state"> | undefined): string {
   switch (refused) {

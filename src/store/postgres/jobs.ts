@@ -1,6 +1,6 @@
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import { cancelRecord, cancelRefusalText, type CancelRefusal, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { QueueRead } from "../listing-reads.js";
 import type { PgListings } from "./listings.js";
@@ -327,13 +327,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
         const [peek] = await t.q<Pick<JobRow, "service_id">>("SELECT service_id FROM jobs WHERE id = $1", [id]);
         const svc = peek?.service_id ? await services().getForUpdate(t, peek.service_id) : undefined;
         const [was] = await t.q<JobRow>("SELECT * FROM jobs WHERE id = $1 FOR UPDATE", [id]);
-        const refused: CancelRefusal | undefined = !was
-          ? "unknown_job"
-          : was.state !== "failed" && was.state !== "blocked"
-            ? "not_stopped"
-            : was.intent !== null
-              ? "charge_intent"
-              : undefined;
+        const refused = whyNotCancellable(was);
         if (refused) {
           const why = cancelRefusalText(refused, was && toJob(was));
           await audit.insertIn(t, { ...draft, job_id: id, service_id: was?.service_id ?? null, outcome: "refused", detail: draft.detail ? `${draft.detail}; ${why}` : why });

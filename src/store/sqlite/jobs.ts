@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import { cancelRecord, cancelRefusalText, type AuditDraft, type CancelRefusal, type JobCancel, type JobEnding, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow, type StopRecord } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type AuditDraft, type CancelRefusal, type JobCancel, type JobEnding, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow, type StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { QueueRead } from "../listing-reads.js";
@@ -246,13 +246,7 @@ export function sqliteJobs(
   const cancelAudited = db.transaction((id: number, draft: AuditDraft): { row: JobRow } | { refused: CancelRefusal; was: JobRow | undefined } => {
     const now = clock.now();
     const was = s.get.get(id) as JobRow | undefined;
-    const refused: CancelRefusal | undefined = !was
-      ? "unknown_job"
-      : was.state !== "failed" && was.state !== "blocked"
-        ? "not_stopped"
-        : was.intent !== null
-          ? "charge_intent"
-          : undefined;
+    const refused = whyNotCancellable(was);
     const row = refused ? undefined : (s.cancel.get({ id, now }) as JobRow | undefined);
     if (!row) {
       const why = cancelRefusalText(refused ?? "not_stopped", was && toJob(was));
