@@ -2,11 +2,18 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../src/clock.js";
+import { manualClock, systemClock } from "../src/clock.js";
+import { prune } from "../src/retention/retention.js";
+import type { PlannedRead } from "../src/store/store.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
 import { currentVersion, DatabaseNewerThanCodeError, migrate, readMigrations } from "../src/store/sqlite/migrations.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
-import { migrateBeyondCode } from "./helpers/sqlite.js";
+import { silentLogger } from "../src/log/logger.js";
+import { pgMigrate, readPgMigrations } from "../src/store/postgres/migrations.js";
+import { openPostgresStore } from "../src/store/postgres/store.js";
+import { planProblems } from "./helpers/plans.js";
+import { freshDatabase, postgresSkipReason } from "./helpers/postgres.js";
+import { migrateBeyondCode, tableSchema } from "./helpers/sqlite.js";
 
 const dbFile = () => join(mkdtempSync(join(tmpdir(), "lb-mig-")), "t.db");
 
@@ -68,3 +75,114 @@ describe("migrations (SQLite: migrations/sqlite)", () => {
     }
   });
 });
+
+describe("migration 013 (SQLite rebuilds the jobs table for the cancelled state)", () => {
+  const DAY = 86_400_000;
+  const WORKER = "w1";
+
+  /** A database at migration 012 holding jobs in every state, the newest id pruned away; the store on it. */
+  async function jobsAt012(file: string) {
+    const db = openDatabase(file);
+    try {
+      migrate(db, readMigrations().filter((m) => m.id <= 12));
+    } finally {
+      db.close();
+    }
+    const clock = manualClock();
+    // The store's operations on 012's tables: 013 adds no column, it only widens a CHECK.
+    const store = openSqliteStore(file, { clock, maxAttempts: 1 });
+    const end = async (id: number, ending: "succeeded" | "blocked" | "failed" | "running", intent?: unknown) => {
+      const job = (await store.jobs.claim(WORKER, 50, 365 * DAY)).find((j) => j.id === id)!;
+      if (intent !== undefined) await store.jobs.setIntent(id, WORKER, intent, true);
+      if (ending !== "running") await store.jobs.finish(job, WORKER, ending === "succeeded" ? { state: "succeeded" } : { state: ending, error: "stopped", code: "job_failed" });
+    };
+    const enqueue = async (job: Parameters<typeof store.jobs.enqueue>[0]) => (await store.jobs.enqueue(job)).id;
+    await end(await enqueue({ kind: "register", serviceId: "a", queueKey: "svc:a" }), "blocked", { op: "register", ip: "203.0.113.1" });
+    const failed = await enqueue({ kind: "change_ip", serviceId: "b", queueKey: "svc:b", payload: { ip: "203.0.113.9" } });
+    await end(failed, "failed");
+    await end(await enqueue({ kind: "renew", serviceId: "c", queueKey: "svc:c", uniqueKey: "renew:c:1" }), "running", { op: "renew" });
+    await enqueue({ kind: "mail_install", serviceId: "a", priority: 0, uniqueKey: "mail:install:e1", delayMs: 400 * DAY });
+    await enqueue({ kind: "suspend", serviceId: "b", queueKey: "svc:b" });
+    const blocked = await enqueue({ kind: "renew", serviceId: "d", queueKey: "svc:d" });
+    await end(blocked, "blocked");
+    // The newest job ends and is pruned: ids must go on beyond it, not from the highest left.
+    await end(await enqueue({ kind: "alert_mail" }), "succeeded");
+    clock.advance(91 * DAY);
+    expect(await prune({ store, clock, days: 90 })).toMatchObject({ jobs: 1 });
+    return { store, clock, blocked, failed };
+  }
+
+  it("keeps every job as it was, the counters, the ids given and every index and trigger; then takes cancelled jobs", async () => {
+    const file = dbFile();
+    const { store, blocked } = await jobsAt012(file);
+    const before = { jobs: await store.jobs.list({ limit: 100 }), counts: await store.jobs.counts(), total: (await store.jobs.page({ limit: 1 })).total };
+    const schemaBefore = tableSchema(file, "jobs");
+    await store.close();
+    expect(schemaBefore.sequence).toBeGreaterThan(Math.max(...before.jobs.map((j) => j.id)));
+
+    const clock = manualClock(Date.UTC(2026, 3, 2));
+    const migrated = openSqliteStore(file, { clock, maxAttempts: 1 });
+    try {
+      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13]);
+      expect(await migrated.jobs.list({ limit: 100 })).toEqual(before.jobs);
+      expect(await migrated.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
+      expect((await migrated.jobs.page({ limit: 1 })).total).toBe(before.total);
+
+      // The same indexes and triggers, word for word; only the table's CHECK is wider.
+      const after = tableSchema(file, "jobs");
+      const besides = (o: TableSchemaObjects) => o.filter((x) => x.type !== "table");
+      expect(besides(after.objects)).toEqual(besides(schemaBefore.objects));
+      expect(after.objects.find((o) => o.type === "table")?.sql).toContain("'blocked', 'cancelled'");
+      expect(after.sequence).toBe(schemaBefore.sequence);
+      // And what a fresh database gets.
+      const fresh = dbFile();
+      const empty = openSqliteStore(fresh, { clock: systemClock });
+      await empty.migrate();
+      await empty.close();
+      expect(after.objects).toEqual(tableSchema(fresh, "jobs").objects);
+
+      // The reads on jobs still go through their indexes.
+      for (const read of ["jobs by state", "jobs by kind", "jobs by service", "jobs total", "job counts", "oldest due job"] satisfies PlannedRead[]) {
+        expect(planProblems("sqlite", await migrated.explain(read)).scans, read).toEqual([]);
+      }
+
+      // New ids go on from the sequence, and the counters follow the rows.
+      expect((await migrated.jobs.enqueue({ kind: "test" })).id).toBe(schemaBefore.sequence! + 1);
+      expect(await migrated.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked, state: "cancelled" } });
+      expect(await migrated.jobs.counts()).toEqual({ ...before.counts, queued: before.counts.queued + 1, blocked: before.counts.blocked - 1, cancelled: 1 });
+    } finally {
+      await migrated.close();
+    }
+  });
+});
+
+describe("migration 013 on PostgreSQL (the CHECK dropped and made again)", () => {
+  const skip = postgresSkipReason();
+  if (skip) {
+    it.skip(`skipped: ${skip}`, () => {});
+    return;
+  }
+
+  it("widens jobs.state on a database at 012, its jobs and counters kept", async () => {
+    const { url } = await freshDatabase();
+    const store = await openPostgresStore(url, { clock: manualClock(), logger: silentLogger() });
+    try {
+      await pgMigrate(store.db, readPgMigrations().filter((m) => m.id <= 12));
+      const { id: blocked } = await store.jobs.enqueue({ kind: "renew", serviceId: "a", queueKey: "svc:a" });
+      await store.jobs.enqueue({ kind: "suspend", serviceId: "a", queueKey: "svc:a" });
+      const [job] = await store.jobs.claim("w1", 1, 60_000);
+      await store.jobs.finish(job!, "w1", { state: "blocked", error: "no balance", code: "insufficient_balance" });
+      const before = { jobs: await store.jobs.list(), counts: await store.jobs.counts() };
+
+      expect((await store.migrate()).map((m) => m.id)).toEqual([13]);
+      expect(await store.jobs.list()).toEqual(before.jobs);
+      expect(await store.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
+      expect(await store.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked, state: "cancelled" } });
+      expect(await store.jobs.counts()).toEqual({ ...before.counts, blocked: 0, cancelled: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+type TableSchemaObjects = ReturnType<typeof tableSchema>["objects"];

@@ -1,15 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Intake } from "../intake/intake.js";
-import { billingEventSchema, fieldErrors, type FieldErrors } from "../intake/event-schema.js";
+import { billingEventSchema, fieldErrors } from "../intake/event-schema.js";
 import type { Logger } from "../log/logger.js";
 import { reconcile, type ReconcileDeps, type ReconcileResult } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
 import type { AuditDraft, Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { reconcileSummary } from "./reconcile-summary.js";
-import type { ErrorCode } from "../vocabulary/error-codes.js";
 import type { Job } from "../vocabulary/jobs.js";
+import { cancelJob, resendInstallMail, resetIpChanges, type ActionOutcome, type QueuedMail } from "./direct-actions.js";
+import type { ServiceRow } from "../store/store.js";
 import { roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
 
 /**
@@ -18,10 +19,7 @@ import { roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
  * (issue 26, operators-audit) is written here, once, whichever way the operator came in.
  */
 
-/** How an action ended: its value, or a refusal with the status and code the admin API answers. */
-export type ActionOutcome<T> =
-  | { ok: true; value: T }
-  | { ok: false; status: number; code: ErrorCode; message: string; errors?: FieldErrors };
+export type { ActionOutcome, QueuedMail } from "./direct-actions.js";
 
 /** What an operator's licence action queued: its event and job, or why it needed none. */
 export interface LicenceActionResult {
@@ -33,9 +31,12 @@ export interface LicenceActionResult {
 /** The role each action needs (src/vocabulary/roles.ts says what each role means). */
 export const ACTION_ROLES = {
   retryJob: "operator",
+  cancelJob: "operator",
   suspend: "operator",
   unsuspend: "operator",
   changeIp: "operator",
+  resendInstallMail: "operator",
+  resetIpChanges: "operator",
   reconcile: "operator",
   reconcileFix: "admin",
   adopt: "admin",
@@ -44,9 +45,13 @@ export type ActionName = keyof typeof ACTION_ROLES;
 
 export interface AdminActions {
   retryJob(actor: Actor, params: { id: number }): Promise<ActionOutcome<Job>>;
+  cancelJob(actor: Actor, params: { id: number }): Promise<ActionOutcome<Job>>;
   suspend(actor: Actor, params: { serviceId: string }): Promise<ActionOutcome<LicenceActionResult>>;
   unsuspend(actor: Actor, params: { serviceId: string }): Promise<ActionOutcome<LicenceActionResult>>;
   changeIp(actor: Actor, params: { serviceId: string; ip: string }): Promise<ActionOutcome<LicenceActionResult>>;
+  /** `requestId`: the same one again answers the mail it queued (a form posted twice, a call retried). */
+  resendInstallMail(actor: Actor, params: { serviceId: string; requestId?: string }): Promise<ActionOutcome<QueuedMail>>;
+  resetIpChanges(actor: Actor, params: { serviceId: string }): Promise<ActionOutcome<ServiceRow>>;
   reconcile(actor: Actor, params: { fix: boolean }): Promise<ActionOutcome<ReconcileResult>>;
 }
 
@@ -119,9 +124,22 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
       if (!retried) return { ok: false, status: 409, code: "conflict", message: `job ${id} is ${job.state}; only failed or blocked jobs can be retried` };
       return { ok: true, value: retried };
     },
+    async cancelJob(actor, { id }) {
+      if (!mayAct(actor, "cancelJob")) return forbidden(actor, "cancelJob");
+      // The cancel and its entry (ok, or refused saying why) commit together.
+      return cancelJob(store, draftOf(actor, AUDIT_ACTIONS.jobCancel), id);
+    },
     suspend: (actor, { serviceId }) => licenceEvent(actor, "suspend", { type: "service.suspended", service: { id: serviceId } }),
     unsuspend: (actor, { serviceId }) => licenceEvent(actor, "unsuspend", { type: "service.unsuspended", service: { id: serviceId } }),
     changeIp: (actor, { serviceId, ip }) => licenceEvent(actor, "changeIp", { type: "service.ip_changed", service: { id: serviceId }, changes: { ip } }),
+    async resendInstallMail(actor, params) {
+      if (!mayAct(actor, "resendInstallMail")) return forbidden(actor, "resendInstallMail");
+      return resendInstallMail(store, draftOf(actor, AUDIT_ACTIONS.serviceResendInstallMail), params);
+    },
+    async resetIpChanges(actor, { serviceId }) {
+      if (!mayAct(actor, "resetIpChanges")) return forbidden(actor, "resetIpChanges");
+      return resetIpChanges(store, draftOf(actor, AUDIT_ACTIONS.serviceResetIpChanges), serviceId);
+    },
     async reconcile(actor, { fix }) {
       if (!mayAct(actor, fix ? "reconcileFix" : "reconcile")) return forbidden(actor, fix ? "reconcileFix" : "reconcile");
       if (reconciling) return { ok: false, status: 409, code: "conflict", message: "a reconcile is already running; try again when it has finished" };

@@ -9,8 +9,9 @@ import { operatorOf } from "../http/auth.js";
 import { adminAccess, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
 import { pageBody, pagingFields } from "./paging.js";
-import { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
+import { balanceView, historyView, jobView, licenseView, modulesView, queuedMailView, queueView } from "./views.js";
 import { changeIpBodySchema, type ActionOutcome, type AdminActions } from "./actions.js";
+import { resendMailBodySchema } from "./direct-actions.js";
 import type { Actor } from "../vocabulary/roles.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { hasBody } from "../http/request-body.js";
@@ -105,7 +106,7 @@ const jsonBody: express.RequestHandler[] = [
   express.json({ limit: "64kb", type: () => true }),
 ];
 
-/** The operator's API: read licences and jobs, retry a stuck job, act on a licence. */
+/** The operator's API: read licences and jobs, retry or cancel a stuck job, act on a licence. */
 export function adminRouter(deps: AdminRouteDeps): Router {
   const router = express.Router();
   // Who is calling, and whether their role allows the route (permissions.ts, one table).
@@ -203,6 +204,13 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     sendOutcome(res, await deps.actions.retryJob(actorOf(res), { id: id.data }), (job) => res.status(202).json({ job: jobView(job) }));
   });
 
+  router.post("/admin/jobs/:id/cancel", async (req, res) => {
+    const id = jobIdSchema.safeParse(req.params.id);
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    // The cancel and its audit entry (ok, or refused saying why) commit together; it is done when answered.
+    sendOutcome(res, await deps.actions.cancelJob(actorOf(res), { id: id.data }), (job) => res.json({ job: jobView(job) }));
+  });
+
   // An operator's change to a licence: an event like a panel's, through the deciding core (202: its job runs after).
   const licenceAction = (name: "suspend" | "unsuspend") =>
     router.post(`/admin/services/:id/${name}`, ...jsonBody, async (req, res) => {
@@ -214,6 +222,17 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const body = changeIpBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });
     sendOutcome(res, await deps.actions.changeIp(actorOf(res), { serviceId: String(req.params.id), ip: body.data.ip }), (r) => res.status(202).json(r));
+  });
+  // A fresh install mail (202: its job sends it after the answer).
+  router.post("/admin/services/:id/resend-install-mail", ...jsonBody, async (req, res) => {
+    const body = resendMailBodySchema.safeParse(req.body ?? {});
+    if (!body.success) return refuse(res, body.error);
+    const outcome = await deps.actions.resendInstallMail(actorOf(res), { serviceId: String(req.params.id), requestId: body.data.request_id });
+    sendOutcome(res, outcome, (r) => res.status(202).json(queuedMailView(r)));
+  });
+  // The reset is the whole change: done when answered.
+  router.post("/admin/services/:id/reset-ip-changes", ...jsonBody, async (req, res) => {
+    sendOutcome(res, await deps.actions.resetIpChanges(actorOf(res), { serviceId: String(req.params.id) }), (svc) => res.json(licenseView(svc)));
   });
 
   return router;

@@ -25,11 +25,12 @@ import type { Forecast } from "../renewals/forecast.js";
 import { AUDIT_OUTCOMES } from "../vocabulary/audit.js";
 import { ROLES } from "../vocabulary/roles.js";
 import { changeIpBodySchema } from "./actions.js";
+import { resendMailBodySchema } from "./direct-actions.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
 import { PROVISIONING_CALLS } from "../provisioning/provisioning.js";
-import type { balanceView, historyView, jobView, licenseView, modulesView, queueView } from "./views.js";
+import type { balanceView, historyView, jobView, licenseView, modulesView, queuedMailView, queueView } from "./views.js";
 
 /**
  * The OpenAPI 3.1 description of the HTTP API, built from the zod schemas that validate the
@@ -222,6 +223,8 @@ export const forecastSchema = z.object({
   unpriced_products: z.array(z.string()).describe("Catalogue products of due renewals without price_per_month: set them to know the cost"),
   prices: z.enum(["sandbox", "catalogue"]).describe('"sandbox": the sandbox\'s price list; "catalogue": each product\'s price_per_month in the catalogue'),
 });
+/** What `POST /admin/services/:id/resend-install-mail` answers (202). */
+export const queuedMailSchema = z.object({ job_id: z.number().int().describe("The mail_install job that sends the mail; GET /admin/jobs shows how it went") });
 /** What `POST /admin/services/:id/suspend|unsuspend|change-ip` answer (202): the event made, and its job. */
 export const licenceActionSchema = z.object({
   event_id: z.string(),
@@ -263,7 +266,7 @@ export const provisionPendingSchema = z.object({
 export const provisionErrorSchema = errorSchema
   .extend({
     success: z.literal(false),
-    status: z.enum(["blocked", "failed", "pending"]).optional().describe("502: the job's state; 503 with code pending (on_pending=error): still at work"),
+    status: z.enum(["blocked", "failed", "cancelled", "pending"]).optional().describe("502: the job's state; 503 with code pending (on_pending=error): still at work"),
     license_key: z.string().optional().describe("502, and 503 with code pending: the licence the call is about"),
     service_identifier: z.string().optional().describe("503 with code pending: the service the call is about"),
     errors: z.record(z.string(), z.array(z.string())).optional().describe("422 only: parameter → messages"),
@@ -284,7 +287,8 @@ const responseShapesMatch: [
   Same<z.output<typeof queueSchema>, ReturnType<typeof queueView>>,
   Same<z.output<typeof auditEntrySchema>, ReturnType<typeof auditView>>,
   Same<z.output<typeof forecastSchema>, Forecast>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+  Same<z.output<typeof queuedMailSchema>, ReturnType<typeof queuedMailView>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void responseShapesMatch;
 
 // ---- Building blocks -----------------------------------------------------------------------
@@ -311,27 +315,39 @@ const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN or 
 const FORBIDDEN = answer(`The operator's role (${ROLES.join(" < ")}) does not allow this; \`required_role\` names the one needed. Audited as refused.`);
 const INVALID = answer("Validation error", "ValidationError");
 
-/** POST /admin/services/:id/suspend|unsuspend|change-ip: one shape, an operator's event for the deciding core. */
-const licenceAction = (operationId: string, summary: string, extra: { requestBody?: object } = {}) => ({
+/** POST /admin/services/:id/<action>: an operator's action on one licence, with its answer and what else it may answer. */
+const serviceAction = (
+  operationId: string,
+  summary: string,
+  o: { description: string; ok: { status: "200" | "202"; description: string; schema: string }; requestBody?: object; more?: Record<string, object> },
+) => ({
   post: {
     tags: ["admin"],
     operationId,
     summary,
-    description: "An event like the panel's, decided by the same rules; its job runs after the answer. Needs the operator role.",
+    description: `${o.description} Needs the operator role; audited.`,
     security: ADMIN_SECURITY,
     parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
-    ...extra,
+    ...(o.requestBody ? { requestBody: o.requestBody } : {}),
     responses: {
-      "202": { description: "Accepted", ...json(ref("LicenceAction")) },
+      [o.ok.status]: { description: o.ok.description, ...json(ref(o.ok.schema)) },
       "401": UNAUTHORIZED,
       "403": FORBIDDEN,
       "404": answer("Unknown service"),
-      "409": answer("Not now: the same request sent again later will be taken"),
       "415": answer("A body that is not application/json"),
-      "422": INVALID,
+      ...o.more,
     },
   },
 });
+
+/** POST /admin/services/:id/suspend|unsuspend|change-ip: one shape, an operator's event for the deciding core. */
+const licenceAction = (operationId: string, summary: string, extra: { requestBody?: object } = {}) =>
+  serviceAction(operationId, summary, {
+    description: "An event like the panel's, decided by the same rules; its job runs after the answer.",
+    ok: { status: "202", description: "Accepted", schema: "LicenceAction" },
+    requestBody: extra.requestBody,
+    more: { "409": answer("Not now: the same request sent again later will be taken"), "422": INVALID },
+  });
 
 /** Query parameters from a strict object schema: one per property, required as the schema says. */
 function queryParameters(schema: z.ZodType): JsonSchema[] {
@@ -605,10 +621,46 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/admin/jobs/{id}/cancel": {
+        post: {
+          tags: ["admin"],
+          operationId: "cancelJob",
+          summary: "Cancel a failed or blocked job: it runs no more and no longer holds its service's later jobs back",
+          description:
+            "No body needed. A job that recorded a charge intent is refused (409): a charge may have happened at the reseller, so retry it " +
+            "(the re-run checks what the reseller holds before it buys) or reconcile. The service's history and the audit trail say who cancelled it.",
+          security: ADMIN_SECURITY,
+          parameters: [{ name: "id", in: "path", required: true, description: "The job id", schema: jsonSchema(jobIdSchema) }],
+          responses: {
+            "200": {
+              description: "Cancelled",
+              ...json({ type: "object", properties: { job: ref("Job") }, required: ["job"], additionalProperties: false }),
+            },
+            "401": UNAUTHORIZED,
+            "403": FORBIDDEN,
+            "404": answer("Unknown job"),
+            "409": answer("The job is neither failed nor blocked, or it recorded a charge intent (the message says which)"),
+            "422": INVALID,
+          },
+        },
+      },
       "/admin/services/{id}/suspend": licenceAction("suspendService", "Suspend the service's licence"),
       "/admin/services/{id}/unsuspend": licenceAction("unsuspendService", "Unsuspend the service's licence"),
       "/admin/services/{id}/change-ip": licenceAction("changeServiceIp", "Move the service's licence to another IP", {
         requestBody: { required: true, ...json(jsonSchema(changeIpBodySchema)) },
+      }),
+      "/admin/services/{id}/resend-install-mail": serviceAction("resendInstallMail", "Send the install mail of an active licence again", {
+        description:
+          "Queues a fresh install-mail job (its own Message-ID), however often the order's mail went out; the job sends it after the answer.",
+        ok: { status: "202", description: "Queued", schema: "QueuedMail" },
+        requestBody: { required: false, ...json(jsonSchema(resendMailBodySchema)) },
+        more: {
+          "422": answer("A wrong request_id (code validation, `errors` names it); or the service is not active (service_not_active) or has no customer e-mail (no_customer_email)"),
+        },
+      }),
+      "/admin/services/{id}/reset-ip-changes": serviceAction("resetIpChanges", "Reset the licence's IP-change counter to 0", {
+        description: "The product's max_ip_changes then allows as many changes as for a new licence. Written with a history entry naming the operator.",
+        ok: { status: "200", description: "The licence, its counter reset", schema: "License" },
       }),
       "/admin/reconcile": {
         post: {
@@ -716,6 +768,7 @@ export function openApiDocument(): Record<string, unknown> {
         ReconcileResult: jsonSchema(reconcileResultSchema, "output"),
         AdoptionPlan: jsonSchema(adoptionPlanSchema, "output"),
         LicenceAction: jsonSchema(licenceActionSchema, "output"),
+        QueuedMail: jsonSchema(queuedMailSchema, "output"),
         ProvisionedLicense: jsonSchema(provisionedLicenseSchema, "output"),
         ProvisionPending: jsonSchema(provisionPendingSchema, "output"),
         ProvisionError: jsonSchema(provisionErrorSchema, "output"),

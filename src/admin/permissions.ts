@@ -26,7 +26,9 @@ export const ADMIN_PERMISSIONS: readonly RoutePermission[] = [
   { method: "GET", path: "/admin/*", role: "viewer" },
   // Licences and jobs: operators.
   { method: "POST", path: "/admin/jobs/:id/retry", role: "operator", action: AUDIT_ACTIONS.jobRetry },
-  { method: "POST", path: "/admin/jobs/:id/cancel", role: "operator", action: "job.cancel" },
+  { method: "POST", path: "/admin/jobs/:id/cancel", role: "operator", action: AUDIT_ACTIONS.jobCancel },
+  { method: "POST", path: "/admin/services/:id/resend-install-mail", role: "operator", action: AUDIT_ACTIONS.serviceResendInstallMail },
+  { method: "POST", path: "/admin/services/:id/reset-ip-changes", role: "operator", action: AUDIT_ACTIONS.serviceResetIpChanges },
   { method: "POST", path: "/admin/services/:id/*", role: "operator", action: "service.action" },
   { method: "POST", path: "/admin/renewals/due", role: "operator", action: AUDIT_ACTIONS.renewDue },
   // A comparison buys and changes nothing; its repairs change licences and are an admin's.

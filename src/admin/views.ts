@@ -50,6 +50,11 @@ export function jobView(j: Job) {
   };
 }
 
+/** What `POST /admin/services/:id/resend-install-mail` answers: the job that sends the mail. */
+export function queuedMailView(q: { jobId: number }) {
+  return { job_id: q.jobId };
+}
+
 /** The panel modules recorded on services, and whether each is older than this bridge supports. */
 export function modulesView(rows: { module: string; services: number }[]) {
   return {

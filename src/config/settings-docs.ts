@@ -105,7 +105,7 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   SHUTDOWN_GRACE_MS: { meaning: "on `SIGTERM`, how long running jobs may finish; the rest resume on restart" },
   RETENTION_DAYS: {
     meaning:
-      "succeeded jobs, processed events' payloads, sent mail records and outbox `.eml` files older than this are pruned daily (`license-bridge prune`); history, webhook ids, unfinished jobs and their charge intents are kept (see [Retention](#retention))",
+      "succeeded and cancelled jobs, processed events' payloads, sent mail records and outbox `.eml` files older than this are pruned daily (`license-bridge prune`); history, webhook ids, unfinished jobs and their charge intents are kept (see [Retention](#retention))",
   },
   HOSTBILL_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/hostbill` (HostBill WebHooks plugin), 16+ characters" },
   UPMIND_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/upmind`, 16+ characters" },

@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import express, { type Request, type Response, type Router } from "express";
 import { z } from "zod";
 import { jobIdSchema } from "../admin/admin-routes.js";
 import type { ActionOutcome, AdminActions } from "../admin/actions.js";
+import { resendMailBodySchema } from "../admin/direct-actions.js";
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import type { OperatorDirectory } from "../http/auth.js";
@@ -16,7 +18,7 @@ import { html, type Html } from "./html.js";
 import { loginLimit, type LoginLimit } from "./login-limit.js";
 import { securityHeaders } from "./security-headers.js";
 import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf } from "./session.js";
-import { confirmRetry, JOB_SECTIONS, jobsPage } from "./views/jobs.js";
+import { confirmCancel, confirmRetry, JOB_SECTIONS, jobsPage } from "./views/jobs.js";
 import { outcomePage, page, type Section } from "./views/layout.js";
 import { confirmLicenceAction, licencePage, licencesPage } from "./views/licences.js";
 import { loginPage } from "./views/login.js";
@@ -51,7 +53,7 @@ const licencesQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).optional().default(50),
 });
 const auditQuery = z.strictObject({ actor: optional(z.string().max(64)), service_id: optional(z.string().max(64)), cursor: optional(z.string().max(200)) });
-const LICENCE_ACTIONS = ["suspend", "unsuspend", "change-ip"] as const;
+const LICENCE_ACTIONS = ["suspend", "unsuspend", "change-ip", "resend-install-mail", "reset-ip-changes"] as const;
 
 const send = (res: Response, status: number, body: Html) => res.status(status).type("html").send(body.text);
 
@@ -193,7 +195,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       if (!(LICENCE_ACTIONS as readonly string[]).includes(action)) return notFound(res, "No such action.");
       const service = await store.services.get(String(req.params.id));
       if (!service) return notFound(res, "The bridge does not know this service.");
-      send(res, 200, confirmLicenceAction(sessionOf(res), service, action));
+      // A resend's form carries its own id: posted twice (a double-click), it queues one mail.
+      send(res, 200, confirmLicenceAction(sessionOf(res), service, action, action === "resend-install-mail" ? { requestId: randomUUID() } : {}));
     }),
   );
 
@@ -211,6 +214,24 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       if (action === "change-ip") {
         const ip = typeof body.ip === "string" ? body.ip.trim() : "";
         return outcome(res, await actions.changeIp(actor, { serviceId, ip }), { section: "licences", title: `Change the IP of ${serviceId}`, back, ok: done });
+      }
+      if (action === "resend-install-mail") {
+        const request = resendMailBodySchema.safeParse({ request_id: typeof body.request_id === "string" && body.request_id !== "" ? body.request_id : undefined });
+        if (!request.success) return invalid(res, request.error);
+        return outcome(res, await actions.resendInstallMail(actor, { serviceId, requestId: request.data.request_id }), {
+          section: "licences",
+          title: `Resend the install mail of ${serviceId}`,
+          back,
+          ok: (m) => (m.created ? `Queued: job ${m.jobId} sends the install mail to ${m.to}.` : `Already queued by this form: job ${m.jobId} sends the install mail to ${m.to}.`),
+        });
+      }
+      if (action === "reset-ip-changes") {
+        return outcome(res, await actions.resetIpChanges(actor, { serviceId }), {
+          section: "licences",
+          title: `Reset the IP changes of ${serviceId}`,
+          back,
+          ok: (svc) => `The IP-change counter of ${svc.service_id} is 0 again.`,
+        });
       }
       notFound(res, "No such action.");
     }),
@@ -247,6 +268,27 @@ export function consoleRouter(deps: ConsoleDeps): Router {
         title: `Retry job ${job.id}`,
         back: job.serviceId ? `/console/licences/${encodeURIComponent(job.serviceId)}` : "/console/jobs",
         ok: (j) => `Job ${j.id} is ${j.state} again, with fresh attempts.`,
+      });
+    }),
+  );
+
+  router.get(
+    "/console/jobs/:id/confirm/cancel",
+    h(async (req, res) => {
+      const job = await jobOf(req, res);
+      if (job) send(res, 200, confirmCancel(sessionOf(res), job));
+    }),
+  );
+  router.post(
+    "/console/jobs/:id/cancel",
+    h(async (req, res) => {
+      const job = await jobOf(req, res);
+      if (!job) return;
+      outcome(res, await actions.cancelJob(sessionOf(res).actor, { id: job.id }), {
+        section: "jobs",
+        title: `Cancel job ${job.id}`,
+        back: job.serviceId ? `/console/licences/${encodeURIComponent(job.serviceId)}` : "/console/jobs",
+        ok: (j) => `Job ${j.id} (${j.kind}) is cancelled: it will not run again.`,
       });
     }),
   );

@@ -58,11 +58,15 @@ export const ENFORCE_SUSPENSION = jobKind({
   uniqueKey: (p, where) => `enforce-suspension:${where.serviceId ?? ""}:${p.type}:${p.ip}:${p.seen_at}`,
 });
 
-/** One install mail per order event (or per service, for a job queued without an event). */
+/**
+ * One install mail per order event (or per service, for a job queued without an event); an
+ * operator's resend is one per request (`resend`: the request's id), so it is neither swallowed
+ * by the order's mail nor queued twice by one request sent twice (a double-click, a retried call).
+ */
 export const INSTALL_MAIL = jobKind({
   kind: JOB_KINDS.installMail,
-  payload: z.object({}).loose(),
+  payload: z.object({ resend: z.string().min(1).optional() }).loose(),
   // The customer has paid and waits for it: ahead of any backlog of lifecycle work.
   priority: JOB_PRIORITY.mail,
-  uniqueKey: (_p, where) => `mail:install:${where.eventId ?? where.serviceId ?? ""}`,
+  uniqueKey: (p, where) => (p.resend ? `mail:install:resend:${where.serviceId ?? ""}:${p.resend}` : `mail:install:${where.eventId ?? where.serviceId ?? ""}`),
 });

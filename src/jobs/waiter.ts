@@ -1,8 +1,8 @@
 import type { JobOps } from "../store/store.js";
 import type { Job } from "../vocabulary/jobs.js";
 
-/** A job's state once nothing more will happen without the operator or new work: done, failed, or blocked. */
-export const isResolved = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked";
+/** A job's state once nothing more will happen without the operator or new work: done, failed, blocked, or cancelled. */
+export const isResolved = (job: Job): boolean => job.state === "succeeded" || job.state === "failed" || job.state === "blocked" || job.state === "cancelled";
 
 /**
  * Lets a caller (a provisioning call, reconcile's repairs) wait for a job without holding anything

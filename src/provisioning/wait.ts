@@ -48,6 +48,11 @@ export function outcomeWaiter(deps: WaitDeps) {
     const svc = await deps.services.get(serviceId);
     if (!svc) return unknownService();
     if (!own || own.state === "succeeded") return deps.license(svc);
+    if (own.state === "cancelled") {
+      // Its own stop code (a balance it lacked) is no longer why: an operator ended it.
+      const why = `job ${own.id} was cancelled by an operator${own.lastError ? ` after it stopped: ${own.lastError}` : ""}`;
+      return refusal(502, "job_failed", why, { status: own.state, license_key: svc.license_key, job_id: own.id });
+    }
     if (own.state === "blocked" || own.state === "failed") {
       return refusal(502, (own.errorCode as ErrorCode | null) ?? "job_failed", own.lastError ?? `job ${own.id} is ${own.state}`, {
         status: own.state,

@@ -408,7 +408,7 @@ async function awaitSuspensions(deps: ReconcileDeps, queued: QueuedSuspension[],
   queued.forEach((q, i) => {
     const job = jobs[i];
     if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
-    else if (job?.state === "failed" || job?.state === "blocked") {
+    else if (job?.state === "failed" || job?.state === "blocked" || job?.state === "cancelled") {
       manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
     } else {
       manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at the reseller; not done yet: is the service running? (license-bridge jobs list)` });

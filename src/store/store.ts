@@ -26,7 +26,7 @@ export interface Store {
   readonly alerts: AlertOps;
   readonly renewals: RenewalOps;
   readonly health: HealthOps;
-  /** What RETENTION_DAYS lets go: old succeeded jobs, processed events' payloads, sent mail records. */
+  /** What RETENTION_DAYS lets go: old succeeded and cancelled jobs, processed events' payloads, sent mail records. */
   readonly retention: RetentionOps;
   /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
   readonly adoption: AdoptionOps;
@@ -221,10 +221,44 @@ export interface ServiceOps {
   /** Services with a lifecycle job queued or running (reconcile leaves them alone). */
   busy(kinds: readonly string[]): Promise<Set<string>>;
   change(change: ServiceChange): Promise<{ applied: boolean; jobIds: number[] }>;
+  /**
+   * The operator's reset of the service's IP-change counter to 0, in one transaction with its
+   * history entry ("IP-change counter reset by <actor>") and its audit entry (ok; refused, alone,
+   * for a service the bridge does not know). The service as reset, or undefined when there is none.
+   */
+  resetIpChanges(serviceId: string, audit: AuditDraft): Promise<ServiceRow | undefined>;
+  /**
+   * Queues a job an operator asked for (the install mail again), decided on the service as it is
+   * inside the transaction that writes it: `refuse` says why not (then only the refusal is
+   * audited), else the job, its history entry and the audit entry (ok, with the job) commit
+   * together. A job whose unique key is taken already (the same request again) is answered as
+   * that job, and nothing else is written.
+   */
+  queueForOperator<R extends { message: string }>(serviceId: string, request: OperatorJobRequest<R>): Promise<OperatorJobResult<R>>;
   /** Records the panel module that called about the service (`panel/version`); no write when it is the one recorded. Not a change of the licence: updated_at stays. */
   noteModule(serviceId: string, module: string): Promise<void>;
   /** The modules recorded on services, with how many services each last called about. */
   modules(): Promise<{ module: string; services: number }[]>;
+}
+
+/** What `ServiceOps.queueForOperator` writes, and the rule it checks first. */
+export interface OperatorJobRequest<R extends { message: string }> {
+  job: NewJob;
+  history: NewHistory;
+  audit: AuditDraft;
+  /** Why the action does not apply to the service as it is now, or undefined when it does. */
+  refuse(service: ServiceRow): R | undefined;
+}
+
+export type OperatorJobResult<R> =
+  | { status: "unknown_service" }
+  | { status: "refused"; refusal: R }
+  /** `created` false: the job was there already (its unique key), and nothing was written. */
+  | { status: "queued"; jobId: number; created: boolean; service: ServiceRow };
+
+/** The history entry of an IP-change counter reset. */
+export function ipChangesResetHistory(actor: string, was: number): NewHistory {
+  return { action: "IP changes reset", detail: `IP-change counter reset by ${actor} (from ${was} to 0)` };
 }
 
 // ---- intake -------------------------------------------------------------------------------
@@ -391,6 +425,14 @@ export interface JobOps {
    * refused (no such job, or a job neither failed nor blocked; then nothing else is written).
    */
   retry(id: number, audit?: AuditDraft): Promise<Job | undefined>;
+  /**
+   * The operator's cancel of a failed or blocked job with no charge intent: it ends `cancelled`,
+   * runs no more, holds its queue no longer, and gives up its unique key (as a skipped job does,
+   * so the same work, a renewal's term, may be queued again when it is wanted again). In the
+   * same transaction: the audit entry (ok with the job and its service, or refused, alone, saying
+   * why), the service's history entry, and the event's outcome (`skipped`) if it had none yet.
+   */
+  cancel(id: number, audit: AuditDraft): Promise<JobCancel>;
   get(id: number): Promise<Job | undefined>;
   /** Up to `limit` jobs (default 500), newest first, for tests and small internal look-ups; listings use `page`. */
   list(filter?: JobFilter): Promise<Job[]>;
@@ -400,6 +442,45 @@ export interface JobOps {
   counts(): Promise<Record<JobState, number>>;
   queue(): Promise<QueueState>;
   unfinished(queueKey: string): Promise<Job[]>;
+}
+
+/**
+ * Why a job cannot be cancelled: there is no such job; it is not failed or blocked; or it
+ * recorded a charge intent, so a charge may have happened upstream: only a retry (which checks
+ * what the reseller holds before it buys) or a reconcile can tell.
+ */
+export type CancelRefusal = "unknown_job" | "not_stopped" | "charge_intent";
+export type JobCancel = { cancelled: Job } | { refused: CancelRefusal; job: Job | undefined };
+
+/** Why the job as it stands (a row, JSON intent and all) may not be cancelled, or undefined when it may. */
+export function whyNotCancellable(job: { state: string; intent: unknown } | undefined): CancelRefusal | undefined {
+  if (!job) return "unknown_job";
+  if (job.state !== "failed" && job.state !== "blocked") return "not_stopped";
+  return job.intent !== null ? "charge_intent" : undefined;
+}
+
+/** A cancel's refusal in words: the audit entry's detail, and the 409 or CLI line. */
+export function cancelRefusalText(refused: CancelRefusal, job: Pick<Job, "id" | "state"> | undefined): string {
+  switch (refused) {
+    case "unknown_job":
+      return "no such job";
+    case "not_stopped":
+      return `job ${job?.id} is ${job?.state}; only failed or blocked jobs can be cancelled`;
+    case "charge_intent":
+      return (
+        `job ${job?.id} recorded a charge intent: a charge may have happened at the reseller, so it cannot be cancelled; ` +
+        "retry it (the re-run checks what the reseller holds before it buys) or reconcile"
+      );
+  }
+}
+
+/** What a cancel writes about the job's service: its history entry, and its event's outcome if none was recorded. */
+export function cancelRecord(job: Pick<Job, "id" | "kind" | "state" | "lastError" | "eventId">, actor: string) {
+  const why = `${job.kind} job ${job.id} cancelled by ${actor}`;
+  return {
+    history: { action: "job cancelled", detail: `${why}; it was ${job.state}${job.lastError ? `: ${job.lastError}` : ""}`, job_id: job.id, event_id: job.eventId } satisfies NewHistory,
+    outcome: { outcome: "skipped" as const satisfies EventOutcome, detail: why },
+  };
 }
 
 // ---- mails, alerts, renewals, health ------------------------------------------------------
@@ -554,9 +635,9 @@ export const PRUNED_PAYLOAD = "{}";
 
 /**
  * Rows older than `before` (Unix ms) that nothing depends on any more:
- * - `jobs`: succeeded (done, or skipped) jobs with no charge intent, deleted; never a queued,
- *   running, blocked or failed one, whose intent says what a charge may have done, and never one
- *   of a service's two latest record_payment jobs (a dateless renew's id is built from them);
+ * - `jobs`: succeeded (done, or skipped) and cancelled jobs with no charge intent, deleted; never
+ *   a queued, running, blocked or failed one, whose intent says what a charge may have done, and
+ *   never one of a service's two latest record_payment jobs (a dateless renew's id is built from them);
  * - `events`: the payload of an event whose outcome is recorded and no unfinished job of which
  *   is left, emptied to PRUNED_PAYLOAD; the row itself, its (source, webhook id) and its place
  *   in the service's history are kept for ever, and the space the payload held is freed (not

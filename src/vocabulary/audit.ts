@@ -19,6 +19,12 @@ export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 export const AUDIT_ACTIONS = {
   /** POST /admin/jobs/:id/retry, `jobs retry`: one entry, the job's (refused when it is not failed or blocked). */
   jobRetry: "job.retry",
+  /** POST /admin/jobs/:id/cancel, `jobs cancel`: one entry, the job's (refused when it is not failed or blocked, or may have charged). */
+  jobCancel: "job.cancel",
+  /** POST /admin/services/:id/resend-install-mail, `licenses resend-mail`: one entry with the mail job it queued. */
+  serviceResendInstallMail: "service.resend_install_mail",
+  /** POST /admin/services/:id/reset-ip-changes, `licenses reset-ip-changes`: one entry, written with the reset and its history entry. */
+  serviceResetIpChanges: "service.reset_ip_changes",
   /** A reconcile with fix: one entry for the run (service_id null), with what it fixed and left. */
   reconcileFix: "reconcile.fix",
   /** One service repaired by reconcile --fix, written with the repair. */

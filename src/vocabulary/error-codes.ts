@@ -21,6 +21,8 @@ export const ERROR_CODES = {
   ip_unusable: "The IP cannot hold a licence (loopback, private, multicast, reserved, ...).",
   ip_change_limit: "The product's max_ip_changes is used up.",
   service_terminated: "The service is terminated; only ordering it again applies to it.",
+  service_not_active: "The action needs an active licence, and the service is not active (e.g. resending the install mail of one still pending).",
+  no_customer_email: "The service has no customer e-mail address to send to.",
   retry_later: "Not stored now, but the same request sent again later will be (409).",
   conflict: "The request conflicts with the state of the bridge (409), e.g. a job that cannot be retried.",
   // The work, once accepted (provisioning API 502, or a job's outcome).

@@ -1,4 +1,9 @@
-export const JOB_STATES = ["queued", "running", "succeeded", "failed", "blocked"] as const;
+/**
+ * A job's states. `cancelled`: an operator ended a failed or blocked job that recorded no charge
+ * intent; it does nothing more and holds its queue no longer (a job that may have charged is
+ * retried or reconciled, never cancelled).
+ */
+export const JOB_STATES = ["queued", "running", "succeeded", "failed", "blocked", "cancelled"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /**

@@ -132,7 +132,7 @@ describe("licenses and jobs commands", () => {
     const run = await runCli(["jobs", "list", "--state", "stuck"], env);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--state");
-    expect(run.stderr).toContain("queued, running, succeeded, failed, blocked");
+    expect(run.stderr).toContain("queued, running, succeeded, failed, blocked, cancelled");
   });
 
   it("jobs retry of a job that does not exist fails with exit code 1", async () => {

@@ -47,7 +47,7 @@ describe("prune command", () => {
 
     const human = await runCli(["prune", "--dry-run"], bridge.env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/succeeded jobs\s+2/);
+    expect(human.stdout).toMatch(/succeeded and cancelled jobs\s+2/);
     expect(human.stdout).toMatch(/would be pruned; run without --dry-run to prune/);
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, TEST_PROVISIONING_TOKEN, TEST_SECRET, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, TEST_PROVISIONING_TOKEN, TEST_SECRET, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { orderActive } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
 import { CONSOLE_CSP } from "../../src/console/security-headers.js";
 import { ConsoleClient, OPERATOR_TOKEN, testOperators, VIEWER_TOKEN } from "./client.js";
 
@@ -107,6 +108,83 @@ describe("the operator console over HTTP", () => {
     expect(r.text).toContain("Accepted");
     expect((await bridge.service.queue.list({ serviceId: id })).some((j) => j.kind === "suspend")).toBe(true);
     expect((await c.post("/console/reconcile", { fix: "true" })).status).toBe(403);
+  });
+
+  it("cancels a blocked job from the jobs page after its confirmation; the form needs its CSRF value", async () => {
+    sb.sandbox.setBalance(0);
+    const event = createdEvent();
+    await bridge.send(event);
+    const job = await waitFor(async () => (await bridge.service.queue.list({ state: "blocked", serviceId: event.service.id }))[0], 10_000, "the blocked registration");
+    const c = client();
+    await c.login(OPERATOR_TOKEN);
+    expect((await c.get("/console/jobs")).text).toContain(`/console/jobs/${job.id}/confirm/cancel`);
+    const confirm = await c.get(`/console/jobs/${job.id}/confirm/cancel`);
+    expect(confirm.text).toContain(`action="/console/jobs/${job.id}/cancel"`);
+    expect((await c.post(`/console/jobs/${job.id}/cancel`, {}, null)).status).toBe(403);
+    expect((await bridge.service.queue.get(job.id))?.state).toBe("blocked");
+    const r = await c.post(`/console/jobs/${job.id}/cancel`);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(`Job ${job.id} (register) is cancelled`);
+    expect((await bridge.service.queue.get(job.id))?.state).toBe("cancelled");
+    // A second try is refused with the admin API's words.
+    const again = await c.post(`/console/jobs/${job.id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.text).toContain("only failed or blocked jobs can be cancelled");
+  });
+
+  it("resends the install mail from a licence page: one mail per confirmed form, however often it is posted", async () => {
+    const id = await orderActive(bridge, {});
+    const c = client();
+    await c.login(OPERATOR_TOKEN);
+    expect((await c.get(`/console/licences/${id}`)).text).toContain(`/console/licences/${id}/confirm/resend-install-mail`);
+    const confirm = await c.get(`/console/licences/${id}/confirm/resend-install-mail`);
+    expect(confirm.text).toContain("ann@example.com");
+    const requestId = /name="request_id" value="([^"]+)"/.exec(confirm.text)![1]!;
+    expect((await c.post(`/console/licences/${id}/resend-install-mail`, { request_id: requestId }, null)).status).toBe(403);
+    const first = await c.post(`/console/licences/${id}/resend-install-mail`, { request_id: requestId });
+    expect(first.status).toBe(200);
+    expect(first.text).toMatch(/Queued: job \d+ sends the install mail to ann@example.com/);
+    // The same form posted again (a double-click): the same job.
+    const second = await c.post(`/console/licences/${id}/resend-install-mail`, { request_id: requestId });
+    expect(second.text).toContain("Already queued by this form");
+    const resends = (await bridge.service.queue.list({ serviceId: id, kind: "mail_install" })).filter((j) => (j.payload as { resend?: string }).resend === requestId);
+    expect(resends).toHaveLength(1);
+    expect(first.text).toContain(`job ${resends[0]!.id} sends`);
+  });
+
+  it("resets the IP-change counter, offered only where the product limits IP changes; the form needs its CSRF value", async () => {
+    const unlimited = await orderActive(bridge, { product_id: "12" });
+    const limited = await orderActive(bridge, { product_id: "13" });
+    await bridge.service.services.change({ serviceId: limited, patch: { ip_changes: 2 } });
+    const c = client();
+    await c.login(OPERATOR_TOKEN);
+    expect((await c.get(`/console/licences/${unlimited}`)).text).not.toContain("/confirm/reset-ip-changes");
+    const page = await c.get(`/console/licences/${limited}`);
+    expect(page.text).toContain(`/console/licences/${limited}/confirm/reset-ip-changes`);
+    expect(page.text).toMatch(/2 made, <strong>1<\/strong> left/);
+    expect((await c.get(`/console/licences/${limited}/confirm/reset-ip-changes`)).text).toContain("(2 made) to 0");
+    expect((await c.post(`/console/licences/${limited}/reset-ip-changes`, {}, null)).status).toBe(403);
+    expect((await bridge.service.services.get(limited))?.ip_changes).toBe(2);
+    const r = await c.post(`/console/licences/${limited}/reset-ip-changes`);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("is 0 again");
+    expect((await bridge.service.services.get(limited))?.ip_changes).toBe(0);
+    expect((await c.get(`/console/licences/${limited}`)).text).toMatch(/0 made, <strong>3<\/strong> left/);
+  });
+
+  it("refuses a viewer the new actions on the server, changing nothing", async () => {
+    const id = await orderActive(bridge, { product_id: "13" });
+    const c = client();
+    await c.login(VIEWER_TOKEN);
+    const page = await c.get(`/console/licences/${id}`);
+    expect(page.text).not.toContain("/confirm/resend-install-mail");
+    expect(page.text).not.toContain("/confirm/reset-ip-changes");
+    for (const action of ["resend-install-mail", "reset-ip-changes"]) {
+      const r = await c.post(`/console/licences/${id}/${action}`);
+      expect(r.status, action).toBe(403);
+      expect(r.text).toContain("needs the operator role");
+    }
+    expect((await bridge.service.queue.list({ serviceId: id, kind: "mail_install" })).length).toBe(1);
   });
 
   it("names the wrong field of a search", async () => {

@@ -157,6 +157,6 @@ describe("chaos: faults upstream, a slow reseller and three SIGKILLs lose nothin
 
     const counts = await readStoreOf(env, (store) => store.jobs.counts());
     expect(counts.succeeded, `jobs succeeded ${context}`).toBeGreaterThan(0);
-    expect({ ...counts, succeeded: 0 }, `no job left queued, running, failed or blocked ${context}`).toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 });
+    expect({ ...counts, succeeded: 0 }, `no job left queued, running, failed, blocked or cancelled ${context}`).toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
   });
 });

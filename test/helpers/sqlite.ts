@@ -7,7 +7,8 @@ import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.
  * What tests of the SQLite store need beside the Store's operations: another process's hold on
  * the file (a backup, an operator's sqlite3 shell, a newer release), and a read of the file a
  * stopped bridge left behind. SQLite-specific on purpose; this is the one file of test/ that
- * sends SQL itself (to take and give back the write lock), see test/store/no-sql-outside-store.test.ts.
+ * sends SQL itself (to take and give back the write lock, to read the catalogue), see
+ * test/store/no-sql-outside-store.test.ts.
  */
 
 export interface WriteLock {
@@ -56,6 +57,27 @@ export function migrateBeyondCode(path: string): number {
     db.close();
   }
   return next;
+}
+
+/** What SQLite's catalogue holds about one table: the table, its indexes and triggers (name and SQL), and its AUTOINCREMENT sequence. */
+export interface TableSchema {
+  objects: { type: string; name: string; sql: string | null }[];
+  sequence: number | null;
+}
+
+/**
+ * The catalogue's entries for `table` in the file at `path` (read-only), for a migration test
+ * that rebuilds a table: no Store operation offers the schema itself.
+ */
+export function tableSchema(path: string, table: string): TableSchema {
+  const db = openDatabase(path, { readonly: true });
+  try {
+    const objects = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? ORDER BY type, name").all(table) as TableSchema["objects"];
+    const row = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = ?").get(table) as { seq: number } | undefined;
+    return { objects, sequence: row?.seq ?? null };
+  } finally {
+    db.close();
+  }
 }
 
 /** Runs `read` on a read-only store of the file at `path` (a bridge that stopped left it), then closes it. */

@@ -63,6 +63,7 @@ function slowClaims(options: { lostLease?: boolean } = {}) {
     setIntent: fail,
     requeueBlocked: fail,
     retry: fail,
+    cancel: fail,
     get: fail,
     list: fail,
     page: fail,

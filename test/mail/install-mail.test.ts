@@ -136,6 +136,28 @@ describe("the install-command mail over SMTP", () => {
     await mailJobSucceeded(bridge, serviceId);
   });
 
+  it("an operator's resend arrives as a second message, with its own Message-ID and the same install command", async () => {
+    smtp = await startTestSmtp();
+    bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url, MAIL_FROM: FROM } });
+    const serviceId = uniqueId("svc");
+    await bridge.send(createdEvent({ id: serviceId, ip: "203.0.113.21", email: "cy@example.com" }));
+    await waitFor(() => smtp.messages.length === 1, 10_000, "the order's message");
+    await mailJobSucceeded(bridge, serviceId);
+
+    const resent = await bridge.admin(`/admin/services/${serviceId}/resend-install-mail`, { method: "POST" });
+    expect(resent.status).toBe(202);
+    await waitFor(() => smtp.messages.length === 2, 10_000, "the resent message");
+    const [first, second] = smtp.messages;
+    expect(second!.envelope).toEqual({ from: FROM, to: ["cy@example.com"] });
+    expect(header(second!.raw, "Message-ID")).toBe(`<install.job-${String(resent.body.job_id)}@license-bridge>`);
+    expect(header(second!.raw, "Message-ID")).not.toBe(header(first!.raw, "Message-ID"));
+    expect(mimeParts(second!.raw).text).toContain(`    ${await sandboxInstallCommand(sb, "203.0.113.21", "cpanel")}`);
+    await waitFor(async () => (await bridge.service.queue.get(resent.body.job_id as number))?.state === "succeeded", 10_000, "the resend's job");
+    // Nothing more goes out: each mail is sent once.
+    await untilIdle(bridge);
+    expect(smtp.messages).toHaveLength(2);
+  });
+
   it("an SMTP outage, then recovery, delivers exactly one mail", async () => {
     smtp = await startTestSmtp();
     bridge = await startMailBridge(sb, { env: { SMTP_URL: smtp.url } });

@@ -107,7 +107,7 @@ describe("/metrics", () => {
 
   it("reads the queue and the open alerts when scraped", async () => {
     const text = await scrape();
-    for (const state of ["queued", "running", "succeeded", "failed", "blocked"]) {
+    for (const state of ["queued", "running", "succeeded", "failed", "blocked", "cancelled"]) {
       expect(text).toMatch(new RegExp(`^license_bridge_jobs\\{state="${state}"\\} 0$`, "m"));
     }
     expect(sample(text, "license_bridge_alerts_open")).toBe(0);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { billingEventSchema } from "../../src/intake/event-schema.js";
 import { createdEvent } from "../helpers/bridge.js";
 import { usePairPerFile } from "../helpers/e2e-harness.js";
+import { waitFor } from "../helpers/wait.js";
 
 type Schema = Record<string, unknown>;
 type OpenApi = { openapi: string; paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
@@ -184,8 +185,35 @@ describe("/openapi.json", () => {
     const params = doc.paths["/admin/jobs"]!.get!.parameters as { name: string; in: string; schema: Schema }[];
     expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(["state", "service_id"]));
     // "" is there because an empty filter is accepted and means no filter.
-    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked"]);
+    expect(params.find((p) => p.name === "state")!.schema.enum).toEqual(["", "queued", "running", "succeeded", "failed", "blocked", "cancelled"]);
     const license = doc.paths["/admin/licenses"]!.get!.parameters as { name: string; schema: Schema }[];
     expect(license.find((p) => p.name === "status")!.schema.enum).toEqual(["", "pending", "active", "suspended", "terminated", "failed"]);
+  });
+
+  it("documents the answers the operator's job and licence actions give (cancel, resend the install mail, reset the IP changes)", async () => {
+    const { bridge } = pair();
+    const answerOf = (path: string, status: string) => {
+      const content = ((doc.paths[path]!.post!.responses as Record<string, Schema>)[status]!.content as Record<string, { schema: Schema }>)["application/json"]!;
+      return content.schema;
+    };
+    const order = createdEvent();
+    expect((await bridge.send(order)).status).toBe(202);
+    const id = order.service.id;
+    await waitFor(async () => (await bridge.service.services.get(id))?.status === "active", 10_000, "the licence active");
+
+    const resent = await bridge.admin(`/admin/services/${id}/resend-install-mail`, { method: "POST" });
+    expect(resent.status).toBe(202);
+    expect(fits(doc, answerOf("/admin/services/{id}/resend-install-mail", "202"), resent.body)).toBe(true);
+    const reset = await bridge.admin(`/admin/services/${id}/reset-ip-changes`, { method: "POST" });
+    expect(reset.status).toBe(200);
+    expect(fits(doc, answerOf("/admin/services/{id}/reset-ip-changes", "200"), reset.body)).toBe(true);
+    const refused = await bridge.admin(`/admin/services/${id}/resend-install-mail`, { method: "POST", body: JSON.stringify({ colour: "red" }) });
+    expect(refused.status).toBe(422);
+    expect(fits(doc, answerOf("/admin/services/{id}/resend-install-mail", "422"), refused.body)).toBe(true);
+    const register = (await bridge.service.queue.list({ serviceId: id, kind: "register" }))[0]!;
+    const notStopped = await bridge.admin(`/admin/jobs/${register.id}/cancel`, { method: "POST" });
+    expect(notStopped.status).toBe(409);
+    expect(fits(doc, answerOf("/admin/jobs/{id}/cancel", "409"), notStopped.body)).toBe(true);
+    expect(Object.keys(doc.paths["/admin/jobs/{id}/cancel"]!.post!.responses as Schema).sort()).toEqual(["200", "401", "403", "404", "409", "422"]);
   });
 });

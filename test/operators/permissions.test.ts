@@ -17,6 +17,8 @@ describe("the admin API's permission table", () => {
     ["POST", "/admin/jobs/42/retry", "operator"],
     ["POST", "/admin/jobs/42/cancel", "operator"],
     ["POST", "/admin/services/4711/suspend", "operator"],
+    ["POST", "/admin/services/4711/resend-install-mail", "operator"],
+    ["POST", "/admin/services/4711/reset-ip-changes", "operator"],
     ["POST", "/admin/renewals/due", "operator"],
     ["POST", "/admin/reconcile", "operator"],
     ["POST", "/admin/adopt", "admin"],
@@ -40,5 +42,8 @@ describe("the admin API's permission table", () => {
   it("a refused action is audited under the route's action", () => {
     expect(permissionOf("POST", "/admin/jobs/42/retry").action).toBe("job.retry");
     expect(permissionOf("POST", "/admin/reconcile").action).toBe("reconcile.fix");
+    expect(permissionOf("POST", "/admin/jobs/42/cancel").action).toBe("job.cancel");
+    expect(permissionOf("POST", "/admin/services/4711/resend-install-mail").action).toBe("service.resend_install_mail");
+    expect(permissionOf("POST", "/admin/services/4711/reset-ip-changes").action).toBe("service.reset_ip_changes");
   });
 });

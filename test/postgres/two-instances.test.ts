@@ -107,7 +107,7 @@ describe("two instances on one PostgreSQL database", () => {
     expect(new Set(renewals.map((c) => c.ip)).size).toBe(ORDERS);
 
     const counts = await readStoreOf(again.env, (store) => store.jobs.counts());
-    expect({ ...counts, succeeded: 0 }, "nothing left queued, running, failed or blocked").toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0 });
+    expect({ ...counts, succeeded: 0 }, "nothing left queued, running, failed, blocked or cancelled").toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
     const services = await readStoreOf(again.env, (store) => store.services.list("active"));
     expect(services).toHaveLength(ORDERS);
   });

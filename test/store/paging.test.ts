@@ -148,7 +148,7 @@ describe.each(STORE_FACTORIES)("listings and the queue at scale on $name", (fact
       const s1Queued = await store.jobs.page({ limit: 2, serviceId: "s1", state: "queued" });
       expect(s1Queued).toMatchObject({ total: 3, nextCursor: expect.any(String) });
       expect((await store.jobs.page({ limit: 2, serviceId: "s2" })).total).toBe(1);
-      expect(await store.jobs.counts()).toEqual({ queued: 4, running: 1, succeeded: 0, failed: 0, blocked: 0 });
+      expect(await store.jobs.counts()).toEqual({ queued: 4, running: 1, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
     });
   });
 

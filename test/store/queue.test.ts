@@ -258,7 +258,7 @@ describe.each(STORE_FACTORIES)("the job queue on $name", (factory) => {
     const b = await enqueue({ queueKey: "svc:1", serviceId: "1", kind: "suspend" });
     await enqueue({ queueKey: "svc:2", serviceId: "2", kind: "register" });
     await store.jobs.finish(await claimOne(), "w1", { state: "succeeded" });
-    expect(await store.jobs.counts()).toEqual({ queued: 2, running: 0, succeeded: 1, failed: 0, blocked: 0 });
+    expect(await store.jobs.counts()).toEqual({ queued: 2, running: 0, succeeded: 1, failed: 0, blocked: 0, cancelled: 0 });
     expect(ids(await store.jobs.unfinished("svc:1"))).toEqual([b]);
     expect(ids(await store.jobs.list({ serviceId: "1" }))).toEqual([b, a]);
     expect(ids(await store.jobs.list({ state: "succeeded" }))).toEqual([a]);

@@ -73,6 +73,20 @@ describe.each(STORE_FACTORIES)("retention on $name", (factory) => {
     expect(await pruneNow()).toMatchObject({ jobs: 0 });
   });
 
+  it("deletes old cancelled jobs as it deletes succeeded ones, counting from the cancel", async () => {
+    const blocked = await jobThat({ kind: "renew", serviceId: "s5", queueKey: "svc:s5" }, "blocked");
+    const failed = await jobThat({ kind: "suspend", serviceId: "s6", queueKey: "svc:s6" }, "failed");
+    clock.advance(60 * DAY);
+    expect(await store.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked } });
+    // Created 91 days ago, but cancelled 31: kept. The failed job is kept whatever its age.
+    clock.advance(31 * DAY);
+    expect(await pruneNow({ dryRun: true })).toMatchObject({ jobs: 0 });
+    clock.advance(60 * DAY);
+    expect(await pruneNow()).toMatchObject({ jobs: 1 });
+    expect(await store.jobs.get(blocked)).toBeUndefined();
+    expect((await store.jobs.get(failed))?.state).toBe("failed");
+  });
+
   it("empties processed events' payloads, keeping every event (its webhook id, its history), and deletes sent mail records whose job is done", async () => {
     const accept = (webhookId: string, serviceId: string, outcome: "applied" | null, job?: NewJob) =>
       store.events.accept(

@@ -82,4 +82,35 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
         `job ${retried.id} (${retried.kind}${retried.service_id ? `, service ${retried.service_id}` : ""}) queued again; a running service picks it up`,
       );
     });
+
+  jobs
+    .command("cancel <id>")
+    .description(
+      "cancel a failed or blocked job: it runs no more and no longer holds its service's later jobs back (a job that may have charged is refused: retry or reconcile it)",
+    )
+    .option("--json", "machine-readable output: {\"job\": {...}}")
+    .action(async (rawId: string, _opts: unknown, cmd: Command) => {
+      const [{ JOB_ID_RULE, jobIdSchema }, { jobView, configOrExit, withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }, { cancelJob }] = await Promise.all([
+        import("../../admin/admin-routes.js"),
+        deps(),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
+        import("../../admin/direct-actions.js"),
+      ]);
+      const id = jobIdSchema.safeParse(rawId);
+      if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
+      const config = configOrExit();
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
+      const cancelled = await withBridgeStore(config, async (store) => {
+        const job = await store.jobs.get(id.data);
+        await requireRole(store, actor, "operator", AUDIT_ACTIONS.jobCancel, { job_id: id.data, service_id: job?.serviceId ?? null });
+        // The cancel and its entry (ok, or refused saying why) commit together.
+        const r = await cancelJob(store, draftOf(actor, AUDIT_ACTIONS.jobCancel), id.data);
+        if (!r.ok) throw new CliError(r.code === "unknown_job" ? `unknown job ${id.data} (see \`license-bridge jobs list\`)` : r.message);
+        return jobView(r.value);
+      });
+      emit(output(cmd), { job: cancelled }, () =>
+        `job ${cancelled.id} (${cancelled.kind}${cancelled.service_id ? `, service ${cancelled.service_id}` : ""}) cancelled; it will not run again`,
+      );
+    });
 }

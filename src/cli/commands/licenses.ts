@@ -30,6 +30,8 @@ function licenseRows(list: License[]) {
   }));
 }
 
+const unknownService = (serviceId: string) => `unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`;
+
 export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
   const licenses = program.command("licenses").description("the licences the bridge keeps (one per billing-panel service)");
 
@@ -68,7 +70,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
       const config = configOrExit();
       const view = await withBridgeStore(config, async (store) => {
         const svc = await store.services.get(serviceId);
-        if (!svc) throw new CliError(`unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`);
+        if (!svc) throw new CliError(unknownService(serviceId));
         // The latest entries in the order they happened, as GET /admin/services/:id shows them.
         const latest = await store.services.historyPage(svc.service_id, { limit: PAGE_LIMIT.default });
         return { ...licenseView(svc), history: latest.items.map(historyView).reverse(), history_total: latest.total, history_next_cursor: latest.nextCursor };
@@ -85,5 +87,52 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         const earlier = older ? [`(the latest ${history.length} of ${view.history_total}: GET /admin/services/${view.service_id}/history?cursor=${older} has the earlier ones)`] : [];
         return [...lines, "", "history:", table(history, ["at", "action", "detail", "job_id"]), ...earlier].join("\n");
       });
+    });
+
+  licenses
+    .command("resend-mail <service-id>")
+    .description("queue the install mail of an active licence again, as POST /admin/services/:id/resend-install-mail; a running service sends it")
+    .option("--json", "machine-readable output: {\"job_id\": N}")
+    .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
+      const [{ configOrExit, withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }, { resendInstallMail }, { queuedMailView }] = await Promise.all([
+        deps(),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
+        import("../../admin/direct-actions.js"),
+        import("../../admin/views.js"),
+      ]);
+      const config = configOrExit();
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
+      const queued = await withBridgeStore(config, async (store) => {
+        await requireRole(store, actor, "operator", AUDIT_ACTIONS.serviceResendInstallMail, { service_id: serviceId });
+        // The job, its history entry and the audit entry (or the refusal's) commit together.
+        const r = await resendInstallMail(store, draftOf(actor, AUDIT_ACTIONS.serviceResendInstallMail), { serviceId });
+        if (!r.ok) throw new CliError(r.code === "unknown_service" ? unknownService(serviceId) : r.message);
+        return r.value;
+      });
+      emit(output(cmd), queuedMailView(queued), () => `install mail of service ${serviceId} queued as job ${queued.jobId}, to ${queued.to}; a running service sends it`);
+    });
+
+  licenses
+    .command("reset-ip-changes <service-id>")
+    .description("set the licence's IP-change counter back to 0, as POST /admin/services/:id/reset-ip-changes")
+    .option("--json", "machine-readable output: the licence, as GET /admin/licenses lists it")
+    .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
+      const [{ licenseView, configOrExit, withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }, { resetIpChanges }] = await Promise.all([
+        deps(),
+        import("../audit-trail.js"),
+        import("../../vocabulary/audit.js"),
+        import("../../admin/direct-actions.js"),
+      ]);
+      const config = configOrExit();
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
+      const svc = await withBridgeStore(config, async (store) => {
+        await requireRole(store, actor, "operator", AUDIT_ACTIONS.serviceResetIpChanges, { service_id: serviceId });
+        // The reset, its history entry and its audit entry commit together.
+        const r = await resetIpChanges(store, draftOf(actor, AUDIT_ACTIONS.serviceResetIpChanges), serviceId);
+        if (!r.ok) throw new CliError(unknownService(serviceId));
+        return licenseView(r.value);
+      });
+      emit(output(cmd), svc, () => `the IP-change counter of service ${svc.service_id} is 0 again`);
     });
 }

@@ -5,7 +5,7 @@ import { emit, table, type Output } from "../output.js";
 export function pruneCommand(program: Command, output: (cmd: Command) => Output): void {
   program
     .command("prune")
-    .description("remove what RETENTION_DAYS lets go (the service does it daily): succeeded jobs, processed events' payloads, sent mail records, outbox files")
+    .description("remove what RETENTION_DAYS lets go (the service does it daily): succeeded and cancelled jobs, processed events' payloads, sent mail records, outbox files")
     .option("--dry-run", "count what would go, remove nothing")
     .option("--json", "machine-readable output: {dry_run, retention_days, before, jobs, event_payloads, mails, outbox_files}")
     .addHelpText(
@@ -53,7 +53,7 @@ const prunedSummary = (r: PruneReport) =>
 
 function humanReport(r: PruneReport): string {
   const rows = [
-    { what: "succeeded jobs", count: r.jobs },
+    { what: "succeeded and cancelled jobs", count: r.jobs },
     { what: "processed events' payloads", count: r.event_payloads },
     { what: "sent mail records", count: r.mails },
     { what: "outbox .eml files", count: r.outbox_files },

@@ -14,7 +14,8 @@ export function jobsPage(session: ConsoleSession, lists: Record<(typeof JOB_SECT
     session,
     section: "jobs",
     body: html`<h1>Jobs</h1>
-      <p class="muted">A blocked job waits for an operator (no balance, a refused token): fix the cause, then retry it. A failed one used up its attempts. Retrying never buys anything twice.</p>
+      <p class="muted">A blocked job waits for an operator (no balance, a refused token): fix the cause, then retry it. A failed one used up its attempts. Retrying never buys anything twice.
+        Cancel one that is no longer wanted: it runs no more and no longer holds back the later jobs of its licence.</p>
       ${JOB_SECTIONS.map((state) => html`<h2>${state[0]!.toUpperCase() + state.slice(1)} (${lists[state].length})</h2>${lists[state].length === 0 ? html`<p class="muted">None.</p>` : jobsTable(session, lists[state])}`)}`,
   });
 }
@@ -31,5 +32,21 @@ export function confirmRetry(session: ConsoleSession, job: Job): Html {
       <p>It is queued again with fresh attempts.</p>
       <form method="post" action="/console/jobs/${job.id}/retry" class="stack">${csrfField(session)}
         <div class="actions"><button type="submit">Retry job ${job.id}</button><a class="button secondary" href="/console/jobs">Cancel</a></div></form>`,
+  });
+}
+
+/** The confirmation of a cancel: what the job was, and that it will not run again. */
+export function confirmCancel(session: ConsoleSession, job: Job): Html {
+  return page({
+    title: `Cancel job ${job.id}`,
+    session,
+    section: "jobs",
+    body: html`<h1>Cancel job ${job.id}</h1>
+      <dl class="facts"><dt>Kind</dt><dd>${job.kind}</dd><dt>Service</dt><dd>${job.serviceId}</dd><dt>State</dt><dd>${statusBadge(job.state)}</dd>
+        <dt>Error</dt><dd>${job.lastError}</dd></dl>
+      <p>It will not run again, and the later jobs of its licence no longer wait for it. The licence's history says who cancelled it.
+        A job that may have charged at the reseller cannot be cancelled: retry it, or reconcile.</p>
+      <form method="post" action="/console/jobs/${job.id}/cancel" class="stack">${csrfField(session)}
+        <div class="actions"><button type="submit">Cancel job ${job.id}</button><a class="button secondary" href="/console/jobs">Keep it</a></div></form>`,
   });
 }

@@ -2,7 +2,7 @@ import { html, type Html } from "../html.js";
 import type { HistoryRow, MailRow, ServiceRow } from "../../store/store.js";
 import type { Job } from "../../vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
-import { mayAct } from "../../admin/actions.js";
+import { mayAct, type ActionName } from "../../admin/actions.js";
 import type { ConsoleSession } from "../session.js";
 import { csrfField, iso, page, statusBadge } from "./layout.js";
 
@@ -54,11 +54,14 @@ const ACTIONS = [
   { action: "suspend", label: "Suspend", name: "suspend", when: (s: ServiceRow) => s.status === "active" },
   { action: "unsuspend", label: "Unsuspend", name: "unsuspend", when: (s: ServiceRow) => s.status === "suspended" },
   { action: "change-ip", label: "Change IP", name: "changeIp", when: (s: ServiceRow) => s.status === "active" || s.status === "suspended" },
-] as const;
+  { action: "resend-install-mail", label: "Resend install mail", name: "resendInstallMail", when: (s: ServiceRow) => s.status === "active" && s.customer_email !== null },
+  // Only where there is a limit to count against.
+  { action: "reset-ip-changes", label: "Reset IP changes", name: "resetIpChanges", when: (_s: ServiceRow, v: LicenceView) => v.ipChangesLeft !== null },
+] as const satisfies readonly { action: string; label: string; name: ActionName; when(s: ServiceRow, v: LicenceView): boolean }[];
 
 export function licencePage(session: ConsoleSession, v: LicenceView): Html {
   const s = v.service;
-  const allowed = ACTIONS.filter((a) => mayAct(session.actor, a.name) && a.when(s));
+  const allowed = ACTIONS.filter((a) => mayAct(session.actor, a.name) && a.when(s, v));
   const commands =
     typeof v.installCommands === "string"
       ? html`<span class="muted">${v.installCommands}</span>`
@@ -100,36 +103,54 @@ export function licencePage(session: ConsoleSession, v: LicenceView): Html {
   });
 }
 
-/** Jobs with their retry link where the role allows it. */
+/** Jobs with their retry and cancel links where the role allows them. */
 export function jobsTable(session: ConsoleSession, jobs: Job[]): Html {
   const canRetry = mayAct(session.actor, "retryJob");
+  const canCancel = mayAct(session.actor, "cancelJob");
+  const stopped = (j: Job) => j.state === "failed" || j.state === "blocked";
   return html`<div class="table-wrap"><table><thead><tr><th>Job</th><th>Kind</th><th>Service</th><th>State</th><th>Attempts</th><th>Error</th><th>Updated</th><th>Action</th></tr></thead><tbody>${jobs.map(
     (j) => html`<tr id="job-${j.id}"><td>${j.id}</td><td>${j.kind}</td><td>${j.serviceId ? html`<a href="${licenceHref(j.serviceId)}">${j.serviceId}</a>` : ""}</td>
       <td>${statusBadge(j.state)}${j.skipped ? html` <span class="muted">skipped: ${j.skipped}</span>` : ""}</td><td class="num">${j.attempts}/${j.maxAttempts}</td>
       <td>${j.lastError}</td><td>${iso(j.updatedAt)}</td>
-      <td>${canRetry && (j.state === "failed" || j.state === "blocked") ? html`<a class="button secondary" href="/console/jobs/${j.id}/confirm/retry">Retry</a>` : ""}</td></tr>`,
+      <td>${canRetry && stopped(j) ? html`<a class="button secondary" href="/console/jobs/${j.id}/confirm/retry">Retry</a>` : ""}${
+        // A job that may have charged is retried or reconciled, never cancelled (the action refuses it too).
+        canCancel && stopped(j) && j.intent === null ? html` <a class="button secondary" href="/console/jobs/${j.id}/confirm/cancel">Cancel</a>` : ""
+      }</td></tr>`,
   )}</tbody></table></div>`;
 }
 
-const CONFIRM_TEXT: Record<string, string> = {
-  suspend: "Suspend this licence at the reseller? The customer's software stops working until it is unsuspended.",
-  unsuspend: "Unsuspend this licence at the reseller?",
-  "change-ip": "Move this licence to another IP? The reseller binds it to the new address; the old one stops working.",
+const CONFIRM_TEXT: Record<string, (s: ServiceRow) => string> = {
+  suspend: () => "Suspend this licence at the reseller? The customer's software stops working until it is unsuspended.",
+  unsuspend: () => "Unsuspend this licence at the reseller?",
+  "change-ip": () => "Move this licence to another IP? The reseller binds it to the new address; the old one stops working.",
+  "resend-install-mail": (s) => `Send the install mail to ${s.customer_email ?? "the customer"} again? A new mail goes out, however often it was sent before.`,
+  "reset-ip-changes": (s) =>
+    `Reset the IP-change counter (${s.ip_changes} made) to 0? The customer may then change the IP as often as the product allows a new licence.`,
 };
 
-/** The confirmation step of a licence action: a form to post, no script. */
-export function confirmLicenceAction(session: ConsoleSession, s: ServiceRow, action: string, error?: { field: string; message: string }): Html {
+const TITLES: Record<string, string> = {
+  "change-ip": "Change IP",
+  "resend-install-mail": "Resend the install mail of",
+  "reset-ip-changes": "Reset the IP changes of",
+};
+
+/**
+ * The confirmation step of a licence action: a form to post, no script. `requestId`: the
+ * resend's id for this form, so a form posted twice (a double-click) queues one mail.
+ */
+export function confirmLicenceAction(session: ConsoleSession, s: ServiceRow, action: string, o: { error?: { field: string; message: string }; requestId?: string } = {}): Html {
   return page({
     title: `Confirm: ${action}`,
     session,
     section: "licences",
-    body: html`<h1>${action === "change-ip" ? "Change IP" : action[0]!.toUpperCase() + action.slice(1)} licence ${s.service_id}</h1>
-      <p>${CONFIRM_TEXT[action]}</p>
+    body: html`<h1>${TITLES[action] ?? action[0]!.toUpperCase() + action.slice(1)} licence ${s.service_id}</h1>
+      <p>${CONFIRM_TEXT[action]?.(s)}</p>
       <dl class="facts"><dt>Service</dt><dd>${s.service_id}</dd><dt>IP now</dt><dd>${s.ip}</dd><dt>Status</dt><dd>${statusBadge(s.status)}</dd></dl>
-      ${error ? html`<p class="notice bad" role="alert">${error.field}: ${error.message}</p>` : ""}
+      ${o.error ? html`<p class="notice bad" role="alert">${o.error.field}: ${o.error.message}</p>` : ""}
       <form method="post" action="${licenceHref(s.service_id)}/${action}" class="stack">
         ${csrfField(session)}
         ${action === "change-ip" ? html`<label for="ip">New IP address <input id="ip" name="ip" required inputmode="decimal" autocomplete="off"></label>` : ""}
+        ${o.requestId ? html`<input type="hidden" name="request_id" value="${o.requestId}">` : ""}
         <div class="actions"><button type="submit">Confirm</button><a class="button secondary" href="${licenceHref(s.service_id)}">Cancel</a></div>
       </form>`,
   });

@@ -1,6 +1,6 @@
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import type { JobFilter, JobOps, NewJob, ServiceChange, ServiceRow } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { QueueRead } from "../listing-reads.js";
 import type { PgListings } from "./listings.js";
@@ -319,6 +319,35 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
         return r;
       });
       return row ? toJob(row) : undefined;
+    },
+
+    async cancel(id, draft) {
+      return db.tx(async (t) => {
+        // The job's service first, as every transaction that writes both locks them (intake, a job's ending).
+        const [peek] = await t.q<Pick<JobRow, "service_id">>("SELECT service_id FROM jobs WHERE id = $1", [id]);
+        const svc = peek?.service_id ? await services().getForUpdate(t, peek.service_id) : undefined;
+        const [was] = await t.q<JobRow>("SELECT * FROM jobs WHERE id = $1 FOR UPDATE", [id]);
+        const refused = whyNotCancellable(was);
+        if (refused) {
+          const why = cancelRefusalText(refused, was && toJob(was));
+          await audit.insertIn(t, { ...draft, job_id: id, service_id: was?.service_id ?? null, outcome: "refused", detail: draft.detail ? `${draft.detail}; ${why}` : why });
+          return { refused, job: was && toJob(was) };
+        }
+        const now = await t.now();
+        // Ended where it stands: run_at is when it ended (as a finished job's), the age retention counts from.
+        const [row] = await t.q<JobRow>(
+          `UPDATE jobs SET state = 'cancelled', unique_key = NULL, run_at = $2, leased_by = NULL, lease_until = NULL, updated_at = $2
+           WHERE id = $1 RETURNING *`,
+          [id, now],
+        );
+        const record = cancelRecord(toJob(was!), draft.actor);
+        if (svc) await services().changeIn(t, { serviceId: svc.service_id, history: [record.history] });
+        if (row!.event_id) await t.q("UPDATE events SET outcome = $2, detail = $3 WHERE id = $1 AND outcome IS NULL", [row!.event_id, record.outcome.outcome, record.outcome.detail]);
+        await audit.insertIn(t, { ...draft, job_id: id, service_id: row!.service_id, outcome: "ok" });
+        // The next job of its queue may start now.
+        t.afterCommit(wake);
+        return { cancelled: toJob(row!) };
+      });
     },
 
     async get(id) {

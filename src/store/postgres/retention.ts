@@ -6,7 +6,7 @@ const UNFINISHED = "('queued', 'running', 'blocked', 'failed')";
 
 /** Per kind: the rows a prune at $1 may touch (see migrations/sqlite/009_retention.sql for the indexes). */
 const WHERE: Record<PrunableKind, string> = {
-  jobs: `j.state = 'succeeded' AND j.run_at < $1 AND j.updated_at < $1 AND j.intent IS NULL
+  jobs: `j.state IN ('succeeded', 'cancelled') AND j.run_at < $1 AND j.updated_at < $1 AND j.intent IS NULL
     AND NOT (j.kind = 'record_payment' AND j.id IN (
       SELECT r.id FROM jobs r WHERE r.service_id = j.service_id AND r.kind = 'record_payment' ORDER BY r.id DESC LIMIT 2))`,
   events: `e.outcome IS NOT NULL AND e.payload <> '${PRUNED_PAYLOAD}' AND e.received_at < $1

@@ -1,5 +1,18 @@
 import { newLicenseKey } from "../ids.js";
-import { refusedAsChanged, type HistoryRow, type NewHistory, type NewService, type ServiceChange, type ServiceOps, type ServicePatch, type ServiceRow } from "../store.js";
+import {
+  ipChangesResetHistory,
+  refusedAsChanged,
+  type AuditDraft,
+  type HistoryRow,
+  type NewHistory,
+  type NewService,
+  type OperatorJobRequest,
+  type OperatorJobResult,
+  type ServiceChange,
+  type ServiceOps,
+  type ServicePatch,
+  type ServiceRow,
+} from "../store.js";
 import { queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgListings } from "./listings.js";
@@ -139,7 +152,53 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     async change(c: ServiceChange) {
       return db.tx((t) => changeIn(t, c));
     },
+    async resetIpChanges(serviceId, draft) {
+      return db.tx(async (t) => {
+        const svc = await getForUpdate(t, serviceId);
+        if (!svc) {
+          await unknownService(t, serviceId, draft);
+          return undefined;
+        }
+        const now = await t.now();
+        await update(t, serviceId, { ip_changes: 0 }, now);
+        await addHistory(t, serviceId, [ipChangesResetHistory(draft.actor, svc.ip_changes)], now);
+        await audit.insertIn(t, { ...draft, service_id: serviceId, outcome: "ok" });
+        return getForUpdate(t, serviceId);
+      });
+    },
+    async queueForOperator<R extends { message: string }>(serviceId: string, r: OperatorJobRequest<R>): Promise<OperatorJobResult<R>> {
+      return db.tx(async (t) => {
+        // Queue locks before the row lock, in the order every transaction takes them.
+        if (r.job.queueKey) await t.lock([queueLock(r.job.queueKey)]);
+        const svc = await getForUpdate(t, serviceId);
+        if (!svc) {
+          await unknownService(t, serviceId, r.audit);
+          return { status: "unknown_service" };
+        }
+        const refusal = r.refuse(svc);
+        if (refusal) {
+          await audit.insertIn(t, { ...r.audit, service_id: serviceId, outcome: "refused", detail: r.audit.detail ? `${r.audit.detail}; ${refusal.message}` : refusal.message });
+          return { status: "refused", refusal };
+        }
+        const [{ id, created }] = (await jobs.insert(t, [r.job])) as [{ id: number; created: boolean }];
+        if (created) {
+          await addHistory(t, serviceId, [{ ...r.history, job_id: id }], await t.now());
+          await audit.insertIn(t, { ...r.audit, service_id: serviceId, job_id: id, outcome: "ok" });
+        }
+        return { status: "queued", jobId: id, created, service: svc };
+      });
+    },
   };
+
+  /** Inside a transaction (an intake's, an operator's change): the row, locked until commit. */
+  async function getForUpdate(t: Tx, id: string): Promise<ServiceRow | undefined> {
+    return (await t.q<ServiceRow>("SELECT * FROM services WHERE service_id = $1 FOR UPDATE", [id]))[0];
+  }
+
+  /** An operator's action refused for a service the bridge does not know: only that is written. */
+  async function unknownService(t: Tx, serviceId: string, draft: AuditDraft): Promise<void> {
+    await audit.insertIn(t, { ...draft, service_id: serviceId, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" });
+  }
 
   /** One service change inside the caller's transaction. */
   async function changeIn(t: Tx, c: ServiceChange): Promise<{ applied: boolean; jobIds: number[] }> {
@@ -166,8 +225,7 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
   }
 
   return Object.assign(ops, {
-    /** Inside an intake's transaction: the row, locked until commit. */
-    getForUpdate: async (t: Tx, id: string) => (await t.q<ServiceRow>("SELECT * FROM services WHERE service_id = $1 FOR UPDATE", [id]))[0],
+    getForUpdate,
     changeIn,
     insertIn: insert,
     updateIn: update,

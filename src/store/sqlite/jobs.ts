@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import type { AuditDraft, JobEnding, JobFilter, JobOps, NewJob, ServiceChange, ServiceRow, StopRecord } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type AuditDraft, type CancelRefusal, type JobCancel, type JobEnding, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow, type StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { QueueRead } from "../listing-reads.js";
@@ -77,6 +77,12 @@ export function sqliteJobs(
       `UPDATE jobs SET state = 'queued', attempts = 0, run_at = @now, error_code = NULL, updated_at = @now
        WHERE id = @id AND state IN ('failed', 'blocked') RETURNING *`,
     ),
+    // Ended where it stands: run_at is when it ended (as a finished job's), the age retention counts from.
+    cancel: db.prepare(
+      `UPDATE jobs SET state = 'cancelled', unique_key = NULL, run_at = @now, leased_by = NULL, lease_until = NULL, updated_at = @now
+       WHERE id = @id AND state IN ('failed', 'blocked') AND intent IS NULL RETURNING *`,
+    ),
+    eventSkipped: db.prepare("UPDATE events SET outcome = @outcome, detail = @detail WHERE id = @id AND outcome IS NULL"),
     // The counters the triggers of migration 008 keep: a few rows, however many jobs there are.
     counts: db.prepare("SELECT state, kind, n FROM job_counts WHERE n <> 0"),
     unfinished: db.prepare("SELECT * FROM jobs WHERE queue_key = ? AND state IN ('queued', 'running', 'blocked') ORDER BY id"),
@@ -236,6 +242,24 @@ export function sqliteJobs(
     return undefined;
   });
 
+  /** The operator's cancel, its audit entry and its record on the service, in one transaction. */
+  const cancelAudited = db.transaction((id: number, draft: AuditDraft): { row: JobRow } | { refused: CancelRefusal; was: JobRow | undefined } => {
+    const now = clock.now();
+    const was = s.get.get(id) as JobRow | undefined;
+    const refused = whyNotCancellable(was);
+    const row = refused ? undefined : (s.cancel.get({ id, now }) as JobRow | undefined);
+    if (!row) {
+      const why = cancelRefusalText(refused ?? "not_stopped", was && toJob(was));
+      audit.insertSync({ ...draft, job_id: id, service_id: was?.service_id ?? null, outcome: "refused", detail: draft.detail ? `${draft.detail}; ${why}` : why }, now);
+      return { refused: refused ?? "not_stopped", was };
+    }
+    const record = cancelRecord(toJob(was!), draft.actor);
+    if (row.service_id && services().getSync(row.service_id)) services().changeSync({ serviceId: row.service_id, history: [record.history] });
+    if (row.event_id) s.eventSkipped.run({ id: row.event_id, ...record.outcome });
+    audit.insertSync({ ...draft, job_id: id, service_id: row.service_id, outcome: "ok" }, now);
+    return { row };
+  });
+
   const ops: JobOps & { enqueueSync: typeof enqueue } = {
     enqueueSync: enqueue,
     async enqueue(job) {
@@ -271,6 +295,13 @@ export function sqliteJobs(
       const row = draft ? retryAudited.immediate(id, draft) : (s.retry.get({ id, now: clock.now() }) as JobRow | undefined);
       if (row) notify();
       return row ? toJob(row) : undefined;
+    },
+    async cancel(id, draft): Promise<JobCancel> {
+      const r = cancelAudited.immediate(id, draft);
+      if ("refused" in r) return { refused: r.refused, job: r.was && toJob(r.was) };
+      // The next job of its queue may start now.
+      notify();
+      return { cancelled: toJob(r.row) };
     },
     async get(id) {
       const row = s.get.get(id) as JobRow | undefined;

@@ -6,7 +6,7 @@ const UNFINISHED = "('queued', 'running', 'blocked', 'failed')";
 
 /** Per kind: the rows a prune at @before may touch (their ids, oldest first), and what it does to them. */
 const WHERE: Record<PrunableKind, string> = {
-  jobs: `j.state = 'succeeded' AND j.run_at < @before AND j.updated_at < @before AND j.intent IS NULL
+  jobs: `j.state IN ('succeeded', 'cancelled') AND j.run_at < @before AND j.updated_at < @before AND j.intent IS NULL
     AND NOT (j.kind = 'record_payment' AND j.id IN (
       SELECT r.id FROM jobs r WHERE r.service_id = j.service_id AND r.kind = 'record_payment' ORDER BY r.id DESC LIMIT 2))`,
   // The terms of the partial index events_prunable, as written there, so the index serves the query.

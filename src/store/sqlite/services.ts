@@ -1,6 +1,19 @@
 import type { Clock } from "../../clock.js";
 import { newLicenseKey } from "../ids.js";
-import { refusedAsChanged, type HistoryRow, type NewHistory, type NewService, type ServiceChange, type ServiceOps, type ServicePatch, type ServiceRow } from "../store.js";
+import {
+  ipChangesResetHistory,
+  refusedAsChanged,
+  type AuditDraft,
+  type HistoryRow,
+  type NewHistory,
+  type NewService,
+  type OperatorJobRequest,
+  type OperatorJobResult,
+  type ServiceChange,
+  type ServiceOps,
+  type ServicePatch,
+  type ServiceRow,
+} from "../store.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteListings } from "./listings.js";
@@ -85,6 +98,44 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     return { applied: true, jobIds };
   });
 
+  /** An operator's action refused for a service the bridge does not know: only that is written. */
+  const unknownService = (serviceId: string, draft: AuditDraft, now: number) =>
+    audit.insertSync({ ...draft, service_id: serviceId, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" }, now);
+
+  const resetIpChanges = db.transaction((serviceId: string, draft: AuditDraft): ServiceRow | undefined => {
+    const now = clock.now();
+    const svc = get(serviceId);
+    if (!svc) {
+      unknownService(serviceId, draft, now);
+      return undefined;
+    }
+    update(serviceId, { ip_changes: 0 }, now);
+    addHistory(serviceId, ipChangesResetHistory(draft.actor, svc.ip_changes), now);
+    audit.insertSync({ ...draft, service_id: serviceId, outcome: "ok" }, now);
+    return get(serviceId);
+  });
+
+  // The refusal passes through as it came: the caller's type is restored at the boundary below.
+  const queueForOperator = db.transaction((serviceId: string, r: OperatorJobRequest<{ message: string }>): OperatorJobResult<{ message: string }> => {
+    const now = clock.now();
+    const svc = get(serviceId);
+    if (!svc) {
+      unknownService(serviceId, r.audit, now);
+      return { status: "unknown_service" };
+    }
+    const refusal = r.refuse(svc);
+    if (refusal) {
+      audit.insertSync({ ...r.audit, service_id: serviceId, outcome: "refused", detail: r.audit.detail ? `${r.audit.detail}; ${refusal.message}` : refusal.message }, now);
+      return { status: "refused", refusal };
+    }
+    const { id, created } = jobs.enqueueSync(r.job);
+    if (created) {
+      addHistory(serviceId, { ...r.history, job_id: id }, now);
+      audit.insertSync({ ...r.audit, service_id: serviceId, job_id: id, outcome: "ok" }, now);
+    }
+    return { status: "queued", jobId: id, created, service: svc };
+  });
+
   const ops: ServiceOps = {
     async get(id) {
       return get(id);
@@ -116,6 +167,12 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     },
     async change(c) {
       return change.immediate(c);
+    },
+    async resetIpChanges(serviceId, draft) {
+      return resetIpChanges.immediate(serviceId, draft);
+    },
+    async queueForOperator<R extends { message: string }>(serviceId: string, request: OperatorJobRequest<R>) {
+      return queueForOperator.immediate(serviceId, request) as OperatorJobResult<R>;
     },
     async noteModule(id, module) {
       s.noteModule.run({ id, module });
