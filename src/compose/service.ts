@@ -10,7 +10,7 @@ import { RESTART_ONLY } from "../config/restart-only.js";
 import { adminRouter } from "../admin/admin-routes.js";
 import { adminActions } from "../admin/actions.js";
 import { consoleRouter } from "../console/routes.js";
-import { consoleSeams } from "../console/seams.js";
+import { adminFunctions } from "../console/admin-functions.js";
 import { loginLimit } from "../console/login-limit.js";
 import { createApp } from "../http/app.js";
 import { healthRouter } from "../admin/health-routes.js";
@@ -336,7 +336,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
                 balance,
                 catalog: cfg.catalog,
                 installCommands,
-                seams: consoleSeams({
+                admin: adminFunctions({
                   store,
                   forecast,
                   adoption: {

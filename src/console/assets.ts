@@ -22,7 +22,6 @@ h2 { font-size: 1.1rem; margin: 1.2rem 0 .5rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
 .card h2 { margin-top: 0; }
 .big { font-size: 1.6rem; font-weight: 600; }
-.slot { border-style: dashed; color: var(--muted); }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); }
 th, td { text-align: left; padding: .4rem .55rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #eef0f4; font-weight: 600; }

@@ -11,7 +11,7 @@ import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
-import type { ConsoleSeams } from "./actions.js";
+import type { AdminFunctions } from "./admin-functions.js";
 import { CONSOLE_CSS } from "./assets.js";
 import { CSRF_FIELD, requireCsrf } from "./csrf.js";
 import { html, type Html } from "./html.js";
@@ -38,7 +38,8 @@ export interface ConsoleDeps {
   catalog: Catalog;
   /** The install commands of a licence, through the upstream (cached). */
   installCommands: (svc: ServiceRow) => Promise<{ type: string; command: string }[]>;
-  seams: ConsoleSeams;
+  /** The admin API's functions behind adoption, the audit trail, the forecast and the queue. */
+  admin: AdminFunctions;
   clock: Clock;
   /** Failed logins per address; given by the composition so a reload (a new router) does not forget them. */
   loginLimit?: LoginLimit;
@@ -147,8 +148,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
         store.alerts.open(),
         deps.balance.read({ waitMs: BALANCE_WAIT_MS }),
         store.consoleReads.daily(now - 30 * DAY_MS),
-        deps.seams.forecast?.(7),
-        deps.seams.queueLag?.(),
+        deps.admin.forecast(7),
+        deps.admin.queueLag(),
       ]);
       send(res, 200, overviewPage(sessionOf(res), { statuses, stopped: [...blocked, ...failed], alerts, balance, daily, today: Math.floor(now / DAY_MS), forecast, queue }));
     }),
@@ -304,26 +305,25 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     }),
   );
 
-  router.get("/console/adoption", (_req, res) => send(res, 200, adoptionPage(sessionOf(res), deps.seams)));
+  router.get("/console/adoption", (_req, res) => send(res, 200, adoptionPage(sessionOf(res))));
   router.post(
     "/console/adoption",
     h(async (req, res) => {
       const session = sessionOf(res);
       const body = req.body as Record<string, unknown>;
       const text = typeof body.services === "string" ? body.services : "";
-      if (!deps.seams.adopt) return send(res, 404, adoptionPage(session, deps.seams));
       let services: unknown;
       try {
         services = JSON.parse(text);
       } catch {
-        return send(res, 422, adoptionPage(session, deps.seams, { text, error: "services: is not JSON" }));
+        return send(res, 422, adoptionPage(session, { text, error: "services: is not JSON" }));
       }
       const list = Array.isArray(services) ? services : (services as { services?: unknown[] })?.services;
-      if (!Array.isArray(list)) return send(res, 422, adoptionPage(session, deps.seams, { text, error: "services: must be a list of services" }));
+      if (!Array.isArray(list)) return send(res, 422, adoptionPage(session, { text, error: "services: must be a list of services" }));
       const apply = body.apply === "true";
-      const r = await deps.seams.adopt(session.actor, { services: list, apply });
-      if (!r.ok) return send(res, r.status, adoptionPage(session, deps.seams, { text, error: r.message }));
-      send(res, 200, adoptionPage(session, deps.seams, { text, plan: r.value, applied: apply }));
+      const r = await deps.admin.adopt(session.actor, { services: list, apply });
+      if (!r.ok) return send(res, r.status, adoptionPage(session, { text, error: r.message }));
+      send(res, 200, adoptionPage(session, { text, plan: r.value, applied: apply }));
     }),
   );
 
@@ -332,10 +332,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     h(async (req, res) => {
       const q = auditQuery.safeParse(req.query);
       if (!q.success) return invalid(res, q.error);
-      const entries = deps.seams.audit
-        ? await deps.seams.audit({ actor: q.data.actor || undefined, service_id: q.data.service_id || undefined, cursor: q.data.cursor || undefined, limit: 100 })
-        : undefined;
-      send(res, 200, auditPage(sessionOf(res), deps.seams, { actor: q.data.actor, service_id: q.data.service_id, entries }));
+      const entries = await deps.admin.audit({ actor: q.data.actor || undefined, service_id: q.data.service_id || undefined, cursor: q.data.cursor || undefined, limit: 100 });
+      send(res, 200, auditPage(sessionOf(res), { actor: q.data.actor, service_id: q.data.service_id, entries }));
     }),
   );
 

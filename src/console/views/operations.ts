@@ -2,7 +2,7 @@ import { html, type Html } from "../html.js";
 import { mayAct } from "../../admin/actions.js";
 import type { ReconcileResult } from "../../reconcile/reconcile.js";
 import type { ConsoleSession } from "../session.js";
-import type { ConsoleSeams } from "../actions.js";
+import type { AdminFunctions } from "../admin-functions.js";
 import { csrfField, page } from "./layout.js";
 
 /** Reconcile: the drift report (any role), and its repair (admin), each a form. */
@@ -31,10 +31,7 @@ export function reconcilePage(session: ConsoleSession, result?: ReconcileResult,
 }
 
 /** Adoption: a service list in, the plan out, applied by an admin. */
-export function adoptionPage(session: ConsoleSession, seams: ConsoleSeams, o: { text?: string; plan?: unknown; error?: string; applied?: boolean } = {}): Html {
-  if (!seams.adopt) {
-    return page({ title: "Adoption", session, section: "adoption", body: html`<h1>Adoption</h1><p class="notice">Adoption is not available yet in this release.</p>` });
-  }
+export function adoptionPage(session: ConsoleSession, o: { text?: string; plan?: unknown; error?: string; applied?: boolean } = {}): Html {
   return page({
     title: "Adoption",
     session,
@@ -52,11 +49,8 @@ export function adoptionPage(session: ConsoleSession, seams: ConsoleSeams, o: { 
 }
 
 /** The audit trail, filtered by operator and service. */
-export function auditPage(session: ConsoleSession, seams: ConsoleSeams, o: { actor: string; service_id: string; entries?: Awaited<ReturnType<NonNullable<ConsoleSeams["audit"]>>> }): Html {
-  if (!seams.audit) {
-    return page({ title: "Audit", session, section: "audit", body: html`<h1>Audit</h1><p class="notice">The audit trail is not available yet in this release.</p>` });
-  }
-  const rows = o.entries?.audit ?? [];
+export function auditPage(session: ConsoleSession, o: { actor: string; service_id: string; entries: Awaited<ReturnType<AdminFunctions["audit"]>> }): Html {
+  const rows = o.entries.audit;
   return page({
     title: "Audit",
     session,
@@ -70,7 +64,7 @@ export function auditPage(session: ConsoleSession, seams: ConsoleSeams, o: { act
       <div class="table-wrap"><table><thead><tr><th>When</th><th>Operator</th><th>Action</th><th>Service</th><th>Job</th><th>Outcome</th></tr></thead><tbody>${rows.map(
         (e) => html`<tr><td>${e.at}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.service_id ?? ""}</td><td>${e.job_id ?? ""}</td><td>${e.outcome}</td></tr>`,
       )}</tbody></table></div>
-      ${o.entries?.next_cursor
+      ${o.entries.next_cursor
         ? html`<nav class="pager"><a rel="next" href="/console/audit?${new URLSearchParams({ actor: o.actor, service_id: o.service_id, cursor: o.entries.next_cursor }).toString()}">Next page</a></nav>`
         : ""}`,
   });

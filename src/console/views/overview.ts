@@ -5,7 +5,7 @@ import { ERROR_HINTS, type ErrorCode } from "../../vocabulary/error-codes.js";
 import type { Job } from "../../vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
 import type { ConsoleSession } from "../session.js";
-import type { ConsoleSeams } from "../actions.js";
+import type { AdminFunctions } from "../admin-functions.js";
 import { activityChart } from "./chart.js";
 import { iso, page, statusBadge } from "./layout.js";
 
@@ -22,22 +22,16 @@ export interface OverviewData {
   balance: BalanceReading;
   daily: DailyActivity[];
   today: number;
-  forecast?: Awaited<ReturnType<NonNullable<ConsoleSeams["forecast"]>>>;
-  queue?: Awaited<ReturnType<NonNullable<ConsoleSeams["queueLag"]>>>;
+  forecast: Awaited<ReturnType<AdminFunctions["forecast"]>>;
+  queue: Awaited<ReturnType<AdminFunctions["queueLag"]>>;
 }
-
-const slot = (title: string, what: string) => html`<section class="card slot" aria-label="${title}"><h2>${title}</h2><p>Not available yet: ${what}.</p></section>`;
 
 export function overviewPage(session: ConsoleSession, d: OverviewData): Html {
   const total = Object.values(d.statuses).reduce<number>((n, v) => n + (v ?? 0), 0);
   const balance = d.balance.balance === null ? html`<p class="warn">unknown: ${d.balance.reason ?? "not read yet"}</p>` : html`<p class="big">${d.balance.balance.toFixed(2)}</p>`;
-  const forecast = d.forecast
-    ? html`<section class="card"><h2>Renewals, next ${d.forecast.days} days</h2><p class="big">${d.forecast.total_cost === null ? "cost unknown" : d.forecast.total_cost.toFixed(2)}</p>
-        ${d.forecast.shortfall === null ? html`<p class="muted">${d.forecast.total_cost === null ? `Catalogue product(s) ${d.forecast.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The balance is unknown: nothing to compare the cost with."}</p>` : d.forecast.shortfall > 0 ? html`<p class="bad" role="alert">The balance will not cover them: ${d.forecast.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">Covered by the balance.</p>`}</section>`
-    : slot("Forecast", "the renewals due and their cost come with the forecast (GET /admin/forecast)");
-  const queue = d.queue
-    ? html`<section class="card"><h2>Queue</h2><p class="big">${d.queue.depth}</p><p class="muted">oldest due job waiting ${d.queue.oldest_due_seconds ?? 0} s</p></section>`
-    : slot("Queue lag", "the queue's depth and lag come with GET /admin/queue");
+  const forecast = html`<section class="card"><h2>Renewals, next ${d.forecast.days} days</h2><p class="big">${d.forecast.total_cost === null ? "cost unknown" : d.forecast.total_cost.toFixed(2)}</p>
+        ${d.forecast.shortfall === null ? html`<p class="muted">${d.forecast.total_cost === null ? `Catalogue product(s) ${d.forecast.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The balance is unknown: nothing to compare the cost with."}</p>` : d.forecast.shortfall > 0 ? html`<p class="bad" role="alert">The balance will not cover them: ${d.forecast.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">Covered by the balance.</p>`}</section>`;
+  const queue = html`<section class="card"><h2>Queue</h2><p class="big">${d.queue.depth}</p><p class="muted">oldest due job waiting ${d.queue.oldest_due_seconds ?? 0} s</p></section>`;
   return page({
     title: "Overview",
     session,

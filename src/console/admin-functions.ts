@@ -2,15 +2,33 @@ import { runAdoption, type AdoptionDeps } from "../adoption/adopt.js";
 import { parseRows } from "../adoption/rows.js";
 import { auditPage } from "../admin/audit-routes.js";
 import { idCursorSchema } from "../admin/paging.js";
-import { forecastRenewals, type ForecastDeps } from "../renewals/forecast.js";
+import { forecastRenewals, type Forecast, type ForecastDeps } from "../renewals/forecast.js";
 import { ResellerError } from "../reseller/errors.js";
 import type { Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
-import { roleAllows } from "../vocabulary/roles.js";
-import type { ConsoleSeams } from "./actions.js";
+import { roleAllows, type Actor } from "../vocabulary/roles.js";
+
+/**
+ * The admin API's functions behind the console's adoption, audit, forecast and queue figures:
+ * each page calls the function the API's route calls, with the operator, so the two answer alike.
+ */
+export interface AdminFunctions {
+  /** Adoption: the plan for a service list, applied with `apply`. POST /admin/adopt's function. */
+  adopt: (actor: Actor, params: { services: unknown[]; apply: boolean }) => Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }>;
+  /** The audit trail: GET /admin/audit's function. */
+  audit: (filter: { actor?: string; service_id?: string; limit: number; cursor?: string }) => Promise<{
+    audit: { at: string; actor: string; action: string; service_id: string | null; job_id: number | null; outcome: string }[];
+    next_cursor: string | null;
+  }>;
+  /** The renewals due and their cost against the balance: GET /admin/forecast's function. */
+  forecast: (days: number) => Promise<Forecast>;
+  /** The queue's depth and the oldest due job's wait: GET /admin/queue's function. */
+  queueLag: () => Promise<{ depth: number; oldest_due_seconds: number | null }>;
+}
+
 
 /** The console's pages on the admin API's own functions: adoption, the audit trail, the forecast, the queue. */
-export function consoleSeams(deps: { store: Store; adoption: AdoptionDeps; forecast: ForecastDeps }): ConsoleSeams {
+export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; forecast: ForecastDeps }): AdminFunctions {
   return {
     async adopt(actor, { services, apply }) {
       // As POST /admin/adopt: an admin's.
