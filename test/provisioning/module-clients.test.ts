@@ -27,6 +27,8 @@ describe("a module's User-Agent", () => {
 });
 
 describe("an outdated module calling the bridge", () => {
+  // A bridge per test, not per file: both read the whole of /admin/modules (one module, or none),
+  // and the first reads the warnings of a logger it gives its bridge.
   let sb: TestSandbox | undefined;
   let bridge: TestBridge | undefined;
   afterEach(async () => {
