@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createdEvent, idle, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "./helpers/bridge.js";
+import { describe, expect, it } from "vitest";
+import { createdEvent, idle } from "./helpers/bridge.js";
+import { usePair } from "./helpers/e2e-harness.js";
 import { waitFor } from "./helpers/wait.js";
 
 describe("service.created end to end", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  beforeEach(async () => {
-    sb = await startTestSandbox();
-    bridge = await startTestBridge(sb);
-  });
-  afterEach(async () => {
-    await bridge.close();
-    await sb.close();
-  });
+  // A pair per test, not per file: the test counts every charge the sandbox took.
+  const pair = usePair();
 
   it("registers a cpanel licence once and marks the service active with its companions", async () => {
+    const { sb, bridge } = pair();
     const event = createdEvent({ id: "4711", ip: "203.0.113.10" });
     const res = await bridge.send(event);
     expect(res.status).toBe(202);

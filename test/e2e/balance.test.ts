@@ -32,6 +32,8 @@ async function scrape(url: string): Promise<{ balance: number[]; up: number[]; t
 const balanceCalls = (sb: TestSandbox) => upstreamCalls(sb, "admin-reseller-balance");
 
 describe("the reseller balance, configured (RESELLER_ACCOUNT_ID and an admin-role token)", () => {
+  // A pair per test, not per file: the tests read the balance from its first 1000 and count every
+  // balance call the sandbox received, and the bridge keeps a reading for a minute.
   const pair = usePair({ env: CONFIGURED });
 
   it("/metrics reports the sandbox's balance, and GET /admin/balance answers it with when it was read", async () => {
@@ -101,6 +103,8 @@ describe("the reseller balance over time", () => {
 });
 
 describe("the reseller balance, not configured (live mode without RESELLER_ACCOUNT_ID)", () => {
+  // A pair per test, not per file: the second test's reload configures the balance, and the first
+  // checks that the reseller was asked nothing.
   const pair = usePair();
 
   it("is null with the reason, asks the reseller nothing, and leaves no sample in /metrics (not a 0)", async () => {

@@ -38,6 +38,9 @@ async function slowReseller(settleSeconds: number): Promise<TestBridge> {
 }
 
 describe("settle window: a slow reseller finishes a charge after the bridge gave up", () => {
+  // A sandbox and bridge per test, not per file: each test sets its own window, holds the
+  // sandbox's next call (a fault of the whole sandbox), and counts every charge and call of a kind
+  // the sandbox saw.
   it("a renewal that times out and is carried out later is paid once", async () => {
     const b = await slowReseller(3);
     const id = createdEvent({ next_due_date: inDays(365) });

@@ -52,6 +52,9 @@ async function crashWhileRunning(bridge: TestBridge, job: Job): Promise<number> 
 }
 
 describe("the install-command mail over SMTP", () => {
+  // A bridge per test, started inside it, not per file: each sends to an SMTP sink of its own,
+  // set up its own way (auth and STARTTLS, plain, one that goes down), and counts that sink's
+  // messages from the first; the "once per event" tests also stage a crash of a mail job.
   let sb: TestSandbox;
   let smtp: TestSmtp;
   let bridge: TestBridge;

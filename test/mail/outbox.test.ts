@@ -1,26 +1,20 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
-import { createdEvent, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { createdEvent, uniqueId } from "../helpers/bridge.js";
+import { usePairPerFile } from "../helpers/e2e-harness.js";
 import { header, mimeParts, sandboxInstallCommand, startMailBridge, unescapeHtml } from "../helpers/smtp.js";
 import { waitFor } from "../helpers/wait.js";
 
 describe("the install-command mail without SMTP_URL", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  beforeEach(async () => {
-    sb = await startTestSandbox();
-    bridge = await startMailBridge(sb);
-  });
-  afterEach(async () => {
-    await bridge.close();
-    await sb.close();
-  });
+  // Each test orders its own service at its own IP, and finds its mail by the service id.
+  const pair = usePairPerFile({ bridge: (sb) => startMailBridge(sb) });
+  const outbox = () => join(pair().bridge.config.dataDir, "outbox");
 
-  const outbox = () => join(bridge.config.dataDir, "outbox");
-
-  async function mailFor(serviceId: string): Promise<string> {
+  /** The file the service's mail was written to, and what it holds. */
+  async function mailFor(serviceId: string): Promise<{ file: string; raw: string }> {
+    const { bridge } = pair();
     await waitFor(
       async () => (await bridge.service.queue.list({ kind: JOB_KINDS.installMail, serviceId }))[0]?.state === "succeeded",
       10_000,
@@ -30,15 +24,16 @@ describe("the install-command mail without SMTP_URL", () => {
     expect(files.filter((f) => !f.endsWith(".eml"))).toEqual([]);
     const mine = files.filter((f) => readFileSync(join(outbox(), f), "utf8").includes(serviceId));
     expect(mine).toHaveLength(1);
-    return readFileSync(join(outbox(), mine[0]!), "utf8");
+    return { file: mine[0]!, raw: readFileSync(join(outbox(), mine[0]!), "utf8") };
   }
 
   it("is written as a readable .eml under <dataDir>/outbox/ containing the command", async () => {
+    const { sb, bridge } = pair();
     const serviceId = uniqueId("svc");
     const sent = await bridge.send(createdEvent({ id: serviceId, ip: "203.0.113.10", email: "ann@example.com" }));
-    const raw = await mailFor(serviceId);
+    const { file, raw } = await mailFor(serviceId);
 
-    expect(readdirSync(outbox())[0]).toMatch(new RegExp(`^\\d{8}T\\d{9}Z-${String(sent.body.event_id)}\\.eml$`));
+    expect(file).toMatch(new RegExp(`^\\d{8}T\\d{9}Z-${String(sent.body.event_id)}\\.eml$`));
     expect(header(raw, "From")).toBe("licenses@localhost");
     expect(header(raw, "To")).toMatch(/<ann@example\.com>/);
     expect(header(raw, "Subject")).toBe("Your cPanel & WHM licence for 203.0.113.10 is ready");
@@ -49,9 +44,10 @@ describe("the install-command mail without SMTP_URL", () => {
   });
 
   it("for a bundle lists one install command per component licence", async () => {
+    const { sb, bridge } = pair();
     const serviceId = uniqueId("svc");
     await bridge.send(createdEvent({ id: serviceId, product_id: "20", ip: "203.0.113.30" }));
-    const raw = await mailFor(serviceId);
+    const { raw } = await mailFor(serviceId);
 
     const cpanel = await sandboxInstallCommand(sb, "203.0.113.30", "cpanel");
     const cloudlinux = await sandboxInstallCommand(sb, "203.0.113.30", "cloudlinux");

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +9,8 @@ import { checkMigrations, checkUpstream } from "../../src/admin/health-routes.js
 import { openDatabase } from "../../src/store/sqlite/database.js";
 import { migrate, readMigrations } from "../../src/store/sqlite/migrations.js";
 import { sqliteStore } from "../../src/store/sqlite/store.js";
-import { startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import type { TestBridge } from "../helpers/bridge.js";
+import { usePair, usePairPerFile } from "../helpers/e2e-harness.js";
 import { holdWriteLock, migrateBeyondCode } from "../helpers/sqlite.js";
 
 interface Readiness {
@@ -24,49 +25,67 @@ async function readyz(bridge: TestBridge): Promise<{ status: number; body: Readi
 }
 
 describe("/healthz and /readyz", () => {
-  let sb: TestSandbox;
-  let bridge: TestBridge;
-  beforeEach(async () => {
-    sb = await startTestSandbox();
-    bridge = await startTestBridge(sb);
-  });
-  afterEach(async () => {
-    await bridge.close();
-    await sb.close();
+  describe("on a sandbox and bridge the file's tests share", () => {
+    const pair = usePairPerFile();
+
+    it("/healthz answers ok without auth", async () => {
+      const { bridge } = pair();
+      const res = await fetch(`${bridge.url}/healthz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: "ok" });
+    });
+
+    it("is ready when the database is writable, migrations are current and the upstream answers", async () => {
+      const { bridge } = pair();
+      const { status, body } = await readyz(bridge);
+      expect(status).toBe(200);
+      expect(body.status).toBe("ready");
+      expect(body.checks.database!.status).toBe("ok");
+      expect(body.checks.migrations!.status).toBe("ok");
+      expect(body.checks.upstream!.status).toBe("ok");
+    });
   });
 
-  it("/healthz answers ok without auth", async () => {
-    const res = await fetch(`${bridge.url}/healthz`);
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ok" });
-  });
+  describe("with a part broken, on a sandbox and bridge per test", () => {
+    // Each breaks what it checks for good, or for the rest of the bridge's life: it closes the
+    // sandbox, migrates the database beyond the code, or stops the job runner.
+    const pair = usePair();
 
-  it("is ready when the database is writable, migrations are current and the upstream answers", async () => {
-    const { status, body } = await readyz(bridge);
-    expect(status).toBe(200);
-    expect(body.status).toBe("ready");
-    expect(body.checks.database!.status).toBe("ok");
-    expect(body.checks.migrations!.status).toBe("ok");
-    expect(body.checks.upstream!.status).toBe("ok");
-  });
+    it("is not ready, naming the upstream, when the reseller cannot be reached", async () => {
+      const { sb, bridge } = pair();
+      await sb.running.close();
+      const { status, body } = await readyz(bridge);
+      expect(status).toBe(503);
+      expect(body.status).toBe("not ready");
+      expect(body.reasons).toHaveLength(1);
+      expect(body.reasons![0]).toMatch(/^upstream: .*unreachable/);
+      expect(body.checks.upstream!.status).toBe("failed");
+      expect(body.checks.database!.status).toBe("ok");
+    });
 
-  it("is not ready, naming the upstream, when the reseller cannot be reached", async () => {
-    await sb.running.close();
-    const { status, body } = await readyz(bridge);
-    expect(status).toBe(503);
-    expect(body.status).toBe("not ready");
-    expect(body.reasons).toHaveLength(1);
-    expect(body.reasons![0]).toMatch(/^upstream: .*unreachable/);
-    expect(body.checks.upstream!.status).toBe("failed");
-    expect(body.checks.database!.status).toBe("ok");
-  });
+    it("is not ready, naming the migrations, when the database is ahead of the code", async () => {
+      const { bridge } = pair();
+      // A newer release, in another process, migrated the file under the running service.
+      migrateBeyondCode(bridge.config.DATABASE_PATH);
+      const { status, body } = await readyz(bridge);
+      expect(status).toBe(503);
+      expect(body.reasons).toEqual([expect.stringMatching(/^migrations: .*newer than this code/)]);
+    });
 
-  it("is not ready, naming the migrations, when the database is ahead of the code", async () => {
-    // A newer release, in another process, migrated the file under the running service.
-    migrateBeyondCode(bridge.config.DATABASE_PATH);
-    const { status, body } = await readyz(bridge);
-    expect(status).toBe(503);
-    expect(body.reasons).toEqual([expect.stringMatching(/^migrations: .*newer than this code/)]);
+    it("is not ready, naming the database, while another process holds the write lock", async () => {
+      const { bridge } = pair();
+      // The runner's claims would wait on the same lock for the whole busy timeout, stalling the test.
+      await bridge.service.runner.stop();
+      const other = holdWriteLock(bridge.config.DATABASE_PATH);
+      try {
+        const { status, body } = await readyz(bridge);
+        expect(status).toBe(503);
+        expect(body.reasons).toEqual([expect.stringMatching(/^database: not writable: database is locked/)]);
+      } finally {
+        other.release();
+      }
+      expect((await readyz(bridge)).status).toBe(200);
+    });
   });
 
   it("is not ready, naming the migrations, when a migration is pending", async () => {
@@ -84,20 +103,6 @@ describe("/healthz and /readyz", () => {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-
-  it("is not ready, naming the database, while another process holds the write lock", async () => {
-    // The runner's claims would wait on the same lock for the whole busy timeout, stalling the test.
-    await bridge.service.runner.stop();
-    const other = holdWriteLock(bridge.config.DATABASE_PATH);
-    try {
-      const { status, body } = await readyz(bridge);
-      expect(status).toBe(503);
-      expect(body.reasons).toEqual([expect.stringMatching(/^database: not writable: database is locked/)]);
-    } finally {
-      other.release();
-    }
-    expect((await readyz(bridge)).status).toBe(200);
   });
 });
 

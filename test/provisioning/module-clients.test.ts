@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { isOutdated, MIN_MODULE_VERSION, moduleClientOf } from "../../src/provisioning/module-clients.js";
 import { startTestBridge, startTestSandbox, uniqueIp, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { waitFor } from "../helpers/wait.js";
 
 /** Which panel module calls the provisioning API: read from its User-Agent, recorded, and checked against the versions the bridge supports. */
 
@@ -27,6 +28,8 @@ describe("a module's User-Agent", () => {
 });
 
 describe("an outdated module calling the bridge", () => {
+  // A bridge per test, not per file: both read the whole of /admin/modules (one module, or none),
+  // and the first reads the warnings of a logger it gives its bridge.
   let sb: TestSandbox | undefined;
   let bridge: TestBridge | undefined;
   afterEach(async () => {
@@ -46,6 +49,8 @@ describe("an outdated module calling the bridge", () => {
     }
     const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string; module?: string }).filter((l) => l.module === "blesta/0.0.9");
     expect(warnings).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining(`older than this bridge supports (${MIN_MODULE_VERSION})`) })]);
+    // The calling module is noted after the answer is sent: the second call's note may land just after it.
+    await waitFor(async () => (await bridge!.service.services.get("old-2"))?.module === "blesta/0.0.9", 5_000, "the second call's module to be noted");
     const modules = (await bridge.admin("/admin/modules")).body.modules;
     expect(modules).toEqual([{ module: "blesta/0.0.9", panel: "blesta", version: "0.0.9", services: 2, outdated: true }]);
   });

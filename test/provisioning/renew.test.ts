@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { startTestBridge, startTestSandbox, uniqueIp, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { usePairPerFile } from "../helpers/e2e-harness.js";
 import { tempDirs } from "../helpers/temp-dirs.js";
 import { TEST_STORE } from "../helpers/test-store.js";
 
@@ -22,9 +23,9 @@ afterEach(async () => {
   dirs.removeAll();
 });
 
-const start = async (options: Parameters<typeof startTestBridge>[1] = {}) => {
-  sb ??= await startTestSandbox();
-  const bridge = await startTestBridge(sb, options);
+/** A bridge of the test's own, closed after it: on `sandbox`, or on a sandbox of the test's own. */
+const start = async (options: Parameters<typeof startTestBridge>[1] = {}, sandbox?: TestSandbox) => {
+  const bridge = await startTestBridge(sandbox ?? (sb ??= await startTestSandbox()), options);
   bridges.push(bridge);
   return bridge;
 };
@@ -48,8 +49,12 @@ const received = async (bridge: TestBridge, serviceId: string) =>
   (await bridge.service.services.history(serviceId)).filter((h) => h.action === "received service.renewed").length;
 
 describe("provisioning API: renew without next_due_date, repeated", () => {
+  // Each test renews a service of its own (`ordered` gives it a new id and IP), so most share one
+  // sandbox and bridge; a restart and a moved clock need a bridge of their own (`start`).
+  const pair = usePairPerFile();
+
   it("the same renew sent three times adds one cycle, answers the same each time, and records one event", async () => {
-    const bridge = await start();
+    const { bridge } = pair();
     const { service_identifier, paidUntil } = await ordered(bridge);
     const answers = [];
     for (let i = 0; i < 3; i++) answers.push(await bridge.provision("renew", { service_identifier }));
@@ -60,7 +65,7 @@ describe("provisioning API: renew without next_due_date, repeated", () => {
   });
 
   it("three at once (a panel retrying while its first call is still open) add one cycle", async () => {
-    const bridge = await start();
+    const { bridge } = pair();
     const { service_identifier, paidUntil } = await ordered(bridge);
     const answers = await Promise.all([0, 1, 2].map(() => bridge.provision("renew", { service_identifier }, { as: "json" })));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
@@ -85,8 +90,8 @@ describe("provisioning API: renew without next_due_date, repeated", () => {
 
   // Several instances share a database on PostgreSQL only; on SQLite the one instance gets the calls at once.
   it("instances given the same renew at once (two on PostgreSQL, one on SQLite) add one cycle", async () => {
-    const a = await start();
-    const b = TEST_STORE === "postgres" ? await start({ env: a.env }) : a;
+    const { sb: shared, bridge: a } = pair();
+    const b = TEST_STORE === "postgres" ? await start({ env: a.env }, shared) : a;
     const { service_identifier, paidUntil } = await ordered(a);
     const answers = await Promise.all([a, b, a, b].map((x) => x.provision("renew", { service_identifier })));
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200]);
@@ -108,7 +113,7 @@ describe("provisioning API: renew without next_due_date, repeated", () => {
   });
 
   it("a renew with next_due_date is idempotent by its date, and a dateless one after it is a payment of its own", async () => {
-    const bridge = await start();
+    const { bridge } = pair();
     const { service_identifier } = await ordered(bridge);
     for (let i = 0; i < 2; i++) {
       const res = await bridge.provision("renew", { service_identifier, next_due_date: "2031-03-15" });

@@ -43,6 +43,10 @@ function sweepLog() {
 }
 
 describe("renewal sweep", () => {
+  // A sandbox and bridge per test, not per file: a sweep takes every service of the bridge, and
+  // the tests count every renewal the sandbox charged and every job of a kind, so another test's
+  // services would be in them. Most also start the bridge their own way (a sweep every second, a
+  // manual clock, an SMTP sink, a sandbox without funds).
   it("renews a paid licence inside the lead window exactly once while the sweep ticks every second", async () => {
     sb = await startTestSandbox();
     const log = sweepLog();

@@ -1,8 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
-import type { AuditDraft, IntakeDecision, IntakeItem, Store } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import type { AuditDraft, IntakeDecision, IntakeItem } from "../../src/store/store.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // The audit trail (issue 26), kept by both stores: an operator's action and its entry commit in
 // one transaction, so neither is ever there without the other; the trail pages newest first.
@@ -40,26 +39,9 @@ function createAll(item: IntakeItem, view: { existing: unknown }): IntakeDecisio
   };
 }
 
-describe.each(STORE_FACTORIES)("the audit trail on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
+const start = Date.UTC(2026, 0, 1);
 
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-  const start = Date.UTC(2026, 0, 1);
-
-  beforeEach(async () => {
-    clock.set(start);
-    opened = await factory.open({ clock, maxAttempts: 1 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("the audit trail on $name", { startAt: start, maxAttempts: 1 }, ({ store, clock }) => {
   const service = async (id: string, n: number) => {
     await store.events.accept("test", [{ webhookId: `w-${id}`, event: { type: "service.created", service: { id } }, queueKey: serviceQueueKey(id), ip: `203.0.113.${n}` }], createAll, () => true);
   };

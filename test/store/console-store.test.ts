@@ -1,31 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import type { BillingEvent } from "../../src/intake/event-schema.js";
-import type { Store } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // The console's store operations (migration 012), kept alike by both stores.
 
 const DAY = 86_400_000;
 
-describe.each(STORE_FACTORIES)("the console's store operations on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-  beforeEach(async () => {
-    clock.set(Date.UTC(2026, 0, 10));
-    opened = await factory.open({ clock, maxAttempts: 3 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("the console's store operations on $name", { startAt: Date.UTC(2026, 0, 10), maxAttempts: 3 }, ({ store, clock }) => {
   /** An order through the store's intake, as the deciding core would write it. */
   const order = async (serviceId: string, ip: string, email: string) => {
     const event: BillingEvent = { type: "service.created", service: { id: serviceId, product_id: "12", billing_cycle: "monthly", ip, customer: { email } } };

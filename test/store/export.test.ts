@@ -1,30 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { beforeEach, expect, it } from "vitest";
 import { printListing } from "../../src/cli/paging.js";
 import type { Output } from "../../src/cli/output.js";
-import type { Store } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // An export (`licenses list --all --json`) reads page after page; a SQLite read runs on the event
 // loop, so without a turn of the loop between pages a long export would hold every request of
 // the process until it ends. Shown without timings: a task that only runs when the loop turns
 // (setImmediate, the check phase after I/O) gets to run between every two page reads.
 
-describe.each(STORE_FACTORIES)("an export on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-
-  let opened: OpenedStore;
-  let store: Store;
+describeEachStore("an export on $name", {}, ({ store }) => {
   beforeEach(async () => {
-    opened = await factory.open({ clock: manualClock() });
-    store = opened.store;
     for (let i = 0; i < 12; i++) await store.jobs.enqueue({ kind: "renew", queueKey: `svc:e${i}` });
-  });
-  afterEach(async () => {
-    await opened.close();
   });
 
   it("lets the event loop turn between every two pages, and prints one valid page object", async () => {

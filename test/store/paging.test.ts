@@ -1,11 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import { createAlerts } from "../../src/alerts/alerts.js";
 import { checkQueueLag, QUEUE_LAG_ALERT } from "../../src/alerts/queue-lag.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { eachPage, type NewService, type Page, type Store } from "../../src/store/store.js";
+import { eachPage, type NewService, type Page } from "../../src/store/store.js";
 import { JOB_PRIORITY } from "../../src/vocabulary/jobs.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // Issue 25, reads at scale: every listing is a keyset page (limit, cursor, next_cursor, total),
 // a walk of the pages meets each item once whatever arrives meanwhile, the search finds a licence
@@ -43,25 +42,7 @@ async function walk<T>(read: (cursor: string | undefined) => Promise<Page<T>>, b
   return items;
 }
 
-describe.each(STORE_FACTORIES)("listings and the queue at scale on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-
-  beforeEach(async () => {
-    clock.set(Date.UTC(2026, 0, 1));
-    opened = await factory.open({ clock });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("listings and the queue at scale on $name", {}, ({ store, clock }) => {
   /** A service as an accepted order writes it: the row and its received event. */
   const order = async (serviceId: string, ip = `203.0.113.${(Number(serviceId.replace(/\D/g, "")) % 250) + 1}`, email = `${serviceId}@example.com`) => {
     await store.events.accept(

@@ -1,8 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { expect, it } from "vitest";
 import type { Job } from "../../src/vocabulary/jobs.js";
-import type { NewJob, Store } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import type { NewJob } from "../../src/store/store.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // The job queue's promises, written once and kept by both stores: SQLite on a temp file and
 // PostgreSQL on a fresh database, each with a clock the tests move.
@@ -10,25 +9,7 @@ import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 const LEASE = 10_000;
 const ids = (jobs: Job[]) => jobs.map((j) => j.id);
 
-describe.each(STORE_FACTORIES)("the job queue on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-
-  beforeEach(async () => {
-    clock.set(Date.UTC(2026, 0, 1));
-    opened = await factory.open({ clock, maxAttempts: 3 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("the job queue on $name", { maxAttempts: 3 }, ({ store, clock }) => {
   const enqueue = async (job: Partial<NewJob> = {}) => (await store.jobs.enqueue({ kind: "test", ...job })).id;
   const claimIds = async (worker = "w1", limit = 10) => ids(await store.jobs.claim(worker, limit, LEASE));
   const claimOne = async (worker = "w1") => {

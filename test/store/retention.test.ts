@@ -1,8 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { expect, it } from "vitest";
 import { prune } from "../../src/retention/retention.js";
-import { PRUNED_PAYLOAD, type IntakeDecision, type IntakeItem, type NewJob, type Store, type StoredEvent } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import { PRUNED_PAYLOAD, type IntakeDecision, type IntakeItem, type NewJob, type StoredEvent } from "../../src/store/store.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // What RETENTION_DAYS lets go, and what it never touches, on both stores: the rows are written
 // through the store's own operations, the clock is moved, nothing sleeps.
@@ -10,26 +9,9 @@ import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 const DAY = 86_400_000;
 const WORKER = "w1";
 
-describe.each(STORE_FACTORIES)("retention on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
+describeEachStore("retention on $name", { maxAttempts: 3 }, ({ store, clock }) => {
   const days = 90;
   const pruneNow = (o: { dryRun?: boolean; batchSize?: number } = {}) => prune({ store, clock, days, batchSize: o.batchSize }, o);
-
-  beforeEach(async () => {
-    clock.set(Date.UTC(2026, 0, 1));
-    opened = await factory.open({ clock, maxAttempts: 3 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
 
   /** Enqueues `job`, claims it and ends it as told (or leaves it running); returns its id. */
   async function jobThat(job: NewJob, end: "succeeded" | "blocked" | "failed" | "running", intent?: unknown): Promise<number> {

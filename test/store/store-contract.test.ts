@@ -1,11 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, StopRecord, Store } from "../../src/store/store.js";
+import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, StopRecord } from "../../src/store/store.js";
 import type { BillingEvent } from "../../src/intake/event-schema.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // The Store's business operations, written once and kept by both stores; every check reads the
 // rows back through the store's own operations.
@@ -85,25 +84,7 @@ it("has the same migrations, by number and name, in both dialects (the migration
   expect(names(readPgMigrations())).toEqual(names(readMigrations()));
 });
 
-describe.each(STORE_FACTORIES)("the store's operations on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
-
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-
-  beforeEach(async () => {
-    clock.set(Date.UTC(2026, 0, 1));
-    opened = await factory.open({ clock, maxAttempts: 3 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ store, clock }) => {
   const accept = (items: IntakeItem<BillingEvent>[], seen?: IntakeView[]) => store.events.accept("billing", items, decide(seen), allOrNothing);
   const order = async (serviceId: string, ip: string) => {
     const r = await accept([item(`order-${serviceId}`, created(serviceId, ip))]);
