@@ -69,12 +69,35 @@ export const changeIpBodySchema = z.strictObject({ ip: z.string({ error: "is req
 /** The intake's source of the events operators make: its own namespace of webhook ids. */
 export const OPERATOR_SOURCE = "operator";
 
-const forbidden = (actor: Actor, action: ActionName): ActionOutcome<never> => ({
-  ok: false,
-  status: 403,
-  code: "forbidden",
-  message: `${actor.name} is a ${actor.role}; ${action} needs the ${ACTION_ROLES[action]} role`,
-});
+/** The audit action a refusal of each action is recorded under (as the admin API's door records its routes'). */
+const REFUSED_AS: Record<ActionName, string> = {
+  retryJob: AUDIT_ACTIONS.jobRetry,
+  cancelJob: AUDIT_ACTIONS.jobCancel,
+  suspend: "service.suspend",
+  unsuspend: "service.unsuspend",
+  changeIp: "service.change_ip",
+  resendInstallMail: AUDIT_ACTIONS.serviceResendInstallMail,
+  resetIpChanges: AUDIT_ACTIONS.serviceResetIpChanges,
+  reconcile: AUDIT_ACTIONS.reconcileFix,
+  reconcileFix: AUDIT_ACTIONS.reconcileFix,
+  adopt: AUDIT_ACTIONS.adoptApply,
+};
+
+/**
+ * An action the actor's role does not allow: 403, and a `refused` entry naming them. The admin
+ * API's door refuses (and records) before a route calls an action, so what reaches this is the
+ * console's or the CLI's attempt, recorded here once.
+ */
+export async function refuse(
+  audit: Pick<Store["audit"], "record">,
+  actor: Actor,
+  action: ActionName,
+  about: { service_id?: string | null; job_id?: number | null } = {},
+): Promise<ActionOutcome<never>> {
+  const message = `${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}; ${action} needs the ${ACTION_ROLES[action]} role`;
+  await audit.record({ actor: actor.name, action: REFUSED_AS[action], service_id: about.service_id ?? null, job_id: about.job_id ?? null, outcome: "refused", detail: `forbidden: ${message}` });
+  return { ok: false, status: 403, code: "forbidden", message };
+}
 
 /** Whether `actor` may take `action` (the console hides what this refuses; the action refuses it anyway). */
 export const mayAct = (actor: Actor, action: ActionName) => roleAllows(actor.role, ACTION_ROLES[action]);
@@ -87,12 +110,13 @@ const LICENCE_AUDIT = { suspend: "service.suspend", unsuspend: "service.unsuspen
 
 export function adminActions(deps: AdminActionDeps): AdminActions {
   const { store } = deps;
+  const forbidden = (actor: Actor, action: ActionName, about?: { service_id?: string | null; job_id?: number | null }) => refuse(store.audit, actor, action, about);
   // One reconcile at a time: two repairs of the same drift would suspend twice and write history twice.
   let reconciling = false;
 
   /** An operator's change to a licence is an event like a panel's, decided by the one deciding core. */
   const licenceEvent = async (actor: Actor, action: ActionName, raw: unknown): Promise<ActionOutcome<LicenceActionResult>> => {
-    if (!mayAct(actor, action)) return forbidden(actor, action);
+    if (!mayAct(actor, action)) return forbidden(actor, action, { service_id: (raw as { service: { id: string } }).service.id });
     const parsed = billingEventSchema.safeParse(raw);
     if (!parsed.success) return { ok: false, status: 422, code: "validation", message: "Validation error", errors: fieldErrors(parsed.error) };
     // The operator's name in the webhook id: the event row says who made it until the audit trail does.
@@ -116,7 +140,7 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
 
   return {
     async retryJob(actor, { id }) {
-      if (!mayAct(actor, "retryJob")) return forbidden(actor, "retryJob");
+      if (!mayAct(actor, "retryJob")) return forbidden(actor, "retryJob", { job_id: id });
       const job = await store.jobs.get(id);
       // The retry and its entry (ok, or refused: no such job, or not failed or blocked) commit together.
       const retried = await store.jobs.retry(id, draftOf(actor, AUDIT_ACTIONS.jobRetry));
@@ -125,7 +149,7 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
       return { ok: true, value: retried };
     },
     async cancelJob(actor, { id }) {
-      if (!mayAct(actor, "cancelJob")) return forbidden(actor, "cancelJob");
+      if (!mayAct(actor, "cancelJob")) return forbidden(actor, "cancelJob", { job_id: id });
       // The cancel and its entry (ok, or refused saying why) commit together.
       return cancelJob(store, draftOf(actor, AUDIT_ACTIONS.jobCancel), id);
     },
@@ -133,11 +157,11 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
     unsuspend: (actor, { serviceId }) => licenceEvent(actor, "unsuspend", { type: "service.unsuspended", service: { id: serviceId } }),
     changeIp: (actor, { serviceId, ip }) => licenceEvent(actor, "changeIp", { type: "service.ip_changed", service: { id: serviceId }, changes: { ip } }),
     async resendInstallMail(actor, params) {
-      if (!mayAct(actor, "resendInstallMail")) return forbidden(actor, "resendInstallMail");
+      if (!mayAct(actor, "resendInstallMail")) return forbidden(actor, "resendInstallMail", { service_id: params.serviceId });
       return resendInstallMail(store, draftOf(actor, AUDIT_ACTIONS.serviceResendInstallMail), params);
     },
     async resetIpChanges(actor, { serviceId }) {
-      if (!mayAct(actor, "resetIpChanges")) return forbidden(actor, "resetIpChanges");
+      if (!mayAct(actor, "resetIpChanges")) return forbidden(actor, "resetIpChanges", { service_id: serviceId });
       return resetIpChanges(store, draftOf(actor, AUDIT_ACTIONS.serviceResetIpChanges), serviceId);
     },
     async reconcile(actor, { fix }) {

@@ -6,7 +6,8 @@ import { forecastRenewals, type Forecast, type ForecastDeps } from "../renewals/
 import { ResellerError } from "../reseller/errors.js";
 import type { Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
-import { roleAllows, type Actor } from "../vocabulary/roles.js";
+import type { Actor } from "../vocabulary/roles.js";
+import { mayAct, refuse } from "../admin/actions.js";
 
 /**
  * The admin API's functions behind the console's adoption, audit, forecast and queue figures:
@@ -32,7 +33,7 @@ export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; for
   return {
     async adopt(actor, { services, apply }) {
       // As POST /admin/adopt: an admin's.
-      if (!roleAllows(actor.role, "admin")) return { ok: false, status: 403, message: `${actor.name} is a ${actor.role}; adoption needs the admin role` };
+      if (!mayAct(actor, "adopt")) return refuse(deps.store.audit, actor, "adopt");
       const rows = parseRows(services);
       if (!rows.ok) {
         const [field, why] = Object.entries(rows.errors)[0]!;

@@ -96,6 +96,14 @@ describe("the operator console over HTTP", () => {
     expect(r.text).toContain("needs the operator role");
     expect((await bridge.service.services.get(id))!.status).toBe("active");
     expect((await c.post("/console/reconcile", { fix: "true" })).status).toBe(403);
+    // Each refusal is in the audit trail under vera's name, as the admin API's door records its own.
+    const { entries } = await bridge.service.store.audit.list({ actor: "vera" });
+    expect(entries.map((e) => [e.action, e.service_id, e.outcome])).toEqual(
+      expect.arrayContaining([
+        ["service.suspend", id, "refused"],
+        ["reconcile.fix", null, "refused"],
+      ]),
+    );
   });
 
   it("lets an operator suspend a licence through the admin API's action, but not repair reconcile drift", async () => {
