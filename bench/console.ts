@@ -1,7 +1,7 @@
 // `npm run bench:console` (issue 26): the operator console's server time per page at 100,000
 // licences, on SQLite and on PostgreSQL. The data set is bench:scale's (scale-data.ts: 100,000
 // services, a million history rows, a million jobs) plus what only the console shows
-// (seedConsole below). The compiled service runs alone in its process (pipeline-bridge.mjs: dist/
+// (console-data.ts). The compiled service runs alone in its process (pipeline-bridge.mjs: dist/
 // under plain node) against the reseller sandbox seeded with the book's licences. The bench logs
 // in with the admin token as an operator's browser does, then asks for each page in rounds that
 // alternate with bare Express answering a page of the same size (bare-page-server.mjs), so both
@@ -56,7 +56,10 @@ const PAGES: PageSpec[] = [
   { name: "licences: list, first page", path: () => "/console/licences", shows: () => `>${serviceIdOf(0)}<` },
   { name: "licences: list, a later page (cursor)", path: (k) => `/console/licences?q=&status=&after=${cursorAt(k)}&limit=50`, shows: () => "Next page" },
   { name: `licence page, long history (${LONG_HISTORY + 10} entries)`, path: () => `/console/licences/${LONG}`, shows: () => "entry 1999 of the long history" },
-  { name: "licence page, another each time (10 entries, install command read upstream)", path: (k) => `/console/licences/${serviceIdOf(pick(k))}`, shows: (k) => `Licence ${serviceIdOf(pick(k))}`,
+  {
+    name: "licence page, another each time (10 entries, install command read upstream)",
+    path: (k) => `/console/licences/${serviceIdOf(pick(k))}`,
+    shows: (k) => `Licence ${serviceIdOf(pick(k))}`,
     upstream: (k) => `/license/install-command?ip=${ipOf(pick(k))}&type=cloudlinux`,
   },
   { name: "jobs", path: () => "/console/jobs", shows: () => "Failed (" },
