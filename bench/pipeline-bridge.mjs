@@ -5,11 +5,15 @@
 // measured window is started or written (profile-window.mjs).
 // BENCH_COUNT_SQL=1: the statements it runs, counted by their text (sql-count.mjs).
 // BENCH_DIST: another build's dist/ to measure instead (e.g. an earlier commit's, side by side).
+// BENCH_SERVER_TIME=1: each request's time inside this process (server-time.mjs), sent when the
+// parent asks `{ serverTimes: true }` (bench/console.ts).
 import { profileWindow } from "./profile-window.mjs";
+import { recordServerTimes } from "./server-time.mjs";
 import { countStatements } from "./sql-count.mjs";
 
 // BENCH_COUNT_SQL=1: every statement counted by its text (sql-count.mjs), sent with the stats.
 const sql = process.env.BENCH_COUNT_SQL === "1" ? countStatements() : undefined;
+const serverTimes = process.env.BENCH_SERVER_TIME === "1" ? recordServerTimes() : undefined;
 
 const dist = process.env.BENCH_DIST ? new URL(`file://${process.env.BENCH_DIST.replace(/\/?$/, "/")}`) : new URL("../dist/", import.meta.url);
 const { loadConfig } = await import(new URL("config/load.js", dist).href);
@@ -20,6 +24,7 @@ const config = loadConfig({ env: process.env });
 const service = await startService({ config, logger: createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn", pretty: false }), renewalSchedule: false });
 
 process.on("message", (msg) => {
+  if (msg?.serverTimes && serverTimes) return process.send({ times: serverTimes.drain() });
   if (!msg?.stats) return;
   void (async () => {
     // (service.queue: builds from before the Store, for comparisons.)

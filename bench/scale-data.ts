@@ -3,13 +3,17 @@
 // services with a million history rows and a million jobs take a minute, not the hours the
 // webhook path would need. The schema is the store's own: its migration runner creates it.
 import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { systemClock } from "../src/clock.js";
 import { silentLogger } from "../src/log/logger.js";
 import { openPostgresStore } from "../src/store/postgres/store.js";
+import { SandboxState } from "../src/sandbox/state.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
 import { serviceQueueKey } from "../src/vocabulary/job-kinds.js";
+import { MAIN_RESELLER_ID } from "../src/vocabulary/sandbox-identity.js";
 
 export type StoreKind = "sqlite" | "postgres";
 type Value = string | number | null;
@@ -201,4 +205,18 @@ export async function seedBook(db: BulkDb, size: BookSize, now: number, progress
       ON CONFLICT (status) DO UPDATE SET n = service_counts.n + excluded.n;`);
     await db.exec("VACUUM ANALYZE");
   }
+}
+
+/** The sandbox's state file (in dir) with the book's licences: one cloudlinux licence at each service's IP. */
+export function sandboxState(dir: string, services: number): string {
+  const file = join(dir, "sandbox.json");
+  new SandboxState({ openingBalance: 1e9, now: () => new Date(), statePath: file }).reset();
+  const data = JSON.parse(readFileSync(file, "utf8")) as { licenses: unknown[] };
+  const created = new Date(Date.now() - 60 * DAY).toISOString();
+  const expires = new Date(Date.now() + 25 * DAY).toISOString();
+  for (let i = 0; i < services; i++) {
+    data.licenses.push({ account_id: MAIN_RESELLER_ID, ip: ipOf(i), type: "cloudlinux", status: "active", billingcycle: 1, created_at: created, expires_at: expires, key: `UP-${i}` });
+  }
+  writeFileSync(file, JSON.stringify(data));
+  return file;
 }

@@ -7,14 +7,13 @@
 // a simulated year with pruning on (bench/scale-year.ts). BENCH_SCALE=0.1 shrinks every count.
 // BENCH_STORES=sqlite (or postgres) measures one store only.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SandboxState } from "../src/sandbox/state.js";
-import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID } from "../src/vocabulary/sandbox-identity.js";
+import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
 import { startChild } from "./child.js";
 import { startBenchCluster, type BenchCluster } from "./scale-postgres.js";
-import { emailOf, ipOf, isTerminated, licenseKeyOf, migrateFresh, openBulk, seedBook, serviceIdOf, type StoreKind } from "./scale-data.js";
+import { emailOf, ipOf, isTerminated, licenseKeyOf, migrateFresh, openBulk, sandboxState, seedBook, serviceIdOf, type StoreKind } from "./scale-data.js";
 import { simulateYear } from "./scale-year.js";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -64,20 +63,6 @@ async function timed(n: number, url: (k: number) => string): Promise<number[]> {
     out.push(performance.now() - t);
   }
   return out;
-}
-
-/** The sandbox's state file with the book's licences: one cloudlinux licence at each service's IP. */
-function sandboxState(dir: string): string {
-  const file = join(dir, "sandbox.json");
-  new SandboxState({ openingBalance: 1e9, now: () => new Date(), statePath: file }).reset();
-  const data = JSON.parse(readFileSync(file, "utf8")) as { licenses: unknown[] };
-  const created = new Date(Date.now() - 60 * 86_400_000).toISOString();
-  const expires = new Date(Date.now() + 25 * 86_400_000).toISOString();
-  for (let i = 0; i < SERVICES; i++) {
-    data.licenses.push({ account_id: MAIN_RESELLER_ID, ip: ipOf(i), type: "cloudlinux", status: "active", billingcycle: 1, created_at: created, expires_at: expires, key: `UP-${i}` });
-  }
-  writeFileSync(file, JSON.stringify(data));
-  return file;
 }
 
 /**
@@ -268,7 +253,7 @@ log(`bench:scale, ${loadBefore}`);
 const dir = mkdtempSync(join(tmpdir(), "lb-bench-scale-"));
 let cluster: BenchCluster | undefined;
 try {
-  const stateFile = sandboxState(dir);
+  const stateFile = sandboxState(dir, SERVICES);
   for (const kind of STORES) {
     if (kind === "sqlite") {
       await measureStore("sqlite", join(dir, "scale.db"), dir, stateFile);

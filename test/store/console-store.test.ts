@@ -71,11 +71,46 @@ describeEachStore("the console's store operations on $name", { startAt: Date.UTC
     await order("s2", "203.0.113.2", "b@example.com");
     await order("s3", "203.0.113.3", "c@example.com");
     expect(await store.consoleReads.statusCounts()).toEqual({ pending: 3 });
+    // A status no service has any more is left out, though its counter row stays behind.
+    for (const id of ["s1", "s2", "s3"]) await store.services.change({ serviceId: id, patch: { status: "active" } });
+    expect(await store.consoleReads.statusCounts()).toEqual({ active: 3 });
     const today = Math.floor(clock.now() / DAY);
     const days = await store.consoleReads.daily(clock.now() - 30 * DAY);
     // PostgreSQL stamps events with its own clock unless given one: only the totals are the same on both.
     expect(days.reduce((n, d) => n + d.orders, 0)).toBe(3);
     expect(days.every((d) => d.day <= today + 1 && d.renewals === 0 && d.failures === 0)).toBe(true);
+  });
+
+  it("counts renewals bought and jobs stopped on the UTC day each job last changed, from `since` on", async () => {
+    /** A job of `kind` queued, claimed and ended now. */
+    const ended = async (kind: string, ending: "succeeded" | "failed" | "blocked") => {
+      const { id } = await store.jobs.enqueue({ kind, queueKey: `q-${kind}-${clock.now()}-${ending}` });
+      const [job] = await store.jobs.claim("w1", 10, 60_000);
+      expect(job?.id).toBe(id);
+      await store.jobs.finish(job!, "w1", ending === "succeeded" ? { state: "succeeded" } : { state: ending, error: "no", code: "job_failed" });
+      return id;
+    };
+    const day0 = Math.floor(clock.now() / DAY);
+    clock.advance(3_600_000);
+    await ended("renew", "succeeded");
+    clock.advance(2 * 3_600_000);
+    const retried = await ended("register", "failed");
+    await ended("register", "succeeded");
+    clock.advance(2 * DAY);
+    await ended("renew", "succeeded");
+    await ended("renew", "succeeded");
+    await ended("renew", "blocked");
+    await ended("mail_install", "failed");
+    // A stopped job the operator retried no longer counts as stopped.
+    await store.jobs.retry(retried);
+    const day2 = Math.floor(clock.now() / DAY);
+    expect(await store.consoleReads.daily(day0 * DAY)).toEqual([
+      { day: day0, orders: 0, renewals: 1, failures: 0 },
+      { day: day2, orders: 0, renewals: 2, failures: 2 },
+    ]);
+    // From two hours into day 0: the renewal an hour in is before it.
+    expect(await store.consoleReads.daily(day0 * DAY + 2 * 3_600_000)).toEqual([{ day: day2, orders: 0, renewals: 2, failures: 2 }]);
+    expect(await store.consoleReads.daily(clock.now() + 1)).toEqual([]);
   });
 
   it("lists a service's mails, newest first", async () => {
