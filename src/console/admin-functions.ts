@@ -4,6 +4,7 @@ import { auditPage } from "../admin/audit-routes.js";
 import { idCursorSchema } from "../admin/paging.js";
 import { forecastRenewals, type Forecast, type ForecastDeps } from "../renewals/forecast.js";
 import { ResellerError } from "../reseller/errors.js";
+import { refreshedInBackground } from "./refreshed-in-background.js";
 import type { Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import type { Actor } from "../vocabulary/roles.js";
@@ -21,8 +22,11 @@ export interface AdminFunctions {
     audit: { at: string; actor: string; action: string; service_id: string | null; job_id: number | null; outcome: string }[];
     next_cursor: string | null;
   }>;
-  /** The renewals due and their cost against the balance: GET /admin/forecast's function. */
-  forecast: (days: number) => Promise<Forecast>;
+  /**
+   * The renewals due and their cost against the balance: GET /admin/forecast's function, its
+   * answer at most FORECAST_FRESH_MS old (`computed_at` says when).
+   */
+  forecast: (days: number) => Promise<Forecast & { computed_at: number }>;
   /** The queue's depth and the oldest due job's wait: GET /admin/queue's function. */
   queueLag: () => Promise<{ depth: number; oldest_due_seconds: number | null }>;
 }
@@ -30,6 +34,7 @@ export interface AdminFunctions {
 
 /** The console's pages on the admin API's own functions: adoption, the audit trail, the forecast, the queue. */
 export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; forecast: ForecastDeps }): AdminFunctions {
+  const forecasts = new Map<number, () => Promise<Forecast & { computed_at: number }>>();
   return {
     async adopt(actor, { services, apply }) {
       // As POST /admin/adopt: an admin's.
@@ -53,7 +58,11 @@ export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; for
       const id = parsed.success ? parsed.data : undefined;
       return auditPage(deps.store.audit, { actor, service_id, action: undefined, outcome: undefined, limit, cursor: id });
     },
-    forecast: (days) => forecastRenewals(deps.forecast, days),
+    forecast(days) {
+      let latest = forecasts.get(days);
+      if (!latest) forecasts.set(days, (latest = refreshedInBackground(() => forecastRenewals(deps.forecast, days), FORECAST_FRESH_MS, deps.forecast.clock)));
+      return latest();
+    },
     async queueLag() {
       const q = await deps.store.jobs.queue();
       const depth = Object.values(q.queued).reduce((n, v) => n + v, 0);
@@ -61,3 +70,6 @@ export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; for
     },
   };
 }
+
+/** How old the console's forecast may be before a view asks for a new one (the balance it compares with is kept as long). */
+export const FORECAST_FRESH_MS = 60_000;

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import express, { type Request, type Response, type Router } from "express";
 import { z } from "zod";
-import { jobIdSchema } from "../admin/admin-routes.js";
+import { jobIdSchema, SERVICE_HISTORY_LIMIT } from "../admin/admin-routes.js";
+import { cursorSchema } from "../admin/paging.js";
 import type { ActionOutcome, AdminActions } from "../admin/actions.js";
 import { resendMailBodySchema } from "../admin/direct-actions.js";
 import type { Catalog } from "../catalog/catalog.js";
@@ -53,6 +54,8 @@ const licencesQuery = z.strictObject({
   after: optional(z.string().max(64)),
   limit: z.coerce.number().int().min(1).max(200).optional().default(50),
 });
+/** A licence's page: its latest history entries, or older ones from the cursor a page before gave. */
+const licenceQuery = z.strictObject({ history: cursorSchema("history") });
 const auditQuery = z.strictObject({ actor: optional(z.string().max(64)), service_id: optional(z.string().max(64)), cursor: optional(z.string().max(200)) });
 const LICENCE_ACTIONS = ["suspend", "unsuspend", "change-ip", "resend-install-mail", "reset-ip-changes"] as const;
 
@@ -173,10 +176,13 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   router.get(
     "/console/licences/:id",
     h(async (req, res) => {
+      const q = licenceQuery.safeParse(req.query);
+      if (!q.success) return invalid(res, q.error);
       const service = await store.services.get(String(req.params.id));
       if (!service) return notFound(res, "The bridge does not know this service.");
+      // A page of history, newest first, as GET /admin/services/:id answers it: a licence renewed for years has thousands.
       const [history, jobs, mails] = await Promise.all([
-        store.services.history(service.service_id),
+        store.services.historyPage(service.service_id, { limit: SERVICE_HISTORY_LIMIT, cursor: q.data.history }),
         store.jobs.list({ serviceId: service.service_id, limit: 50 }),
         store.consoleReads.mailsOf(service.service_id, 20),
       ]);
@@ -185,7 +191,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
         installCommands = await deps.installCommands(service).catch((err: unknown) => `could not be read from the reseller now: ${(err as Error).message}`);
       }
       const max = deps.catalog.product(service.product_id)?.maxIpChanges ?? null;
-      send(res, 200, licencePage(sessionOf(res), { service, history, jobs, mails, installCommands, ipChangesLeft: max === null ? null : Math.max(0, max - service.ip_changes) }));
+      send(res, 200, licencePage(sessionOf(res), { service, history, olderHistory: q.data.history !== undefined, jobs, mails, installCommands, ipChangesLeft: max === null ? null : Math.max(0, max - service.ip_changes) }));
     }),
   );
 

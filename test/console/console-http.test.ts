@@ -38,6 +38,8 @@ describe("the operator console over HTTP", () => {
     const overview = await c.get("/console");
     expect(overview.status).toBe(200);
     expect(overview.text).toContain("admin (admin)");
+    expect(overview.text).toContain("Renewals, next 7 days");
+    expect(overview.text).toMatch(/as of <time datetime="[^"]+">/);
     const id = c.cookies.get("lb_console")!;
     // The store knows the session only by the hash of its id.
     expect(await bridge.service.store.sessions.get(id)).toBeUndefined();
@@ -193,6 +195,28 @@ describe("the operator console over HTTP", () => {
       expect(r.text).toContain("needs the operator role");
     }
     expect((await bridge.service.queue.list({ serviceId: id, kind: "mail_install" })).length).toBe(1);
+  });
+
+  it("shows a licence's latest 100 history entries, newest first, and pages to the older ones", async () => {
+    const id = await orderActive(bridge, {});
+    const before = (await bridge.service.services.history(id)).length;
+    await bridge.service.store.services.change({ serviceId: id, history: Array.from({ length: 150 }, (_, i) => ({ action: `note ${i}`, detail: `entry ${i}` })) });
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    const latest = await c.get(`/console/licences/${id}`);
+    expect(latest.status).toBe(200);
+    const shown = (text: string) => [...text.matchAll(/<strong>(note \d+)<\/strong>/g)].map((m) => m[1]);
+    expect(latest.text).toContain(`${150 + before} entries in all`);
+    const first = shown(latest.text);
+    expect(first).toHaveLength(100);
+    expect(first[0]).toBe("note 149");
+    const next = /href="([^"]+\?history=[^"#]+)#history"/.exec(latest.text)![1]!.replaceAll("&amp;", "&");
+    const older = await c.get(next);
+    expect(older.status).toBe(200);
+    const rest = shown(older.text);
+    expect([...first, ...rest]).toEqual(Array.from({ length: 150 }, (_, i) => `note ${149 - i}`));
+    expect(older.text).not.toContain("Older entries");
+    expect((await c.get(`/console/licences/${id}?history=nonsense`)).status).toBe(422);
   });
 
   it("names the wrong field of a search", async () => {

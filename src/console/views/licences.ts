@@ -1,5 +1,5 @@
 import { html, type Html } from "../html.js";
-import type { HistoryRow, MailRow, ServiceRow } from "../../store/store.js";
+import type { HistoryRow, MailRow, Page, ServiceRow } from "../../store/store.js";
 import type { Job } from "../../vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
 import { mayAct, type ActionName } from "../../admin/actions.js";
@@ -42,7 +42,10 @@ export function licencesPage(session: ConsoleSession, v: LicenceSearchView): Htm
 
 export interface LicenceView {
   service: ServiceRow;
-  history: HistoryRow[];
+  /** A page of the history, newest first, with where the next (older) page begins and how many there are. */
+  history: Page<HistoryRow>;
+  /** Whether this page is an older one (not the latest entries). */
+  olderHistory: boolean;
   jobs: Job[];
   mails: MailRow[];
   installCommands: { type: string; command: string }[] | string;
@@ -88,10 +91,12 @@ export function licencePage(session: ConsoleSession, v: LicenceView): Html {
         <dt>Last error</dt><dd>${s.last_error ? html`<span class="bad">${s.last_error}</span>` : html`<span class="muted">none</span>`}</dd>
         <dt>Install command</dt><dd>${commands}</dd>
       </dl>
-      <h2>History</h2>
-      <ol class="timeline" reversed>${[...v.history].reverse().map(
+      <h2 id="history">History</h2>
+      <p class="muted">${v.history.total} entries in all${v.olderHistory ? html`; older ones, newest first. <a href="${licenceHref(s.service_id)}">The latest</a>` : ", the latest first"}.</p>
+      <ol class="timeline">${v.history.items.map(
         (h) => html`<li><time datetime="${iso(h.at)}">${iso(h.at)}</time> <strong>${h.action}</strong> ${h.detail ?? ""}${h.job_id ? html` <span class="muted">job ${h.job_id}</span>` : ""}</li>`,
       )}</ol>
+      ${v.history.nextCursor ? html`<nav class="pager"><a rel="next" href="${licenceHref(s.service_id)}?${new URLSearchParams({ history: v.history.nextCursor }).toString()}#history">Older entries</a></nav>` : ""}
       <h2>Jobs</h2>
       ${v.jobs.length === 0 ? html`<p class="muted">None.</p>` : jobsTable(session, v.jobs)}
       <h2>Mails</h2>
