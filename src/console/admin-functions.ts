@@ -4,7 +4,7 @@ import { auditPage } from "../admin/audit-routes.js";
 import { idCursorSchema } from "../admin/paging.js";
 import { forecastRenewals, type Forecast, type ForecastDeps } from "../renewals/forecast.js";
 import { ResellerError } from "../reseller/errors.js";
-import { refreshedInBackground } from "./refreshed-in-background.js";
+import { refreshedInBackground, type Computed } from "./refreshed-in-background.js";
 import type { Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import type { Actor } from "../vocabulary/roles.js";
@@ -26,7 +26,7 @@ export interface AdminFunctions {
    * The renewals due and their cost against the balance: GET /admin/forecast's function, its
    * answer at most FORECAST_FRESH_MS old (`computed_at` says when).
    */
-  forecast: (days: number) => Promise<Forecast & { computed_at: number }>;
+  forecast: (days: number) => Promise<Computed<Forecast>>;
   /** The queue's depth and the oldest due job's wait: GET /admin/queue's function. */
   queueLag: () => Promise<{ depth: number; oldest_due_seconds: number | null }>;
 }
@@ -34,7 +34,7 @@ export interface AdminFunctions {
 
 /** The console's pages on the admin API's own functions: adoption, the audit trail, the forecast, the queue. */
 export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; forecast: ForecastDeps }): AdminFunctions {
-  const forecasts = new Map<number, () => Promise<Forecast & { computed_at: number }>>();
+  const forecasts = new Map<number, () => Promise<Computed<Forecast>>>();
   return {
     async adopt(actor, { services, apply }) {
       // As POST /admin/adopt: an admin's.

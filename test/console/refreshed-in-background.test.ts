@@ -18,28 +18,28 @@ describe("refreshedInBackground", () => {
     const first = latest();
     expect(calls).toHaveLength(1);
     calls[0]!(1);
-    expect(await first).toEqual({ n: 1, computed_at: 1_000 });
+    expect(await first).toEqual({ value: { n: 1 }, computed_at: 1_000 });
 
     clock.advance(30_000);
-    expect(await latest()).toEqual({ n: 1, computed_at: 1_000 });
+    expect(await latest()).toEqual({ value: { n: 1 }, computed_at: 1_000 });
     expect(calls).toHaveLength(1);
 
     // Old: the view gets the last answer now; one computation starts, however many views ask.
     clock.advance(31_000);
-    expect(await latest()).toEqual({ n: 1, computed_at: 1_000 });
-    expect(await latest()).toEqual({ n: 1, computed_at: 1_000 });
+    expect(await latest()).toEqual({ value: { n: 1 }, computed_at: 1_000 });
+    expect(await latest()).toEqual({ value: { n: 1 }, computed_at: 1_000 });
     expect(calls).toHaveLength(2);
     calls[1]!(2);
     await Promise.resolve();
     await Promise.resolve();
-    expect(await latest()).toEqual({ n: 2, computed_at: 62_000 });
+    expect(await latest()).toEqual({ value: { n: 2 }, computed_at: 62_000 });
 
     // A failed computation leaves the last answer, and the next view tries again.
     clock.advance(61_000);
     await latest();
     fails[2]!(new Error("the store is busy"));
     await new Promise((r) => setImmediate(r));
-    expect(await latest()).toEqual({ n: 2, computed_at: 62_000 });
+    expect(await latest()).toEqual({ value: { n: 2 }, computed_at: 62_000 });
     expect(calls).toHaveLength(4);
   });
 });

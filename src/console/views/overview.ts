@@ -29,8 +29,9 @@ export interface OverviewData {
 export function overviewPage(session: ConsoleSession, d: OverviewData): Html {
   const total = Object.values(d.statuses).reduce<number>((n, v) => n + (v ?? 0), 0);
   const balance = d.balance.balance === null ? html`<p class="warn">unknown: ${d.balance.reason ?? "not read yet"}</p>` : html`<p class="big">${d.balance.balance.toFixed(2)}</p>`;
-  const forecast = html`<section class="card"><h2>Renewals, next ${d.forecast.days} days</h2><p class="muted">as of <time datetime="${iso(d.forecast.computed_at)}">${iso(d.forecast.computed_at)}</time></p><p class="big">${d.forecast.total_cost === null ? "cost unknown" : d.forecast.total_cost.toFixed(2)}</p>
-        ${d.forecast.shortfall === null ? html`<p class="muted">${d.forecast.total_cost === null ? `Catalogue product(s) ${d.forecast.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The balance is unknown: nothing to compare the cost with."}</p>` : d.forecast.shortfall > 0 ? html`<p class="bad" role="alert">The balance will not cover them: ${d.forecast.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">Covered by the balance.</p>`}</section>`;
+  const { value: f, computed_at: forecastAt } = d.forecast;
+  const forecast = html`<section class="card"><h2>Renewals, next ${f.days} days</h2><p class="muted">as of <time datetime="${iso(forecastAt)}">${iso(forecastAt)}</time></p><p class="big">${f.total_cost === null ? "cost unknown" : f.total_cost.toFixed(2)}</p>
+        ${f.shortfall === null ? html`<p class="muted">${f.total_cost === null ? `Catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The balance is unknown: nothing to compare the cost with."}</p>` : f.shortfall > 0 ? html`<p class="bad" role="alert">The balance will not cover them: ${f.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">Covered by the balance.</p>`}</section>`;
   const queue = html`<section class="card"><h2>Queue</h2><p class="big">${d.queue.depth}</p><p class="muted">oldest due job waiting ${d.queue.oldest_due_seconds ?? 0} s</p></section>`;
   return page({
     title: "Overview",
