@@ -1,7 +1,7 @@
 import { silentLogger, type Logger } from "../log/logger.js";
 import { createConnectionPool, ExchangeFailure, type ConnectionPool, type ExchangeAnswer, type ExchangePhase } from "./connection-pool.js";
 import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
-import { redactSecrets, scrubSecrets, scrubText, scrubUrl } from "./redact.js";
+import { redactSecrets, scrubInPlace, scrubText, scrubUrl } from "./redact.js";
 
 /**
  * The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries, over
@@ -287,7 +287,8 @@ export function readBody(status: number, contentType: string | null, text: strin
   const labelledJson = /json/i.test(contentType ?? "");
   if ((labelledJson || trimmed.startsWith("{") || trimmed.startsWith("[")) && trimmed !== "") {
     try {
-      return { status, body: scrubSecrets(JSON.parse(trimmed), secrets), isJson: true };
+      // The parsed body is this answer's alone: scrubbed where it lies, not copied (the licence list is tens of MB).
+      return { status, body: scrubInPlace(JSON.parse(trimmed), secrets), isJson: true };
     } catch {
       const asText = { status, body: scrubText(text, secrets), isJson: false };
       return labelledJson || !SHELL_OPENING.test(trimmed) ? { ...asText, malformedJson: true } : asText;

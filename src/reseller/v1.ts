@@ -6,10 +6,12 @@ import {
   readExpiresAt,
   readInstallCommand,
   readLicenseList,
+  readListedLicenses,
   readNumber,
   readSubResellerList,
   readText,
   v1Success,
+  type ListedLicense,
   type SubReseller,
   type UpstreamLicense,
 } from "./answers.js";
@@ -99,6 +101,8 @@ export interface V1Client {
   setToken(token: string): void;
   installCommand(input: z.input<typeof licenseRef>): Promise<{ command: string; raw: unknown }>;
   listLicenses(): Promise<UpstreamLicense[]>;
+  /** The same list as compact records (what reconcile and the adoption plan compare), each item's other keys dropped as it is read. */
+  listedLicenses(): Promise<ListedLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   renew(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   suspend(input: z.input<typeof licenseRef>): Promise<RawAnswer>;
@@ -144,6 +148,9 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     });
   }
 
+  // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
+  const getLicenseList = (op: string) => get(op, "/license/list", {}, options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES);
+
   /** `readOnly` only for POSTs that merely look something up (bundle status). */
   async function post(operation: string, path: string, json: unknown, readOnly = false): Promise<Answer> {
     return observeCall(options.observer, operation, "POST", async () => {
@@ -176,8 +183,13 @@ export function createV1Client(options: V1ClientOptions): V1Client {
 
     async listLicenses() {
       const op = "v1.listLicenses";
-      // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
-      return readLicenseList(op, await get(op, "/license/list", {}, options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES));
+      return readLicenseList(op, await getLicenseList(op));
+    },
+
+    async listedLicenses() {
+      // The same call as listLicenses, named alike in logs and metrics.
+      const op = "v1.listLicenses";
+      return readListedLicenses(op, await getLicenseList(op));
     },
 
     async register(input) {
