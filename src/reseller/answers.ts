@@ -213,6 +213,14 @@ function licenseItems(operation: string, answer: Answer): unknown[] {
 
 const filled = (value: unknown): value is string => typeof value === "string" && value !== "";
 
+// `optional` for the fields of a list item, read a hundred thousand times a list: the shapes the
+// schema takes as they are (absent, a string, a boolean, a finite number) skip it; anything
+// else goes through it.
+const textField = (v: unknown) => (v === undefined ? undefined : typeof v === "string" ? v : optional(text, v));
+const timestampField = (v: unknown) => (v === undefined ? undefined : filled(v) ? v : optional(timestamp, v));
+const flagField = (v: unknown) => (v === undefined ? undefined : typeof v === "boolean" ? v : optional(flag, v));
+const numericField = (v: unknown) => (v === undefined ? undefined : typeof v === "number" && Number.isFinite(v) ? v : optional(numeric, v));
+
 /**
  * One item of the list as the bridge compares it, or undefined for an item without an IP and a
  * type. The fields are read from the item's own values: none of them is a secret-named key, and
@@ -222,11 +230,11 @@ function listedOf(item: unknown): ListedLicense | undefined {
   if (!isRecord(item) || !filled(item.ip) || !filled(item.type)) return undefined;
   // The bridge compares addresses by their one canonical spelling; the upstream may use another.
   const license: ListedLicense = { ip: canonicalIp(item.ip) ?? item.ip, type: item.type };
-  const status = optional(text, item.status);
-  const expiresAt = optional(timestamp, item.expires_at);
-  const variant = optional(text, item.variant);
-  const free = optional(flag, item.free);
-  const bundleKey = optional(text, item.bundle_key);
+  const status = textField(item.status);
+  const expiresAt = timestampField(item.expires_at);
+  const variant = textField(item.variant);
+  const free = flagField(item.free);
+  const bundleKey = textField(item.bundle_key);
   if (status !== undefined) license.status = status;
   if (expiresAt !== undefined) license.expires_at = expiresAt;
   if (variant !== undefined) license.variant = variant;
@@ -243,8 +251,8 @@ export function readLicenseList(operation: string, answer: Answer): UpstreamLice
     if (!listed) continue;
     const raw = redactSecrets(item) as Record<string, unknown>;
     const license: UpstreamLicense = { ...listed, raw };
-    const billingcycle = optional(numeric, raw.billingcycle);
-    const parent = optional(text, raw.parent);
+    const billingcycle = numericField(raw.billingcycle);
+    const parent = textField(raw.parent);
     if (billingcycle !== undefined) license.billingcycle = billingcycle;
     if (parent !== undefined) license.parent = parent;
     licenses.push(license);
