@@ -223,10 +223,11 @@ const numericField = (v: unknown) => (v === undefined ? undefined : typeof v ===
 
 /**
  * One item of the list as the bridge compares it, or undefined for an item without an IP and a
- * type. The fields are read from the item's own values: none of them is a secret-named key, and
- * the transport has scrubbed the token out of every string of the answer already.
+ * type. The fields are read from the item's own values:
+ * none of them is a secret-named key, and the transport scrubs the token out of every string of
+ * the answer (of the list read item by item, out of the records made of it: ./list-json.ts).
  */
-function listedOf(item: unknown): ListedLicense | undefined {
+export function listedOf(item: unknown): ListedLicense | undefined {
   if (!isRecord(item) || !filled(item.ip) || !filled(item.type)) return undefined;
   // The bridge compares addresses by their one canonical spelling; the upstream may use another.
   const license: ListedLicense = { ip: canonicalIp(item.ip) ?? item.ip, type: item.type };
@@ -261,16 +262,13 @@ export function readLicenseList(operation: string, answer: Answer): UpstreamLice
 }
 
 /**
- * The licence list as compact records (ListedLicense), read as readLicenseList reads it: each
- * item's other keys are dropped as it is read, and no copy of it is kept.
+ * The licence list as compact records (ListedLicense), of an answer whose JSON was read by
+ * `parseListJson(text, listedOf)`: each item became its record as it was parsed (what
+ * readLicenseList would make of it, less `raw`, `billingcycle` and `parent`), so the list is
+ * taken as it is.
  */
 export function readListedLicenses(operation: string, answer: Answer): ListedLicense[] {
-  const licenses: ListedLicense[] = [];
-  for (const item of licenseItems(operation, answer)) {
-    const listed = listedOf(item);
-    if (listed) licenses.push(listed);
-  }
-  return licenses;
+  return licenseItems(operation, answer) as ListedLicense[];
 }
 
 /** The key of a registered bundle, at the top level or under `data`. Its absence is fatal. */

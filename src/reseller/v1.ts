@@ -6,6 +6,7 @@ import {
   readExpiresAt,
   readInstallCommand,
   readLicenseList,
+  listedOf,
   readListedLicenses,
   readNumber,
   readSubResellerList,
@@ -18,7 +19,8 @@ import {
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
 import type { ConnectionPool } from "./connection-pool.js";
-import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
+import { parseListJson } from "./list-json.js";
+import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type Call, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
   bundleIdSchema,
@@ -138,18 +140,19 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     Accept: "application/json",
   };
 
-  async function get(operation: string, path: string, query: Record<string, string> = {}, maxAnswerBytes?: number): Promise<Answer> {
+  async function get(operation: string, path: string, query: Record<string, string> = {}, large: Pick<Call, "maxAnswerBytes" | "readJson"> = {}): Promise<Answer> {
     const url = new URL(base + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     return observeCall(options.observer, operation, "GET", async () => {
-      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true, maxAnswerBytes });
+      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true, ...large });
       v1Success(operation, answer);
       return answer;
     });
   }
 
   // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
-  const getLicenseList = (op: string) => get(op, "/license/list", {}, options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES);
+  const getLicenseList = (op: string, readJson?: Call["readJson"]) =>
+    get(op, "/license/list", {}, { maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, ...(readJson ? { readJson } : {}) });
 
   /** `readOnly` only for POSTs that merely look something up (bundle status). */
   async function post(operation: string, path: string, json: unknown, readOnly = false): Promise<Answer> {
@@ -189,7 +192,8 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     async listedLicenses() {
       // The same call as listLicenses, named alike in logs and metrics.
       const op = "v1.listLicenses";
-      return readListedLicenses(op, await getLicenseList(op));
+      // Each item becomes its record as it is parsed: the answer's full tree is never built.
+      return readListedLicenses(op, await getLicenseList(op, (text) => parseListJson(text, listedOf)));
     },
 
     async register(input) {

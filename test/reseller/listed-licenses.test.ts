@@ -1,5 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { listedOf, readLicenseList, readListedLicenses, type ListedLicense } from "../../src/reseller/answers.js";
+import { parseListJson } from "../../src/reseller/list-json.js";
 import { scrubInPlace } from "../../src/reseller/redact.js";
 import { createV1Client } from "../../src/reseller/v1.js";
 import { startTinyServer, type TinyServer } from "./helpers.js";
@@ -77,5 +79,62 @@ describe("the licence list as compact records", () => {
     expect(Object.getOwnPropertyDescriptor(item, "__proto__")?.value).toBe("[redacted]");
     expect(item).toMatchObject({ a: "x [redacted]", n: 1, b: null });
     expect(Object.getPrototypeOf(item)).toBe(Object.prototype);
+  });
+});
+
+describe("the licence list read item by item", () => {
+  const item = { ip: "203.0.113.10", type: "cpanel", status: "active", key: "LIC-1", notes: { a: [1, "]}"] } };
+  const other = { ip: "203.0.113.11", type: "litespeed", variant: "litespeed8", free: 0 };
+  const answer = (body: unknown) => ({ status: 200, body, isJson: true });
+  /** The records of the list read item by item. */
+  const listed = (text: string) => readListedLicenses("v1.listLicenses", answer(parseListJson(text, listedOf)));
+  /** What the full reader makes of the whole parse, less what the records leave out. */
+  const expected = (text: string): ListedLicense[] =>
+    readLicenseList("v1.listLicenses", answer(JSON.parse(text))).map(({ raw: _raw, billingcycle: _cycle, parent: _parent, ...kept }) => kept);
+
+  it.each([
+    ["at the top level", [item, other, "junk", null]],
+    ["under data", { success: true, message: "ok", data: [item, other] }],
+    ["under licenses", { success: "1", licenses: [item, other], count: 2 }],
+    ["under data.licenses", { data: { licenses: [other, item], total: 2 }, success: true }],
+    ["under data.data", { data: { data: [item] } }],
+    ["under data, licenses beside it", { licences: [other], data: [item] }],
+    ["empty", { data: [] }],
+  ])("gives the records JSON.parse would, %s", (_where, body) => {
+    const text = JSON.stringify(body, null, 1);
+    expect(listed(text)).toEqual(expected(text));
+  });
+
+  it("reads keys written with escapes, and brackets and quotes inside strings, as JSON.parse does", () => {
+    const text = String.raw` { "d\u0061ta" :	[ {"ip":"203.0.113.10","type":"cpanel","status":"a\"]}\\","x":"{["} ] } `;
+    expect(listed(text)).toEqual([{ ip: "203.0.113.10", type: "cpanel", status: 'a"]}\\' }]);
+    expect(listed(text)).toEqual(expected(text));
+  });
+
+  it("reads every value beside the list as JSON.parse does, a __proto__ key and repeated keys included", () => {
+    const text = '{"success":true,"error":{"code":0},"__proto__":{"x":1},"message":"a","message":"b","data":{"count":1e999,"licenses":[]}}';
+    const parsed = parseListJson(text, listedOf) as Record<string, unknown>;
+    const whole = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.getOwnPropertyNames(parsed)).toEqual(Object.getOwnPropertyNames(whole));
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(parsed, "__proto__")?.value).toEqual({ x: 1 });
+    expect(parsed).toEqual(whole);
+  });
+
+  it.each([
+    '{"data":[{"ip":"203.0.113.10","type":"cpanel"}',
+    '{"data":[{"ip":"203.0.113.10","type":"cpanel"},]}',
+    '{"data":[{"ip":"203.0.113.10","type":"cpanel"} {"ip":"203.0.113.11","type":"cpanel"}]}',
+    '{"data":[{"ip":"203.0.113.10","type":"cpanel"]}',
+    '{"data":[{"ip":"203.0.113.10,"type":"cpanel"}]}',
+    '{"success":true,}',
+    '{"success" true}',
+    '{success:true}',
+    '[] []',
+    '[nul]',
+    "",
+  ])("throws where JSON.parse throws: %s", (text) => {
+    expect(() => JSON.parse(text)).toThrow(SyntaxError);
+    expect(() => parseListJson(text, listedOf)).toThrow(SyntaxError);
   });
 });
