@@ -209,6 +209,22 @@ export function match(services: readonly ServiceBrief[], licenses: readonly List
   return { slots, claimed };
 }
 
+/** Each service's slots, in the order match() made them: it lists a service's slots together. */
+function* slotsByService(slots: readonly Slot[]): Generator<Slot[]> {
+  for (let i = 0; i < slots.length; ) {
+    let j = i + 1;
+    while (j < slots.length && slots[j]!.svc === slots[i]!.svc) j++;
+    yield slots.slice(i, j);
+    i = j;
+  }
+}
+
+function countServices(slots: readonly Slot[]): number {
+  let n = 0;
+  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i]!.svc !== slots[i - 1]!.svc) n++;
+  return n;
+}
+
 /** The drift of one service's licences, with the repairs `fix` would make. */
 function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
   const items: DriftItem[] = [];
@@ -363,14 +379,13 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   const services = await readServiceBriefs(store);
   const { slots, claimed } = match(services, licenses);
 
-  const bySvc = new Map<string, Slot[]>();
-  for (const slot of slots) addTo(bySvc, slot.svc.service_id, slot);
   const drift: DriftItem[] = [];
   const repairs: Repair[] = [];
+  const total = countServices(slots);
   let done = 0;
-  for (const group of bySvc.values()) {
+  for (const group of slotsByService(slots)) {
     for (const item of compareService(group, repairs)) drift.push(item);
-    options.onProgress?.({ phase: "compare", done: ++done, total: bySvc.size });
+    options.onProgress?.({ phase: "compare", done: ++done, total });
     // A book of 100,000 services is compared in turns, so a probe or a webhook is answered meanwhile.
     if (done % COMPARE_TURN === 0) await yieldToEventLoop();
   }
