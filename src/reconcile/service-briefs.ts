@@ -24,7 +24,7 @@ export async function readServiceBriefs(store: Pick<Store, "services">): Promise
 /**
  * The row as one object of a fixed shape (a driver's row object grows its properties one by
  * one), its words (kind, type, status, product, variants: a handful of values across the book)
- * one string each: a book of 100,000 services is held in a third less memory.
+ * one string each: a book of 100,000 services takes about a quarter less memory (22 MB, not 30).
  */
 function compact(row: ServiceBrief, shared: Map<string, string>): ServiceBrief {
   const word = <T extends string | null>(value: T): T => {
