@@ -49,7 +49,7 @@ export const ADOPTION_SOURCE = "adopt";
 export async function runAdoption(deps: AdoptionDeps, rows: readonly AdoptionRow[], options: AdoptionOptions = {}): Promise<AdoptionPlan> {
   const licenses = await deps.upstream.listLicenses();
   const services = await readServiceBriefs(deps.store);
-  const { planned, orphans } = planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
+  const { planned, orphans } = await planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
   if (!options.apply) return asPlan(planned, orphans);
 
   await writeAdoptions(deps, planned, options);

@@ -92,7 +92,7 @@ function asService(row: AdoptionRow, product: CatalogProduct): ServiceBrief {
   };
 }
 
-export function planAdoption(input: PlanInput): { planned: PlannedRow[]; orphans: Orphan[] } {
+export async function planAdoption(input: PlanInput): Promise<{ planned: PlannedRow[]; orphans: Orphan[] }> {
   const { catalog, prices } = input;
   const known = new Map(input.services.map((s) => [s.service_id, s]));
   // One licence, one service: who of the bridge holds (IP, type) now, whatever the reseller's list says.
@@ -143,7 +143,7 @@ export function planAdoption(input: PlanInput): { planned: PlannedRow[]; orphans
   // Reconcile's matching, the bridge's services first: a licence one of them holds is not free to adopt.
   const pseudo = candidates.map((c) => asService(c.row, c.product));
   const book = [...input.services, ...pseudo];
-  const { slots, claimed } = match(book, input.licenses);
+  const { slots, claimed } = await match(book, input.licenses);
   const rowIds = new Set(pseudo.map((s) => s.service_id));
   const slotsOf = new Map<string, Slot[]>();
   for (const slot of slots) {

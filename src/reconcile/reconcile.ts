@@ -96,8 +96,9 @@ const MOVING_KINDS = [
 
 const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
 
-/** Services compared between two turns of the event loop. */
+/** Services compared, and slots matched, between two turns of the event loop. */
 const COMPARE_TURN = 2000;
+const MATCH_TURN = 10_000;
 
 /** One upstream licence a service stands for (a bundle stands for several). */
 export interface Slot {
@@ -147,12 +148,16 @@ function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, ListedLicense[]>): 
   return types.map((type) => ({ svc, type }));
 }
 
+/** The licences the bridge's services hold, each with the id of the service that holds it. */
+export type Claimed = ReadonlyMap<ListedLicense, string>;
+
 /**
  * Pairs the bridge's services with upstream licences; whatever upstream licence is left is
  * unclaimed. Live services first, then pending ones (adoption passes the rows of an import as
  * pending services: they take a licence at their own IP only), then terminated and failed ones.
+ * A book of 100,000 services is paired in turns of the event loop (MATCH_TURN slots each).
  */
-export function match(services: readonly ServiceBrief[], licenses: readonly ListedLicense[]): { slots: Slot[]; claimed: Set<ListedLicense> } {
+export async function match(services: readonly ServiceBrief[], licenses: readonly ListedLicense[]): Promise<{ slots: Slot[]; claimed: Claimed }> {
   const byKey = new Map<string, ListedLicense[]>();
   const byBundleKey = new Map<string, ListedLicense[]>();
   for (const l of licenses) {
@@ -163,21 +168,24 @@ export function match(services: readonly ServiceBrief[], licenses: readonly List
     .slice()
     .sort((a, b) => PRIORITY[a.status] - PRIORITY[b.status])
     .flatMap((svc) => slotsOf(svc, byBundleKey));
-  const claimed = new Set<ListedLicense>();
-  const holder = new Map<ListedLicense, string>();
+  const claimed = new Map<ListedLicense, string>();
   const claim = (slot: Slot, l: ListedLicense, how: Slot["how"]) => {
     slot.license = l;
     slot.how = how;
-    claimed.add(l);
-    holder.set(l, slot.svc.service_id);
+    claimed.set(l, slot.svc.service_id);
   };
+  let turn = 0;
+  const taking = () => ++turn % MATCH_TURN === 0;
 
   // 1. At the service's IP. A paid licence before a free one of the same type.
+  const paidFirst = (a: ListedLicense, b: ListedLicense) => Number(a.free ?? false) - Number(b.free ?? false);
   for (const slot of slots) {
-    const here = (byKey.get(slotKey(slot.svc.ip, slot.type)) ?? []).slice().sort((a, b) => Number(a.free ?? false) - Number(b.free ?? false));
+    const at = byKey.get(slotKey(slot.svc.ip, slot.type)) ?? [];
+    const here = at.length > 1 ? at.slice().sort(paidFirst) : at;
     const free = here.find((l) => !claimed.has(l));
     if (free) claim(slot, free, "ip");
-    else if (here[0]) slot.heldBy = holder.get(here[0]);
+    else if (here[0]) slot.heldBy = claimed.get(here[0]);
+    if (taking()) await yieldToEventLoop();
   }
 
   // 2. Moved, found by the bundle key the bridge recorded.
@@ -188,13 +196,15 @@ export function match(services: readonly ServiceBrief[], licenses: readonly List
   }
 
   // 3. Moved, found as the only licence of its type at an IP no service holds, for the only service missing one.
-  const serviceIps = new Set(services.map((s) => canonicalIp(s.ip)));
-  const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   const missing = new Map<string, Slot[]>();
   for (const slot of slots) {
     if (slot.license || slot.heldBy || !isLive(slot.svc)) continue;
     addTo(missing, slot.type, slot);
   }
+  if (missing.size === 0) return { slots, claimed };
+  await yieldToEventLoop();
+  const serviceIps = new Set(services.map((s) => canonicalIp(s.ip)));
+  const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   for (const [type, waiting] of missing) {
     const orphans = licenses.filter(
       (l) =>
@@ -345,7 +355,7 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
 }
 
 /** Upstream licences no service accounts for; free companions and known bundles' components are accounted for. */
-export function unaccounted(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: ReadonlySet<ListedLicense>): ListedLicense[] {
+export function unaccounted(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: Claimed): ListedLicense[] {
   const cpanelIps = new Set<string>();
   for (const s of slots) {
     if (s.type !== "cpanel") continue;
@@ -359,7 +369,7 @@ export function unaccounted(services: readonly ServiceBrief[], slots: readonly S
     .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)));
 }
 
-function unknownLocally(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: ReadonlySet<ListedLicense>): DriftItem[] {
+function unknownLocally(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: Claimed): DriftItem[] {
   return unaccounted(services, slots, licenses, claimed).map((l) => ({
       kind: "unknown_locally" as const,
       service_id: null,
@@ -377,7 +387,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   const { store, upstream } = deps;
   const licenses = await upstream.listLicenses();
   const services = await readServiceBriefs(store);
-  const { slots, claimed } = match(services, licenses);
+  const { slots, claimed } = await match(services, licenses);
 
   const drift: DriftItem[] = [];
   const repairs: Repair[] = [];
