@@ -5,7 +5,9 @@
 // node) and measures it over loopback: search, list page, /healthz idle and during an export,
 // /metrics, reconcile (time and the process's peak RSS), an adoption plan of 100,000 rows; then
 // a simulated year with pruning on (bench/scale-year.ts). BENCH_SCALE=0.1 shrinks every count.
-// BENCH_STORES=sqlite (or postgres) measures one store only.
+// BENCH_STORES=sqlite (or postgres) measures one store only. BENCH_ONLY=reconcile,adopt (any of
+// search, page, healthz, metrics, reconcile, adopt, year) runs only the measures named; the peak
+// RSS is then that of start-up and those measures alone.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +23,14 @@ const SERVICES = Math.round(100_000 * SCALE);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const STORES = (process.env.BENCH_STORES ?? "sqlite,postgres").split(",") as StoreKind[];
+const MEASURES = ["search", "page", "healthz", "metrics", "reconcile", "adopt", "year"] as const;
+type Measure = (typeof MEASURES)[number];
+const ONLY = process.env.BENCH_ONLY?.split(",").map((m) => m.trim());
+const unknownMeasure = ONLY?.find((m) => !(MEASURES as readonly string[]).includes(m));
+if (unknownMeasure !== undefined) throw new Error(`BENCH_ONLY: no measure "${unknownMeasure}" (one of ${MEASURES.join(", ")})`);
+const wanted = (m: Measure) => !ONLY || ONLY.includes(m);
+/** Any measure of the running service (all but the simulated year, which builds its own databases). */
+const storeMeasured = MEASURES.some((m) => m !== "year" && wanted(m));
 const ADMIN = "bench-admin-token-0000";
 const SECRET = "whsec_" + Buffer.from("bench-scale-secret-00000").toString("base64");
 const auth = { authorization: `Bearer ${ADMIN}` };
@@ -82,6 +92,21 @@ function adoptionRows(): object[] {
   }));
 }
 
+/** /healthz probed one request after another while `work` runs; each probe's time (ms). */
+async function probedDuring(base: string, work: () => Promise<unknown>): Promise<number[]> {
+  const during: number[] = [];
+  let done = false;
+  const working = work().finally(() => (done = true));
+  while (!done) {
+    const t0 = performance.now();
+    const r = await fetch(`${base}/healthz`);
+    await r.arrayBuffer();
+    during.push(performance.now() - t0);
+  }
+  await working;
+  return during;
+}
+
 function vmHwmMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
@@ -115,97 +140,115 @@ async function measureStore(kind: StoreKind, where: string, dir: string, stateFi
     const pid = bridge.child.pid!;
     // Warm-up: the first requests open connections and compile the statements.
     await timed(20, (k) => `${base}/admin/licenses?q=${serviceIdOf(k)}`);
+    record({ measure: "service's peak RSS (VmHWM) after start and 20 searches", store: kind, value: `${vmHwmMb(pid).toFixed(0)} MB`, target: "", met: undefined });
 
-    const keys = [(i: number) => ipOf(i), (i: number) => emailOf(i), (i: number) => serviceIdOf(i), (i: number) => licenseKeyOf(i)];
-    const pick = (k: number) => (k * 7919) % SERVICES;
-    const search = spread(await timed(REQUESTS, (k) => `${base}/admin/licenses?q=${encodeURIComponent(keys[k % 4]!(pick(k)))}`));
-    record({ measure: `licence search (q = IP, e-mail, service id, key; ${REQUESTS} requests)`, store: kind, value: `p50 ${ms(search.p50)} ms, p99 ${ms(search.p99)} ms`, target: "p99 <= 20 ms", met: search.p99 <= 20 });
-
-    // List pages: a walk from the first page, following next_cursor (back to the start at the end).
-    let cursor: string | null = null;
-    const pageTimes: number[] = [];
-    for (let k = 0; k < REQUESTS; k++) {
-      const t0 = performance.now();
-      const r = await fetch(`${base}/admin/licenses?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { headers: auth });
-      const page = (await r.json()) as { next_cursor: string | null };
-      pageTimes.push(performance.now() - t0);
-      if (r.status !== 200) throw new Error(`list page: HTTP ${r.status}`);
-      cursor = page.next_cursor;
+    if (wanted("search")) {
+      const keys = [(i: number) => ipOf(i), (i: number) => emailOf(i), (i: number) => serviceIdOf(i), (i: number) => licenseKeyOf(i)];
+      const pick = (k: number) => (k * 7919) % SERVICES;
+      const search = spread(await timed(REQUESTS, (k) => `${base}/admin/licenses?q=${encodeURIComponent(keys[k % 4]!(pick(k)))}`));
+      record({ measure: `licence search (q = IP, e-mail, service id, key; ${REQUESTS} requests)`, store: kind, value: `p50 ${ms(search.p50)} ms, p99 ${ms(search.p99)} ms`, target: "p99 <= 20 ms", met: search.p99 <= 20 });
     }
-    const pages = spread(pageTimes);
-    record({ measure: `list page (limit=100, cursor walk; ${REQUESTS} pages)`, store: kind, value: `p50 ${ms(pages.p50)} ms, p99 ${ms(pages.p99)} ms`, target: "p99 <= 20 ms", met: pages.p99 <= 20 });
 
-    const idle = spread(await timed(REQUESTS, () => `${base}/healthz`));
-    // The same probe while an export of every licence is read as fast as this client can.
-    const during: number[] = [];
-    let exported = 0;
-    let exportDone = false;
-    const exportStarted = performance.now();
-    const exporting = (async () => {
-      const r = await fetch(`${base}/admin/licenses/export`, { headers: auth });
-      if (r.status !== 200) throw new Error(`export: HTTP ${r.status}`);
-      const reader = r.body!.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        for (const b of value) if (b === 10) exported++;
+    if (wanted("page")) {
+      // List pages: a walk from the first page, following next_cursor (back to the start at the end).
+      let cursor: string | null = null;
+      const pageTimes: number[] = [];
+      for (let k = 0; k < REQUESTS; k++) {
+        const t0 = performance.now();
+        const r = await fetch(`${base}/admin/licenses?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { headers: auth });
+        const page = (await r.json()) as { next_cursor: string | null };
+        pageTimes.push(performance.now() - t0);
+        if (r.status !== 200) throw new Error(`list page: HTTP ${r.status}`);
+        cursor = page.next_cursor;
       }
-      exportDone = true;
-    })();
-    while (!exportDone) {
-      const t0 = performance.now();
-      const r = await fetch(`${base}/healthz`);
-      await r.arrayBuffer();
-      during.push(performance.now() - t0);
+      const pages = spread(pageTimes);
+      record({ measure: `list page (limit=100, cursor walk; ${REQUESTS} pages)`, store: kind, value: `p50 ${ms(pages.p50)} ms, p99 ${ms(pages.p99)} ms`, target: "p99 <= 20 ms", met: pages.p99 <= 20 });
     }
-    await exporting;
-    const exportMs = performance.now() - exportStarted;
-    const busy = spread(during);
-    const ratio = busy.p99 / idle.p99;
-    record({ measure: `/healthz idle (${REQUESTS} requests)`, store: kind, value: `p50 ${ms(idle.p50)} ms, p99 ${ms(idle.p99)} ms`, target: "", met: undefined });
-    record({
-      measure: `/healthz during an export of ${exported} licences (${(exportMs / 1000).toFixed(1)} s, ${during.length} requests)`,
-      store: kind,
-      value: `p50 ${ms(busy.p50)} ms, p99 ${ms(busy.p99)} ms: ${ratio.toFixed(2)}x idle p99`,
-      target: "p99 <= 2x idle p99",
-      met: ratio <= 2,
-    });
 
-    const scrape = spread(await timed(Math.max(20, REQUESTS / 5), () => `${base}/metrics`));
-    record({ measure: `/metrics scrape (${Math.max(20, REQUESTS / 5)} scrapes)`, store: kind, value: `p50 ${ms(scrape.p50)} ms, p99 ${ms(scrape.p99)} ms`, target: "p99 <= 20 ms", met: scrape.p99 <= 20 });
+    // Idle /healthz, the yardstick of the probes made during an export and during a reconcile.
+    const idle = wanted("healthz") || wanted("reconcile") ? spread(await timed(REQUESTS, () => `${base}/healthz`)) : undefined;
+    if (idle) record({ measure: `/healthz idle (${REQUESTS} requests)`, store: kind, value: `p50 ${ms(idle.p50)} ms, p99 ${ms(idle.p99)} ms`, target: "", met: undefined });
 
-    // Reconcile: the service reads the sandbox's whole list (100,000 licences) and every service.
-    const reconcileMs: number[] = [];
-    let drift = 0;
-    for (let r = 0; r < RUNS; r++) {
-      const t0 = performance.now();
-      const res = await fetch(`${base}/admin/reconcile`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
-      const body = (await res.json()) as { drift: unknown[] };
-      reconcileMs.push(performance.now() - t0);
-      if (res.status !== 200) throw new Error(`reconcile: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-      drift = body.drift.length;
+    if (wanted("healthz")) {
+      // The same probe while an export of every licence is read as fast as this client can.
+      let exported = 0;
+      const exportStarted = performance.now();
+      const during = await probedDuring(base, async () => {
+        const r = await fetch(`${base}/admin/licenses/export`, { headers: auth });
+        if (r.status !== 200) throw new Error(`export: HTTP ${r.status}`);
+        const reader = r.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          for (const b of value) if (b === 10) exported++;
+        }
+      });
+      const exportMs = performance.now() - exportStarted;
+      const busy = spread(during);
+      const ratio = busy.p99 / idle!.p99;
+      record({
+        measure: `/healthz during an export of ${exported} licences (${(exportMs / 1000).toFixed(1)} s, ${during.length} requests)`,
+        store: kind,
+        value: `p50 ${ms(busy.p50)} ms, p99 ${ms(busy.p99)} ms: ${ratio.toFixed(2)}x idle p99`,
+        target: "p99 <= 2x idle p99",
+        met: ratio <= 2,
+      });
     }
-    const hwm = vmHwmMb(pid);
-    const rec = sortNum(reconcileMs);
-    record({ measure: `reconcile over ${SERVICES} upstream licences (${drift} drift items; ${RUNS} runs, min/median/max)`, store: kind, value: `${minMedMax(reconcileMs.map((v) => v / 1000))} s`, target: "<= 10 s", met: rec[rec.length - 1]! <= 10_000 });
-    record({ measure: "service's peak RSS (VmHWM) after start, reads, export and reconcile", store: kind, value: `${hwm.toFixed(0)} MB`, target: "<= 300 MB", met: hwm <= 300 });
 
-    const body = JSON.stringify({ services: adoptionRows() });
-    const planMs: number[] = [];
-    let counts = "";
-    for (let r = 0; r < RUNS; r++) {
-      const t0 = performance.now();
-      const res = await fetch(`${base}/admin/adopt`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body });
-      const plan = (await res.json()) as { plan: { action: string }[]; orphans: unknown[] };
-      planMs.push(performance.now() - t0);
-      if (res.status !== 200) throw new Error(`adopt: HTTP ${res.status} ${JSON.stringify(plan).slice(0, 300)}`);
-      const by: Record<string, number> = {};
-      for (const p of plan.plan) by[p.action] = (by[p.action] ?? 0) + 1;
-      counts = `${Object.entries(by).map(([a, n]) => `${n} ${a}`).join(", ")}, ${plan.orphans.length} orphans`;
+    if (wanted("metrics")) {
+      const scrape = spread(await timed(Math.max(20, REQUESTS / 5), () => `${base}/metrics`));
+      record({ measure: `/metrics scrape (${Math.max(20, REQUESTS / 5)} scrapes)`, store: kind, value: `p50 ${ms(scrape.p50)} ms, p99 ${ms(scrape.p99)} ms`, target: "p99 <= 20 ms", met: scrape.p99 <= 20 });
     }
-    const plans = sortNum(planMs);
-    record({ measure: `adoption plan of ${SERVICES} rows (${counts}; ${RUNS} runs)`, store: kind, value: `${minMedMax(planMs.map((v) => v / 1000))} s`, target: "<= 30 s", met: plans[plans.length - 1]! <= 30_000 });
-    record({ measure: "service's peak RSS (VmHWM) at the end, adoption plans included", store: kind, value: `${vmHwmMb(pid).toFixed(0)} MB`, target: "", met: undefined });
+
+    if (wanted("reconcile")) {
+      // Reconcile: the service reads the sandbox's whole list (100,000 licences) and every service.
+      const reconcileOnce = async (): Promise<number> => {
+        const res = await fetch(`${base}/admin/reconcile`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
+        const body = (await res.json()) as { drift: unknown[] };
+        if (res.status !== 200) throw new Error(`reconcile: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+        return body.drift.length;
+      };
+      const reconcileMs: number[] = [];
+      let drift = 0;
+      for (let r = 0; r < RUNS; r++) {
+        const t0 = performance.now();
+        drift = await reconcileOnce();
+        reconcileMs.push(performance.now() - t0);
+      }
+      const hwm = vmHwmMb(pid);
+      const rec = sortNum(reconcileMs);
+      record({ measure: `reconcile over ${SERVICES} upstream licences (${drift} drift items; ${RUNS} runs, min/median/max)`, store: kind, value: `${minMedMax(reconcileMs.map((v) => v / 1000))} s`, target: "<= 10 s", met: rec[rec.length - 1]! <= 10_000 });
+      record({ measure: `service's peak RSS (VmHWM) after start, ${ONLY ? "" : "reads, export and "}reconcile`, store: kind, value: `${hwm.toFixed(0)} MB`, target: "<= 300 MB", met: hwm <= 300 });
+      // One more run, untimed, with /healthz probed throughout: how long reconcile holds the event loop.
+      const probes = await probedDuring(base, reconcileOnce);
+      const during = spread(probes);
+      record({
+        measure: `/healthz during a reconcile (one more run, ${probes.length} requests)`,
+        store: kind,
+        value: `p50 ${ms(during.p50)} ms, p99 ${ms(during.p99)} ms, max ${ms(Math.max(...probes))} ms: ${(during.p99 / idle!.p99).toFixed(2)}x idle p99`,
+        target: "",
+        met: undefined,
+      });
+    }
+
+    if (wanted("adopt")) {
+      const body = JSON.stringify({ services: adoptionRows() });
+      const planMs: number[] = [];
+      let counts = "";
+      for (let r = 0; r < RUNS; r++) {
+        const t0 = performance.now();
+        const res = await fetch(`${base}/admin/adopt`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body });
+        const plan = (await res.json()) as { plan: { action: string }[]; orphans: unknown[] };
+        planMs.push(performance.now() - t0);
+        if (res.status !== 200) throw new Error(`adopt: HTTP ${res.status} ${JSON.stringify(plan).slice(0, 300)}`);
+        const by: Record<string, number> = {};
+        for (const p of plan.plan) by[p.action] = (by[p.action] ?? 0) + 1;
+        counts = `${Object.entries(by).map(([a, n]) => `${n} ${a}`).join(", ")}, ${plan.orphans.length} orphans`;
+      }
+      const plans = sortNum(planMs);
+      record({ measure: `adoption plan of ${SERVICES} rows (${counts}; ${RUNS} runs)`, store: kind, value: `${minMedMax(planMs.map((v) => v / 1000))} s`, target: "<= 30 s", met: plans[plans.length - 1]! <= 30_000 });
+    }
+    record({ measure: `service's peak RSS (VmHWM) at the end${wanted("adopt") ? ", adoption plans included" : ""}`, store: kind, value: `${vmHwmMb(pid).toFixed(0)} MB`, target: "", met: undefined });
   } finally {
     await bridge?.stop();
     await sandbox.stop();
@@ -239,7 +282,7 @@ function printTable(load: string): string {
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(" | ")} |`;
   return [
-    `## scale (issue 25): ${SERVICES} services, ${SERVICES * 10} history rows, ${SERVICES * 10} jobs; machine load before: ${load}`,
+    `## scale (issue 25): ${SERVICES} services, ${SERVICES * 10} history rows, ${SERVICES * 10} jobs${ONLY ? ` (BENCH_ONLY=${ONLY.join(",")})` : ""}; machine load before: ${load}`,
     "",
     line(head),
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
@@ -256,8 +299,8 @@ try {
   const stateFile = sandboxState(dir, SERVICES);
   for (const kind of STORES) {
     if (kind === "sqlite") {
-      await measureStore("sqlite", join(dir, "scale.db"), dir, stateFile);
-      await measureYear("sqlite", join(dir, "year.db"));
+      if (storeMeasured) await measureStore("sqlite", join(dir, "scale.db"), dir, stateFile);
+      if (wanted("year")) await measureYear("sqlite", join(dir, "year.db"));
       continue;
     }
     const started = await startBenchCluster();
@@ -266,9 +309,9 @@ try {
       continue;
     }
     cluster = started;
-    await measureStore("postgres", cluster.url, dir, stateFile);
+    if (storeMeasured) await measureStore("postgres", cluster.url, dir, stateFile);
     const yearUrl = cluster.url.replace(/\/bench$/, "/postgres");
-    await measureYear("postgres", yearUrl);
+    if (wanted("year")) await measureYear("postgres", yearUrl);
   }
 } finally {
   await cluster?.stop();

@@ -6,6 +6,7 @@ import { typesOf } from "../intake/rules.js";
 import type { Upstream } from "../reseller/upstream.js";
 import type { AdoptionWrite, AuditDraft, Store } from "../store/store.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
+import { readServiceBriefs } from "../reconcile/service-briefs.js";
 import { asPlan, planAdoption, type AdoptionPlan, type PlannedRow } from "./plan.js";
 import type { PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
@@ -47,8 +48,8 @@ export const ADOPTION_SOURCE = "adopt";
  */
 export async function runAdoption(deps: AdoptionDeps, rows: readonly AdoptionRow[], options: AdoptionOptions = {}): Promise<AdoptionPlan> {
   const licenses = await deps.upstream.listLicenses();
-  const services = await deps.store.services.list(undefined, Number.MAX_SAFE_INTEGER);
-  const { planned, orphans } = planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
+  const services = await readServiceBriefs(deps.store);
+  const { planned, orphans } = await planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
   if (!options.apply) return asPlan(planned, orphans);
 
   await writeAdoptions(deps, planned, options);

@@ -1,10 +1,10 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
 import { match, unaccounted, upstreamStatus, type Slot } from "../reconcile/reconcile.js";
-import type { UpstreamLicense } from "../reseller/answers.js";
+import type { ListedLicense } from "../reseller/answers.js";
 import { companionsOf } from "../reseller/upstream.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { typesOf } from "../intake/rules.js";
-import type { NewHistory, ServiceRow } from "../store/store.js";
+import type { NewHistory, ServiceBrief } from "../store/store.js";
 import { canonicalIp, unusableIpReason } from "../vocabulary/ip-address.js";
 import { LITESPEED_VARIANTS } from "../vocabulary/products.js";
 import { money, type PriceList } from "../catalog/prices.js";
@@ -60,26 +60,25 @@ export interface PlannedRow {
 export interface PlanInput {
   rows: readonly AdoptionRow[];
   /** Every service the bridge has, any status. */
-  services: readonly ServiceRow[];
+  services: readonly ServiceBrief[];
   /** The reseller's licence list, whole. */
-  licenses: readonly UpstreamLicense[];
+  licenses: readonly ListedLicense[];
   catalog: Catalog;
   prices: PriceList;
   allowPrivateIps: boolean;
 }
 
 const key = (ip: string, type: string) => `${canonicalIp(ip) ?? ip}|${type}`;
-const isSuspended = (l: UpstreamLicense) => upstreamStatus(l) === "suspended";
-const isActive = (l: UpstreamLicense) => l.status === undefined || /^(active|ok|enabled)$/i.test(l.status.trim());
+const isSuspended = (l: ListedLicense) => upstreamStatus(l) === "suspended";
+const isActive = (l: ListedLicense) => l.status === undefined || /^(active|ok|enabled)$/i.test(l.status.trim());
 /** As lifecycle/acquire.ts reads it: a list that shows no variant holds the plain one. */
-const heldVariant = (l: UpstreamLicense): string => ((LITESPEED_VARIANTS as readonly string[]).includes(l.variant ?? "") ? l.variant! : "litespeed");
+const heldVariant = (l: ListedLicense): string => ((LITESPEED_VARIANTS as readonly string[]).includes(l.variant ?? "") ? l.variant! : "litespeed");
 const dateOf = (ms: number | null) => (ms === null ? "no expiry listed" : `expires ${new Date(ms).toISOString().slice(0, 10)}`);
 
 /** A row as the service it would be, for reconcile's matching: pending, so it takes a licence only at its own IP. */
-function asService(row: AdoptionRow, product: CatalogProduct): ServiceRow {
+function asService(row: AdoptionRow, product: CatalogProduct): ServiceBrief {
   return {
     service_id: row.service_identifier,
-    product_id: product.productId,
     kind: product.kind,
     type: product.kind === "licence" ? product.type : null,
     bundle: product.kind === "bundle" ? product.bundle : null,
@@ -87,25 +86,13 @@ function asService(row: AdoptionRow, product: CatalogProduct): ServiceRow {
     variant: product.kind === "licence" ? product.variant : null,
     upstream_variant: null,
     ip: row.ip,
-    billing_cycle: row.billing_cycle,
-    months: 1,
     status: "pending",
-    customer_email: row.customer_email ?? null,
-    customer_name: row.customer_name ?? null,
     expires_at: null,
-    paid_until: null,
-    ip_changes: 0,
-    companions: "[]",
-    last_error: null,
-    order_event_id: null,
-    license_key: "",
-    module: null,
-    created_at: 0,
     updated_at: 0,
   };
 }
 
-export function planAdoption(input: PlanInput): { planned: PlannedRow[]; orphans: Orphan[] } {
+export async function planAdoption(input: PlanInput): Promise<{ planned: PlannedRow[]; orphans: Orphan[] }> {
   const { catalog, prices } = input;
   const known = new Map(input.services.map((s) => [s.service_id, s]));
   // One licence, one service: who of the bridge holds (IP, type) now, whatever the reseller's list says.
@@ -155,15 +142,23 @@ export function planAdoption(input: PlanInput): { planned: PlannedRow[]; orphans
 
   // Reconcile's matching, the bridge's services first: a licence one of them holds is not free to adopt.
   const pseudo = candidates.map((c) => asService(c.row, c.product));
-  const { slots, claimed } = match([...input.services, ...pseudo], [...input.licenses]);
+  const book = [...input.services, ...pseudo];
+  const { slots, claimed } = await match(book, input.licenses);
   const rowIds = new Set(pseudo.map((s) => s.service_id));
   const slotsOf = new Map<string, Slot[]>();
-  for (const slot of slots) if (rowIds.has(slot.svc.service_id)) slotsOf.set(slot.svc.service_id, [...(slotsOf.get(slot.svc.service_id) ?? []), slot]);
-  const unclaimedAt = new Map<string, UpstreamLicense[]>();
+  for (const slot of slots) {
+    if (!rowIds.has(slot.svc.service_id)) continue;
+    const mine = slotsOf.get(slot.svc.service_id);
+    if (mine) mine.push(slot);
+    else slotsOf.set(slot.svc.service_id, [slot]);
+  }
+  const unclaimedAt = new Map<string, ListedLicense[]>();
   for (const l of input.licenses) {
     if (l.free || claimed.has(l)) continue;
     const ip = canonicalIp(l.ip) ?? l.ip;
-    unclaimedAt.set(ip, [...(unclaimedAt.get(ip) ?? []), l]);
+    const here = unclaimedAt.get(ip);
+    if (here) here.push(l);
+    else unclaimedAt.set(ip, [l]);
   }
 
   for (const { row, product, at } of candidates) {
@@ -235,8 +230,7 @@ export function planAdoption(input: PlanInput): { planned: PlannedRow[]; orphans
     };
   }
 
-  const claimedByAdoption = new Set(claimed);
-  const orphans = unaccounted([...input.services, ...pseudo], slots, [...input.licenses], claimedByAdoption).map((l) => ({
+  const orphans = unaccounted(book, slots, input.licenses, claimed).map((l) => ({
     ip: l.ip,
     type: l.type,
     monthly_cost: prices.licenseType(l.type),

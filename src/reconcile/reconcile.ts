@@ -3,11 +3,12 @@ import { JobWaiter } from "../jobs/waiter.js";
 import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { isoToMs } from "../lifecycle/record.js";
 import { licenseTypes } from "../lifecycle/service-changes.js";
-import type { UpstreamLicense } from "../reseller/answers.js";
+import type { ListedLicense } from "../reseller/answers.js";
 import { canonicalIp as canonical } from "../vocabulary/ip-address.js";
 import type { Upstream } from "../reseller/upstream.js";
 import { CPANEL_COMPANIONS, type ProductType } from "../vocabulary/products.js";
-import type { AuditDraft, NewHistory, ServicePatch, ServiceRow, Store } from "../store/store.js";
+import { yieldToEventLoop, type AuditDraft, type NewHistory, type ServiceBrief, type ServicePatch, type Store } from "../store/store.js";
+import { readServiceBriefs } from "./service-briefs.js";
 import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 const canonicalIp = (ip: string): string => canonical(ip) ?? ip;
@@ -95,11 +96,15 @@ const MOVING_KINDS = [
 
 const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
 
+/** Services compared, and slots matched, between two turns of the event loop. */
+const COMPARE_TURN = 2000;
+const MATCH_TURN = 10_000;
+
 /** One upstream licence a service stands for (a bundle stands for several). */
 export interface Slot {
-  svc: ServiceRow;
+  svc: ServiceBrief;
   type: string;
-  license?: UpstreamLicense;
+  license?: ListedLicense;
   /** How the licence was found: at the service's IP, by its bundle key, or as the only candidate. */
   how?: "ip" | "bundle_key" | "unique";
   /** Another service holds the licence at this IP and type. */
@@ -116,7 +121,7 @@ interface Repair {
 const slotKey = (ip: string, type: string) => `${canonicalIp(ip)}|${type}`;
 
 /** The upstream status as the bridge names it; undefined when the list does not say. */
-export function upstreamStatus(l: UpstreamLicense): string | undefined {
+export function upstreamStatus(l: ListedLicense): string | undefined {
   const s = l.status?.trim().toLowerCase();
   if (!s) return undefined;
   if (s.includes("suspend")) return "suspended";
@@ -124,10 +129,17 @@ export function upstreamStatus(l: UpstreamLicense): string | undefined {
 }
 
 /** Live services come first, so a terminated service never takes the licence an active one at the same IP uses. */
-const PRIORITY: Record<ServiceRow["status"], number> = { active: 0, suspended: 0, pending: 1, terminated: 2, failed: 3 };
-const isLive = (svc: ServiceRow) => svc.status === "active" || svc.status === "suspended";
+const PRIORITY: Record<ServiceBrief["status"], number> = { active: 0, suspended: 0, pending: 1, terminated: 2, failed: 3 };
+const isLive = (svc: ServiceBrief) => svc.status === "active" || svc.status === "suspended";
 
-function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): Slot[] {
+/** Adds `value` to the list under `key`. */
+function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, ListedLicense[]>): Slot[] {
   let types: string[] = licenseTypes(svc).filter(Boolean);
   if (svc.kind === "bundle" && types.length === 0 && svc.bundle_key) {
     // A bundle id we cannot read components from: its components are what carries its key.
@@ -136,38 +148,44 @@ function slotsOf(svc: ServiceRow, byBundleKey: Map<string, UpstreamLicense[]>): 
   return types.map((type) => ({ svc, type }));
 }
 
+/** The licences the bridge's services hold, each with the id of the service that holds it. */
+export type Claimed = ReadonlyMap<ListedLicense, string>;
+
 /**
  * Pairs the bridge's services with upstream licences; whatever upstream licence is left is
  * unclaimed. Live services first, then pending ones (adoption passes the rows of an import as
  * pending services: they take a licence at their own IP only), then terminated and failed ones.
+ * A book of 100,000 services is paired in turns of the event loop (MATCH_TURN slots each).
  */
-export function match(services: ServiceRow[], licenses: UpstreamLicense[]): { slots: Slot[]; claimed: Set<UpstreamLicense> } {
-  const byKey = new Map<string, UpstreamLicense[]>();
-  const byBundleKey = new Map<string, UpstreamLicense[]>();
+export async function match(services: readonly ServiceBrief[], licenses: readonly ListedLicense[]): Promise<{ slots: Slot[]; claimed: Claimed }> {
+  const byKey = new Map<string, ListedLicense[]>();
+  const byBundleKey = new Map<string, ListedLicense[]>();
   for (const l of licenses) {
-    const k = slotKey(l.ip, l.type);
-    byKey.set(k, [...(byKey.get(k) ?? []), l]);
-    if (l.bundle_key) byBundleKey.set(l.bundle_key, [...(byBundleKey.get(l.bundle_key) ?? []), l]);
+    addTo(byKey, slotKey(l.ip, l.type), l);
+    if (l.bundle_key) addTo(byBundleKey, l.bundle_key, l);
   }
   const slots = services
     .slice()
     .sort((a, b) => PRIORITY[a.status] - PRIORITY[b.status])
     .flatMap((svc) => slotsOf(svc, byBundleKey));
-  const claimed = new Set<UpstreamLicense>();
-  const holder = new Map<UpstreamLicense, string>();
-  const claim = (slot: Slot, l: UpstreamLicense, how: Slot["how"]) => {
+  const claimed = new Map<ListedLicense, string>();
+  const claim = (slot: Slot, l: ListedLicense, how: Slot["how"]) => {
     slot.license = l;
     slot.how = how;
-    claimed.add(l);
-    holder.set(l, slot.svc.service_id);
+    claimed.set(l, slot.svc.service_id);
   };
+  let turn = 0;
+  const taking = () => ++turn % MATCH_TURN === 0;
 
   // 1. At the service's IP. A paid licence before a free one of the same type.
+  const paidFirst = (a: ListedLicense, b: ListedLicense) => Number(a.free ?? false) - Number(b.free ?? false);
   for (const slot of slots) {
-    const here = (byKey.get(slotKey(slot.svc.ip, slot.type)) ?? []).slice().sort((a, b) => Number(a.free ?? false) - Number(b.free ?? false));
+    const at = byKey.get(slotKey(slot.svc.ip, slot.type)) ?? [];
+    const here = at.length > 1 ? at.slice().sort(paidFirst) : at;
     const free = here.find((l) => !claimed.has(l));
     if (free) claim(slot, free, "ip");
-    else if (here[0]) slot.heldBy = holder.get(here[0]);
+    else if (here[0]) slot.heldBy = claimed.get(here[0]);
+    if (taking()) await yieldToEventLoop();
   }
 
   // 2. Moved, found by the bundle key the bridge recorded.
@@ -178,13 +196,15 @@ export function match(services: ServiceRow[], licenses: UpstreamLicense[]): { sl
   }
 
   // 3. Moved, found as the only licence of its type at an IP no service holds, for the only service missing one.
-  const serviceIps = new Set(services.map((s) => canonicalIp(s.ip)));
-  const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   const missing = new Map<string, Slot[]>();
   for (const slot of slots) {
     if (slot.license || slot.heldBy || !isLive(slot.svc)) continue;
-    missing.set(slot.type, [...(missing.get(slot.type) ?? []), slot]);
+    addTo(missing, slot.type, slot);
   }
+  if (missing.size === 0) return { slots, claimed };
+  await yieldToEventLoop();
+  const serviceIps = new Set(services.map((s) => canonicalIp(s.ip)));
+  const knownBundleKeys = new Set(services.map((s) => s.bundle_key).filter((k): k is string => Boolean(k)));
   for (const [type, waiting] of missing) {
     const orphans = licenses.filter(
       (l) =>
@@ -197,6 +217,22 @@ export function match(services: ServiceRow[], licenses: UpstreamLicense[]): { sl
     if (waiting.length === 1 && orphans.length === 1) claim(waiting[0]!, orphans[0]!, "unique");
   }
   return { slots, claimed };
+}
+
+/** Each service's slots, in the order match() made them: it lists a service's slots together. */
+function* slotsByService(slots: readonly Slot[]): Generator<Slot[]> {
+  for (let i = 0; i < slots.length; ) {
+    let j = i + 1;
+    while (j < slots.length && slots[j]!.svc === slots[i]!.svc) j++;
+    yield slots.slice(i, j);
+    i = j;
+  }
+}
+
+function countServices(slots: readonly Slot[]): number {
+  let n = 0;
+  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i]!.svc !== slots[i - 1]!.svc) n++;
+  return n;
 }
 
 /** The drift of one service's licences, with the repairs `fix` would make. */
@@ -319,7 +355,7 @@ function compareService(slots: Slot[], repairs: Repair[]): DriftItem[] {
 }
 
 /** Upstream licences no service accounts for; free companions and known bundles' components are accounted for. */
-export function unaccounted(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): UpstreamLicense[] {
+export function unaccounted(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: Claimed): ListedLicense[] {
   const cpanelIps = new Set<string>();
   for (const s of slots) {
     if (s.type !== "cpanel") continue;
@@ -333,7 +369,7 @@ export function unaccounted(services: ServiceRow[], slots: Slot[], licenses: Ups
     .filter((l) => !(l.bundle_key && bundleKeys.has(l.bundle_key)));
 }
 
-function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: UpstreamLicense[], claimed: Set<UpstreamLicense>): DriftItem[] {
+function unknownLocally(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: Claimed): DriftItem[] {
   return unaccounted(services, slots, licenses, claimed).map((l) => ({
       kind: "unknown_locally" as const,
       service_id: null,
@@ -350,19 +386,20 @@ function unknownLocally(services: ServiceRow[], slots: Slot[], licenses: Upstrea
 export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
   const { store, upstream } = deps;
   const licenses = await upstream.listLicenses();
-  const services = await store.services.list(undefined, Number.MAX_SAFE_INTEGER);
-  const { slots, claimed } = match(services, licenses);
+  const services = await readServiceBriefs(store);
+  const { slots, claimed } = await match(services, licenses);
 
-  const bySvc = new Map<string, Slot[]>();
-  for (const slot of slots) bySvc.set(slot.svc.service_id, [...(bySvc.get(slot.svc.service_id) ?? []), slot]);
   const drift: DriftItem[] = [];
   const repairs: Repair[] = [];
+  const total = countServices(slots);
   let done = 0;
-  for (const group of bySvc.values()) {
-    drift.push(...compareService(group, repairs));
-    options.onProgress?.({ phase: "compare", done: ++done, total: bySvc.size });
+  for (const group of slotsByService(slots)) {
+    for (const item of compareService(group, repairs)) drift.push(item);
+    options.onProgress?.({ phase: "compare", done: ++done, total });
+    // A book of 100,000 services is compared in turns, so a probe or a webhook is answered meanwhile.
+    if (done % COMPARE_TURN === 0) await yieldToEventLoop();
   }
-  drift.push(...unknownLocally(services, slots, licenses, claimed));
+  for (const item of unknownLocally(services, slots, licenses, claimed)) drift.push(item);
 
   if (!options.fix) return { drift, fixed: [], manual: drift.filter((d) => !d.fixable) };
 
@@ -371,7 +408,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   // Services with a lifecycle job queued or running are mid-change: reconcile reports but does not touch them.
   const busy = await store.services.busy(MOVING_KINDS);
   const repairsBySvc = new Map<string, Repair[]>();
-  for (const r of repairs) repairsBySvc.set(r.slot.svc.service_id, [...(repairsBySvc.get(r.slot.svc.service_id) ?? []), r]);
+  for (const r of repairs) addTo(repairsBySvc, r.slot.svc.service_id, r);
   done = 0;
   const queued: QueuedSuspension[] = [];
   for (const [serviceId, list] of repairsBySvc) {
@@ -477,7 +514,7 @@ async function repairService(deps: ReconcileDeps, serviceId: string, repairs: Re
 }
 
 /** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */
-function upstreamExpiry(licenses: UpstreamLicense[]): number | undefined {
+function upstreamExpiry(licenses: ListedLicense[]): number | undefined {
   const times = licenses.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
 }

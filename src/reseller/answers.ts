@@ -172,22 +172,27 @@ export function readInstallCommand(operation: string, answer: Answer): string {
   return command;
 }
 
-export interface UpstreamLicense {
+/**
+ * A licence as reconcile and the adoption plan compare it: only what they read of the list, so
+ * that a list of 100,000 licences is held as small records (issue 25), nothing else kept.
+ */
+export interface ListedLicense {
   ip: string;
   type: string;
   status?: string;
   expires_at?: string;
-  billingcycle?: number;
   variant?: string;
   free?: boolean;
+  bundle_key?: string;
+}
+
+export interface UpstreamLicense extends ListedLicense {
+  billingcycle?: number;
   /** The licence this free companion belongs to, as the upstream names it. */
   parent?: string;
-  bundle_key?: string;
   /** The item as received (secrets redacted), unknown keys included. */
   raw: Record<string, unknown>;
 }
-
-const licenseItem = z.looseObject({ ip: z.string().min(1), type: z.string().min(1) });
 
 /** The array under the first of these places that holds one. */
 function findArray(body: unknown, keys: readonly string[]): unknown[] | undefined {
@@ -199,34 +204,71 @@ function findArray(body: unknown, keys: readonly string[]): unknown[] | undefine
   return undefined;
 }
 
-/** The licence list: an array at the top level or under `data` or `licenses`; bad items skipped. */
-export function readLicenseList(operation: string, answer: Answer): UpstreamLicense[] {
+/** The list's items, or the error of an answer that holds none. */
+function licenseItems(operation: string, answer: Answer): unknown[] {
   const items = findArray(answer.body, ["licenses", "licences"]);
   if (!items) throw unusable(operation, answer, "no licence list");
+  return items;
+}
+
+const filled = (value: unknown): value is string => typeof value === "string" && value !== "";
+
+// `optional` for the fields of a list item, read a hundred thousand times a list: the shapes the
+// schema takes as they are (absent, a string, a boolean, a finite number) skip it; anything
+// else goes through it.
+const textField = (v: unknown) => (v === undefined ? undefined : typeof v === "string" ? v : optional(text, v));
+const timestampField = (v: unknown) => (v === undefined ? undefined : filled(v) ? v : optional(timestamp, v));
+const flagField = (v: unknown) => (v === undefined ? undefined : typeof v === "boolean" ? v : optional(flag, v));
+const numericField = (v: unknown) => (v === undefined ? undefined : typeof v === "number" && Number.isFinite(v) ? v : optional(numeric, v));
+
+/**
+ * One item of the list as the bridge compares it, or undefined for an item without an IP and a
+ * type. The fields are read from the item's own values:
+ * none of them is a secret-named key, and the transport scrubs the token out of every string of
+ * the answer (of the list read item by item, out of the records made of it: ./list-json.ts).
+ */
+export function listedOf(item: unknown): ListedLicense | undefined {
+  if (!isRecord(item) || !filled(item.ip) || !filled(item.type)) return undefined;
+  // The bridge compares addresses by their one canonical spelling; the upstream may use another.
+  const license: ListedLicense = { ip: canonicalIp(item.ip) ?? item.ip, type: item.type };
+  const status = textField(item.status);
+  const expiresAt = timestampField(item.expires_at);
+  const variant = textField(item.variant);
+  const free = flagField(item.free);
+  const bundleKey = textField(item.bundle_key);
+  if (status !== undefined) license.status = status;
+  if (expiresAt !== undefined) license.expires_at = expiresAt;
+  if (variant !== undefined) license.variant = variant;
+  if (free !== undefined) license.free = free;
+  if (bundleKey !== undefined) license.bundle_key = bundleKey;
+  return license;
+}
+
+/** The licence list: an array at the top level or under `data` or `licenses`; bad items skipped. */
+export function readLicenseList(operation: string, answer: Answer): UpstreamLicense[] {
   const licenses: UpstreamLicense[] = [];
-  for (const item of items) {
-    const parsed = licenseItem.safeParse(item);
-    if (!parsed.success) continue;
-    const raw = redactSecrets(parsed.data) as Record<string, unknown>;
-    // The bridge compares addresses by their one canonical spelling; the upstream may use another.
-    const license: UpstreamLicense = { ip: canonicalIp(parsed.data.ip) ?? parsed.data.ip, type: parsed.data.type, raw };
-    const status = optional(text, raw.status);
-    const expiresAt = optional(timestamp, raw.expires_at);
-    const billingcycle = optional(numeric, raw.billingcycle);
-    const variant = optional(text, raw.variant);
-    const free = optional(flag, raw.free);
-    const parent = optional(text, raw.parent);
-    const bundleKey = optional(text, raw.bundle_key);
-    if (status !== undefined) license.status = status;
-    if (expiresAt !== undefined) license.expires_at = expiresAt;
+  for (const item of licenseItems(operation, answer)) {
+    const listed = listedOf(item);
+    if (!listed) continue;
+    const raw = redactSecrets(item) as Record<string, unknown>;
+    const license: UpstreamLicense = { ...listed, raw };
+    const billingcycle = numericField(raw.billingcycle);
+    const parent = textField(raw.parent);
     if (billingcycle !== undefined) license.billingcycle = billingcycle;
-    if (variant !== undefined) license.variant = variant;
-    if (free !== undefined) license.free = free;
     if (parent !== undefined) license.parent = parent;
-    if (bundleKey !== undefined) license.bundle_key = bundleKey;
     licenses.push(license);
   }
   return licenses;
+}
+
+/**
+ * The licence list as compact records (ListedLicense), of an answer whose JSON was read by
+ * `parseListJson(text, listedOf)`: each item became its record as it was parsed (what
+ * readLicenseList would make of it, less `raw`, `billingcycle` and `parent`), so the list is
+ * taken as it is.
+ */
+export function readListedLicenses(operation: string, answer: Answer): ListedLicense[] {
+  return licenseItems(operation, answer) as ListedLicense[];
 }
 
 /** The key of a registered bundle, at the top level or under `data`. Its absence is fatal. */

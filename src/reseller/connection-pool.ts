@@ -234,18 +234,30 @@ export function createConnectionPool(options: ConnectionPoolOptions = {}): Conne
           fail(tooLarge(), "too-large");
           return;
         }
-        const chunks: Buffer[] = [];
+        // An answer of a declared length is copied into one buffer as it comes, so that the chunks
+        // and their copy are never held at once (the licence list of a large book is tens of MB).
+        let whole = Number.isFinite(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+        let chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
           if (done) return;
+          if (size + chunk.length > limit) return fail(tooLarge(), "too-large");
+          if (whole && size + chunk.length <= whole.length) chunk.copy(whole, size);
+          else {
+            if (whole) chunks.push(whole.subarray(0, size));
+            whole = undefined;
+            chunks.push(chunk);
+          }
           size += chunk.length;
-          if (size > limit) fail(tooLarge(), "too-large");
-          else chunks.push(chunk);
         });
         res.once("end", () => {
           if (done) return;
           end();
-          const text = Buffer.concat(chunks, size).toString("utf8");
+          const bytes = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+          // The response may outlive the exchange on a kept-alive connection: it keeps no body.
+          whole = undefined;
+          chunks = [];
+          const text = bytes.toString("utf8");
           resolve({ status: status ?? 0, contentType: res.headers["content-type"], text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
         });
         res.on("error", (cause) => fail(cause));

@@ -17,7 +17,7 @@ export {
   type ResellerErrorInit,
   type UnavailableReason,
 } from "./errors.js";
-export type { UpstreamLicense, SubReseller } from "./answers.js";
+export type { ListedLicense, UpstreamLicense, SubReseller } from "./answers.js";
 export { createConnectionPool, DEFAULT_MAX_SOCKETS, type ConnectionPool, type ConnectionPoolOptions } from "./connection-pool.js";
 export { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryOptions, type UpstreamCallReport, type UpstreamObserver } from "./transport.js";
 export * from "../vocabulary/products.js";

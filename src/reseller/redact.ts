@@ -15,9 +15,10 @@ export function scrubText(text: string, secrets: readonly string[]): string {
   for (const secret of secrets) {
     // An empty or one-character "secret" would shred every text it touched.
     if (secret.length < 2) continue;
-    out = out.split(secret).join(REDACTED);
+    // Looked for before anything is copied: nearly every text holds no secret, and a licence list holds hundreds of thousands of texts.
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) out = out.split(encoded).join(REDACTED);
+    if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(REDACTED);
   }
   return out;
 }
@@ -30,6 +31,28 @@ export function scrubUrl(url: string, secrets: readonly string[]): string {
 /** A deep copy of a parsed body with every occurrence of each secret masked. */
 export function scrubSecrets(value: unknown, secrets: readonly string[]): unknown {
   return walk(value, secrets, false);
+}
+
+/**
+ * `scrubSecrets` without the copy, for a value nothing else holds (what JSON.parse has just
+ * returned): a licence list of 100,000 licences is not held twice to scrub it. Returns the value
+ * (a string comes back scrubbed, as strings cannot change in place).
+ */
+export function scrubInPlace(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return scrubText(value, secrets);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = scrubInPlace(value[i], secrets);
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const item = record[key];
+    const scrubbed = scrubInPlace(item, secrets);
+    // Defined, not assigned: an own "__proto__" key (JSON.parse makes one) would ignore a string assigned to it.
+    if (scrubbed !== item) Object.defineProperty(record, key, { value: scrubbed, writable: true, enumerable: true, configurable: true });
+  }
+  return value;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { silentLogger, type Logger } from "../log/logger.js";
 import { createConnectionPool, ExchangeFailure, type ConnectionPool, type ExchangeAnswer, type ExchangePhase } from "./connection-pool.js";
 import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
-import { redactSecrets, scrubSecrets, scrubText, scrubUrl } from "./redact.js";
+import { redactSecrets, scrubInPlace, scrubText, scrubUrl } from "./redact.js";
 
 /**
  * The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries, over
@@ -53,6 +53,11 @@ export interface Call {
   readOnly: boolean;
   /** This call's own limit, for an answer known to be large (the licence list). (Default: the transport's) */
   maxAnswerBytes?: number;
+  /**
+   * Parses a successful (2xx) JSON answer in place of JSON.parse, throwing where JSON.parse
+   * would: the licence list keeps only a record of each licence as it is read. (Default: JSON.parse)
+   */
+  readJson?: (text: string) => unknown;
 }
 
 export interface Answer {
@@ -212,7 +217,8 @@ export function createTransport(options: TransportOptions): Transport {
       }
     }
 
-    const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets);
+    const ok = exchanged.status >= 200 && exchanged.status < 300;
+    const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets, ok ? call.readJson : undefined);
     if (debug) logAnswer(logger, call, { url, durationMs: elapsed(), attemptNo }, answer, secrets);
     return answer;
   }
@@ -282,12 +288,13 @@ const SHELL_OPENING = /^(\[\[?|\{)[ \t]+(?![\s"{}[\]\d]|-\d)/;
  * `malformedJson`: a PHP upstream sends JSON as text/html unless told otherwise, so a body cut
  * short may carry either label, and read as text it would pass for a plain-text answer.
  */
-export function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[]): Answer {
+export function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[], parse: (text: string) => unknown = JSON.parse): Answer {
   const trimmed = text.trim();
   const labelledJson = /json/i.test(contentType ?? "");
   if ((labelledJson || trimmed.startsWith("{") || trimmed.startsWith("[")) && trimmed !== "") {
     try {
-      return { status, body: scrubSecrets(JSON.parse(trimmed), secrets), isJson: true };
+      // The parsed body is this answer's alone: scrubbed where it lies, not copied (the licence list is tens of MB).
+      return { status, body: scrubInPlace(parse(trimmed), secrets), isJson: true };
     } catch {
       const asText = { status, body: scrubText(text, secrets), isJson: false };
       return labelledJson || !SHELL_OPENING.test(trimmed) ? { ...asText, malformedJson: true } : asText;

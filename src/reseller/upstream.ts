@@ -1,6 +1,6 @@
 import { JobFailedError } from "../jobs/errors.js";
 import { concurrencyLimit } from "./limit.js";
-import type { UpstreamLicense } from "./answers.js";
+import type { ListedLicense, UpstreamLicense } from "./answers.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { V1Client } from "./v1.js";
 import type { V2Client } from "./v2.js";
@@ -38,7 +38,8 @@ export interface Upstream {
   registerBundle(ip: string, bundle: string, months: BillingCycleMonths, options?: ChargeOptions): Promise<{ bundle_key: string; expires_at?: string }>;
   /** The upstream's licences at one IP. */
   licensesAt(ip: string): Promise<UpstreamLicense[]>;
-  listLicenses(): Promise<UpstreamLicense[]>;
+  /** The whole list, as compact records: reconcile and the adoption plan read it at any size of book. */
+  listLicenses(): Promise<ListedLicense[]>;
   installCommand(ip: string, type: ProductType): Promise<string>;
   /** At shutdown: calls not yet started fail with JobInterruptedError (their jobs go back to the queue). */
   stopCalls(): void;
@@ -116,7 +117,7 @@ function directUpstream(protocol: Protocol, v1: V1Client, v2: V2Client | null): 
     async licensesAt(ip) {
       return (await v1.listLicenses()).filter((l) => sameIp(l.ip, ip));
     },
-    listLicenses: () => v1.listLicenses(),
+    listLicenses: () => v1.listedLicenses(),
     async installCommand(ip, type) {
       return (await v1.installCommand({ ip, type })).command;
     },

@@ -6,17 +6,21 @@ import {
   readExpiresAt,
   readInstallCommand,
   readLicenseList,
+  listedOf,
+  readListedLicenses,
   readNumber,
   readSubResellerList,
   readText,
   v1Success,
+  type ListedLicense,
   type SubReseller,
   type UpstreamLicense,
 } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
 import type { ConnectionPool } from "./connection-pool.js";
-import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type RetryOptions, type UpstreamObserver } from "./transport.js";
+import { parseListJson } from "./list-json.js";
+import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type Call, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
   bundleIdSchema,
@@ -99,6 +103,8 @@ export interface V1Client {
   setToken(token: string): void;
   installCommand(input: z.input<typeof licenseRef>): Promise<{ command: string; raw: unknown }>;
   listLicenses(): Promise<UpstreamLicense[]>;
+  /** The same list as compact records (what reconcile and the adoption plan compare), each item's other keys dropped as it is read. */
+  listedLicenses(): Promise<ListedLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   renew(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   suspend(input: z.input<typeof licenseRef>): Promise<RawAnswer>;
@@ -134,15 +140,19 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     Accept: "application/json",
   };
 
-  async function get(operation: string, path: string, query: Record<string, string> = {}, maxAnswerBytes?: number): Promise<Answer> {
+  async function get(operation: string, path: string, query: Record<string, string> = {}, large: Pick<Call, "maxAnswerBytes" | "readJson"> = {}): Promise<Answer> {
     const url = new URL(base + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     return observeCall(options.observer, operation, "GET", async () => {
-      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true, maxAnswerBytes });
+      const answer = await transport.send({ operation, method: "GET", url, headers, readOnly: true, ...large });
       v1Success(operation, answer);
       return answer;
     });
   }
+
+  // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
+  const getLicenseList = (op: string, readJson?: Call["readJson"]) =>
+    get(op, "/license/list", {}, { maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, ...(readJson ? { readJson } : {}) });
 
   /** `readOnly` only for POSTs that merely look something up (bundle status). */
   async function post(operation: string, path: string, json: unknown, readOnly = false): Promise<Answer> {
@@ -176,8 +186,14 @@ export function createV1Client(options: V1ClientOptions): V1Client {
 
     async listLicenses() {
       const op = "v1.listLicenses";
-      // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
-      return readLicenseList(op, await get(op, "/license/list", {}, options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES));
+      return readLicenseList(op, await getLicenseList(op));
+    },
+
+    async listedLicenses() {
+      // The same call as listLicenses, named alike in logs and metrics.
+      const op = "v1.listLicenses";
+      // Each item becomes its record as it is parsed: the answer's full tree is never built.
+      return readListedLicenses(op, await getLicenseList(op, (text) => parseListJson(text, listedOf)));
     },
 
     async register(input) {

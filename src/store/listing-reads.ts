@@ -66,6 +66,9 @@ export function cut<R, T>(rows: R[], limit: number, cursorOf: (last: R) => strin
 export type HistoryPageRow = HistoryRow & { src: 0 | 1 };
 export const historyRow = ({ src: _src, ...row }: HistoryPageRow): HistoryRow => row;
 
+/** The columns of a ServiceBrief. */
+export const BRIEF_COLUMNS = "service_id, kind, type, bundle, bundle_key, variant, upstream_variant, ip, status, expires_at, updated_at";
+
 /** A dialect's SQL for each listing. */
 export interface ListingSql {
   licenses(f: LicenseShape): string;
@@ -74,6 +77,8 @@ export interface ListingSql {
   jobsTotal(f: JobShape): string;
   history: string;
   historyTotal: string;
+  /** Service briefs after @after, by service id, @limit of them. */
+  briefs: string;
 }
 
 /** SQL and parameters of each planned read of a listing, with values of the right kind (plans, not answers). */
@@ -95,5 +100,6 @@ export function plannedReads(sql: ListingSql): Record<Exclude<PlannedRead, Queue
     "jobs total by service": () => [sql.jobsTotal({ state: true, kind: false, service: true }), { service: "s", state: "queued" }],
     history: () => [sql.history, { id: "s", ...historyBounds(undefined), limit: 101 }],
     "history total": () => [sql.historyTotal, { id: "s" }],
+    "service briefs": () => [sql.briefs, { after: "", limit: 1000 }],
   };
 }

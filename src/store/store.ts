@@ -115,6 +115,7 @@ export const PLANNED_READS = [
   "jobs total by service",
   "history",
   "history total",
+  "service briefs",
   "job counts",
   "oldest due job",
 ] as const;
@@ -154,6 +155,15 @@ export interface ServiceRow {
 }
 
 /** Columns a change may set (never the id or the timestamps). */
+/**
+ * A service as reconcile and the adoption plan compare it with the reseller's licence list: the
+ * columns they read, nothing else, so that every service of a large book can be held at once.
+ */
+export type ServiceBrief = Pick<
+  ServiceRow,
+  "service_id" | "kind" | "type" | "bundle" | "bundle_key" | "variant" | "upstream_variant" | "ip" | "status" | "expires_at" | "updated_at"
+>;
+
 export type ServicePatch = Partial<Omit<ServiceRow, "service_id" | "license_key" | "created_at" | "updated_at" | "module">>;
 
 export type NewService = Omit<
@@ -214,6 +224,11 @@ export interface ServiceOps {
   list(status?: ServiceStatus, limit?: number): Promise<ServiceRow[]>;
   /** One page of the licences, by service id. */
   page(query: LicenseQuery): Promise<Page<ServiceRow>>;
+  /**
+   * Up to `limit` services after the service id `after` (from the first without it), by service
+   * id, as briefs: reconcile and the adoption plan walk every service so, one index range a page.
+   */
+  briefs(after: string | undefined, limit: number): Promise<ServiceBrief[]>;
   /** The service's received events and what came of them, oldest first: all of them (tests); the admin API pages `historyPage`. */
   history(serviceId: string): Promise<HistoryRow[]>;
   /** One page of the service's history, newest first (its events and what came of them). */

@@ -28,6 +28,7 @@ const USES: Record<PlannedRead, RegExp[]> = {
   "jobs total by service": [/jobs_service/],
   history: [/events_service/, /history_service/],
   "history total": [/events_service/, /history_service/],
+  "service briefs": [/sqlite_autoindex_services_1|services_pkey/],
   "job counts": [/job_counts/],
   "oldest due job": [/jobs_runnable/],
 };

@@ -1,8 +1,8 @@
 import { JOB_STATES } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page } from "../paging.js";
-import { cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceRow } from "../store.js";
+import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
+import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceBrief, ServiceRow } from "../store.js";
 import { Rollback, type PgDb, type Tx } from "./database.js";
 import { foldTallies } from "./tallies.js";
 
@@ -91,6 +91,8 @@ const HISTORY_SQL = `SELECT src, id, service_id, at, event_id, job_id, action, d
 const HISTORY_TOTAL_SQL =
   "SELECT (SELECT COUNT(*) FROM events WHERE service_id = @id::text) + (SELECT COUNT(*) FROM history WHERE service_id = @id::text) AS n";
 
+const BRIEFS_SQL = `SELECT ${BRIEF_COLUMNS} FROM services WHERE service_id > @after::text ORDER BY service_id LIMIT @limit::int`;
+
 
 
 
@@ -99,7 +101,7 @@ export function pgListings(db: PgDb) {
   const count = async (t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => (await q<{ n: number }>(t, sql, params))[0]!.n;
 
 
-  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL });
+  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
 
   return {
     licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
@@ -126,6 +128,9 @@ export function pgListings(db: PgDb) {
         const rows = await q<HistoryPageRow>(t, HISTORY_SQL, { id: serviceId, ...bounds, limit: page.limit + 1 });
         return cut(rows, page.limit, (r) => encodeCursor("history", [r.at, r.src, r.id]), historyRow, await count(t, HISTORY_TOTAL_SQL, { id: serviceId }));
       });
+    },
+    briefs(after: string | undefined, limit: number): Promise<ServiceBrief[]> {
+      return q<ServiceBrief>(db, BRIEFS_SQL, { after: after ?? "", limit });
     },
     planned,
     /**

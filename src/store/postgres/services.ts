@@ -120,6 +120,9 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     async page(query) {
       return listings.licenses(query);
     },
+    async briefs(after, limit) {
+      return listings.briefs(after, limit);
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },

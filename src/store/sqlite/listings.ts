@@ -1,8 +1,8 @@
 import { JOB_STATES } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page } from "../paging.js";
-import { cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceRow } from "../store.js";
+import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
+import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceBrief, ServiceRow } from "../store.js";
 import type { Db } from "./database.js";
 
 /**
@@ -81,6 +81,8 @@ const HISTORY_SQL = `SELECT src, id, service_id, at, event_id, job_id, action, d
 
 const HISTORY_TOTAL_SQL = "SELECT (SELECT COUNT(*) FROM events WHERE service_id = @id) + (SELECT COUNT(*) FROM history WHERE service_id = @id) AS n";
 
+const BRIEFS_SQL = `SELECT ${BRIEF_COLUMNS} FROM services WHERE service_id > @after ORDER BY service_id LIMIT @limit`;
+
 
 
 
@@ -94,7 +96,7 @@ export function sqliteListings(db: Db) {
   const count = (sql: string, params: Record<string, unknown>) => (prepared(sql).get(params) as { n: number }).n;
 
 
-  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL });
+  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
 
   return {
     licenses(q: LicenseQuery): Page<ServiceRow> {
@@ -113,6 +115,9 @@ export function sqliteListings(db: Db) {
       const bounds = historyBounds(cursorKey("history", page.cursor));
       const rows = prepared(HISTORY_SQL).all({ id: serviceId, ...bounds, limit: page.limit + 1 }) as HistoryPageRow[];
       return cut(rows, page.limit, (r) => encodeCursor("history", [r.at, r.src, r.id]), historyRow, count(HISTORY_TOTAL_SQL, { id: serviceId }));
+    },
+    briefs(after: string | undefined, limit: number): ServiceBrief[] {
+      return prepared(BRIEFS_SQL).all({ after: after ?? "", limit }) as ServiceBrief[];
     },
     planned,
   };

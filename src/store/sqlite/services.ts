@@ -152,6 +152,9 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     async page(query) {
       return listings.licenses(query);
     },
+    async briefs(after, limit) {
+      return listings.briefs(after, limit);
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },
