@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, TEST_PROVISIONING_TOKEN, TEST_SECRET, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { orderActive } from "../helpers/e2e-harness.js";
+import { orderActive, untilIdle } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { CONSOLE_CSP } from "../../src/console/security-headers.js";
 import { ConsoleClient, OPERATOR_TOKEN, testOperators, VIEWER_TOKEN } from "./client.js";
@@ -199,6 +199,8 @@ describe("the operator console over HTTP", () => {
 
   it("shows a licence's latest 100 history entries, newest first, and pages to the older ones", async () => {
     const id = await orderActive(bridge, {});
+    // The order's install mail writes its own entry: counted once it has gone.
+    await untilIdle(bridge);
     const before = (await bridge.service.services.history(id)).length;
     await bridge.service.store.services.change({ serviceId: id, history: Array.from({ length: 150 }, (_, i) => ({ action: `note ${i}`, detail: `entry ${i}` })) });
     const c = client();

@@ -89,3 +89,13 @@ export async function readStore<T>(path: string, read: (store: SqliteStore) => P
     await store.close();
   }
 }
+
+/** The file's size in pages as SQLite counts them (free pages included), for test/store/prune-space.test.ts: what the prune gives back. */
+export function fileBytes(path: string): number {
+  const db = openDatabase(path);
+  try {
+    return (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
+  } finally {
+    db.close();
+  }
+}

@@ -1,4 +1,3 @@
-import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { manualClock } from "../../src/clock.js";
 import { prune } from "../../src/retention/retention.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { IntakeDecision, IntakeItem, Store, StoredEvent } from "../../src/store/store.js";
+import { fileBytes } from "../helpers/sqlite.js";
 
 /**
  * The space a pruned payload held is used again (issue 25: the database stays flat). SQLite
@@ -35,14 +35,7 @@ describe("pruning events on SQLite frees their payloads' pages for new events", 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const bytesOnDisk = () => {
-    const db = new Database(file, { readonly: true });
-    try {
-      return (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
-    } finally {
-      db.close();
-    }
-  };
+  const bytesOnDisk = () => fileBytes(file);
 
   /** `EVENTS` processed events of about PAYLOAD_BYTES each, as the intake writes them. */
   async function receive(round: string): Promise<string[]> {
