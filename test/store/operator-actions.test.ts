@@ -1,8 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
-import type { AuditDraft, IntakeDecision, IntakeItem, NewJob, Store } from "../../src/store/store.js";
-import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
+import type { AuditDraft, IntakeDecision, IntakeItem, NewJob } from "../../src/store/store.js";
+import { describeEachStore } from "../helpers/stores.js";
 
 // The operators' actions that are one store operation each (issue 26), on both stores: a job
 // cancelled, a mail queued again, the IP-change counter reset, each written in one transaction
@@ -41,26 +40,9 @@ function createAll(item: IntakeItem, view: { existing: unknown }): IntakeDecisio
   };
 }
 
-describe.each(STORE_FACTORIES)("operators' actions on $name", (factory) => {
-  if (factory.skip) {
-    it.skip(`skipped: ${factory.skip}`, () => {});
-    return;
-  }
+const start = Date.UTC(2026, 0, 1);
 
-  let opened: OpenedStore;
-  let store: Store;
-  const clock = manualClock();
-  const start = Date.UTC(2026, 0, 1);
-
-  beforeEach(async () => {
-    clock.set(start);
-    opened = await factory.open({ clock, maxAttempts: 1 });
-    store = opened.store;
-  });
-  afterEach(async () => {
-    await opened.close();
-  });
-
+describeEachStore("operators' actions on $name", { startAt: start, maxAttempts: 1 }, ({ store, clock }) => {
   let ipSeq = 0;
   const service = async (id: string, kind = "") => {
     await store.events.accept(
