@@ -22,6 +22,7 @@ import { startChild } from "./child.js";
 import { startBenchCluster, type BenchCluster } from "./scale-postgres.js";
 import { LONG, LONG_HISTORY, seedConsole } from "./console-data.js";
 import { emailOf, ipOf, migrateFresh, openBulk, sandboxState, seedBook, serviceIdOf, type StoreKind } from "./scale-data.js";
+import { markdownTable } from "./report.js";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const SERVICES = Math.round(100_000 * SCALE);
@@ -231,15 +232,11 @@ function printTable(load: string): string {
     `${(r.wall.p50 / r.bare.p50).toFixed(1)} / ${(r.wall.p99 / r.bare.p99).toFixed(1)}`,
     r.wall.p99 <= TARGET_MS ? "PASS" : "FAIL",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(" | ")} |`;
   const failed = rows.filter((r) => r.wall.p99 > TARGET_MS).length;
   return [
     `## console (issue 26): ${SERVICES} licences, ${REQUESTS} requests per page in rounds of ${ROUND} alternating with bare Express; machine load before: ${load}`,
     "",
-    line(head),
-    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
-    ...cells.map(line),
+    ...markdownTable(head, cells),
     "",
     failed === 0 ? `every page's p99 within ${TARGET_MS} ms` : `${failed} of ${rows.length} FAIL the ${TARGET_MS} ms p99`,
     ...rows.filter((r) => r.upstream).map((r) => `[${r.store}] ${r.page}: the sandbox's own answer to the same calls, asked directly (wall p50 / p99 / max): ${show(r.upstream!)} ms`),

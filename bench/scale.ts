@@ -17,6 +17,7 @@ import { startChild } from "./child.js";
 import { startBenchCluster, type BenchCluster } from "./scale-postgres.js";
 import { emailOf, ipOf, isTerminated, licenseKeyOf, migrateFresh, openBulk, sandboxState, seedBook, serviceIdOf, type StoreKind } from "./scale-data.js";
 import { simulateYear } from "./scale-year.js";
+import { markdownTable } from "./report.js";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const SERVICES = Math.round(100_000 * SCALE);
@@ -279,14 +280,10 @@ async function measureYear(kind: StoreKind, where: string): Promise<void> {
 function printTable(load: string): string {
   const head = ["measure", "store", "value", "target", "met"];
   const cells = rows.map((r) => [r.measure, r.store, r.value, r.target, r.met === undefined ? "" : r.met ? "yes" : "no"]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(" | ")} |`;
   return [
     `## scale (issue 25): ${SERVICES} services, ${SERVICES * 10} history rows, ${SERVICES * 10} jobs${ONLY ? ` (BENCH_ONLY=${ONLY.join(",")})` : ""}; machine load before: ${load}`,
     "",
-    line(head),
-    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
-    ...cells.map(line),
+    ...markdownTable(head, cells),
   ].join("\n");
 }
 
