@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { userInfo } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { waitFor } from "../helpers/wait.js";
+import { operatorsFile } from "../helpers/operators.js";
 import { runCli } from "./helpers.js";
 import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID } from "../../src/vocabulary/sandbox-identity.js";
 
@@ -15,8 +14,7 @@ import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID } from "../../src/vocabulary/s
  */
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
-const operatorsFile = join(mkdtempSync(join(tmpdir(), "lb-cli-operators-")), "operators.json");
-writeFileSync(operatorsFile, JSON.stringify([{ name: "vera", role: "viewer", token_sha256: sha256("viewer-token-0123456789") }]));
+const operatorsFilePath = operatorsFile([{ name: "vera", role: "viewer", token: "viewer-token-0123456789" }]);
 
 interface AuditJson {
   audit: { actor: string; action: string; service_id: string | null; job_id: number | null; outcome: string; detail: string | null }[];
@@ -32,7 +30,7 @@ describe("the audit trail from the CLI", () => {
 
   beforeAll(async () => {
     sb = await startTestSandbox({ balance: 0 });
-    bridge = await startTestBridge(sb, { env: { OPERATORS_FILE: operatorsFile } });
+    bridge = await startTestBridge(sb, { env: { OPERATORS_FILE: operatorsFilePath } });
     env = bridge.env;
     const event = createdEvent();
     expect((await bridge.send(event)).status).toBe(202);

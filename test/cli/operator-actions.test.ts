@@ -1,11 +1,9 @@
-import { createHash } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { userInfo } from "node:os";
 import { describe, expect, it } from "vitest";
 import { createdEvent } from "../helpers/bridge.js";
 import { orderActive, usePairPerFile } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { operatorsFile } from "../helpers/operators.js";
 import { runCli } from "./helpers.js";
 
 /**
@@ -14,9 +12,7 @@ import { runCli } from "./helpers.js";
  * audited as cli:<OS user>, or refused for a viewer named with --as.
  */
 
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
-const operatorsFile = join(mkdtempSync(join(tmpdir(), "lb-cli-actions-")), "operators.json");
-writeFileSync(operatorsFile, JSON.stringify([{ name: "vera", role: "viewer", token_sha256: sha256("viewer-token-cli-0123456789") }]));
+const operatorsFilePath = operatorsFile([{ name: "vera", role: "viewer", token: "viewer-token-cli-0123456789" }]);
 const me = `cli:${userInfo().username}`;
 
 describe("jobs cancel, licenses resend-mail and licenses reset-ip-changes", () => {
@@ -26,7 +22,7 @@ describe("jobs cancel, licenses resend-mail and licenses reset-ip-changes", () =
   let blockedJob: number;
 
   const pair = usePairPerFile({
-    env: { OPERATORS_FILE: operatorsFile },
+    env: { OPERATORS_FILE: operatorsFilePath },
     async setup({ sb, bridge }) {
       env = bridge.env;
       active = await orderActive(bridge, { product_id: "13" });

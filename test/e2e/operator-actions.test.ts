@@ -1,12 +1,9 @@
-import { createHash } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
 import { createdEvent, uniqueId, uniqueIp, type TestBridge } from "../helpers/bridge.js";
 import { orderActive, untilIdle, usePairPerFile } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { operatorsFile } from "../helpers/operators.js";
 
 /**
  * The three operator actions issue 26 added to the admin API, over HTTP against a real bridge
@@ -16,15 +13,10 @@ import { waitFor } from "../helpers/wait.js";
  */
 
 const TOKENS = { viewer: "viewer-token-ops-0123456789", operator: "operator-token-ops-0123456789" } as const;
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
-const operatorsFile = join(mkdtempSync(join(tmpdir(), "lb-operator-actions-")), "operators.json");
-writeFileSync(
-  operatorsFile,
-  JSON.stringify([
-    { name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) },
-    { name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) },
-  ]),
-);
+const operatorsFilePath = operatorsFile([
+  { name: "vera", role: "viewer", token: TOKENS.viewer },
+  { name: "otto", role: "operator", token: TOKENS.operator },
+]);
 
 const as = (bridge: TestBridge, who: keyof typeof TOKENS, path: string, body?: unknown) =>
   bridge.admin(path, { method: "POST", headers: { authorization: `Bearer ${TOKENS[who]}` }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -40,7 +32,7 @@ interface Entry {
 const audit = async (bridge: TestBridge, query: string) => ((await bridge.admin(`/admin/audit?${query}`)).body as { audit: Entry[] }).audit;
 
 describe("the operator actions of issue 26 on the admin API", () => {
-  const pair = usePairPerFile({ env: { OPERATORS_FILE: operatorsFile } });
+  const pair = usePairPerFile({ env: { OPERATORS_FILE: operatorsFilePath } });
 
   describe("POST /admin/jobs/:id/cancel", () => {
     it("a viewer is refused (403, audited), an operator cancels a blocked registration (200 with the job), and a second cancel is 409", async () => {

@@ -1,13 +1,11 @@
-import { createHash } from "node:crypto";
 import { loadConfig } from "../../src/config/load.js";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createdEvent, TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
 import { untilIdle, usePair } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { operatorsFile, writeOperators, type TestOperator } from "../helpers/operators.js";
 import { ConsoleClient } from "../console/client.js";
+import type { Role } from "../../src/vocabulary/roles.js";
 
 /**
  * Named operators, their roles and the audit trail (issue 26), over HTTP against a real bridge
@@ -16,16 +14,11 @@ import { ConsoleClient } from "../console/client.js";
  */
 
 const TOKENS = { viewer: "viewer-token-0123456789", operator: "operator-token-0123456789", alice: "alice-token-0123456789" } as const;
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
-const operatorsFile = join(mkdtempSync(join(tmpdir(), "lb-operators-")), "operators.json");
-writeFileSync(
-  operatorsFile,
-  JSON.stringify([
-    { name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) },
-    { name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) },
-    { name: "alice", role: "admin", token_sha256: sha256(TOKENS.alice) },
-  ]),
-);
+const operatorsFilePath = operatorsFile([
+  { name: "vera", role: "viewer", token: TOKENS.viewer },
+  { name: "otto", role: "operator", token: TOKENS.operator },
+  { name: "alice", role: "admin", token: TOKENS.alice },
+]);
 
 type Who = keyof typeof TOKENS | "admin";
 const tokenOf = (who: Who) => (who === "admin" ? TEST_ADMIN_TOKEN : TOKENS[who]);
@@ -51,7 +44,7 @@ async function blockedJob(sb: { sandbox: { setBalance(n: number): void } }, brid
 }
 
 describe("operators and roles on the admin API", () => {
-  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFilePath } });
 
   it("no token, or one nobody has: 401 on reads and actions alike, and nothing audited", async () => {
     const { bridge } = pair();
@@ -143,14 +136,13 @@ describe("operators and roles on the admin API", () => {
 });
 
 describe("OPERATORS_FILE on reload", () => {
-  const file = join(mkdtempSync(join(tmpdir(), "lb-operators-reload-")), "operators.json");
-  writeFileSync(file, JSON.stringify([{ name: "vera", role: "viewer", token_sha256: sha256(TOKENS.viewer) }]));
+  const file = operatorsFile([{ name: "vera", role: "viewer", token: TOKENS.viewer }]);
   const pair = usePair({ env: { OPERATORS_FILE: file } });
 
   it("a reloaded file lets a new operator in, changes a role, and shuts out one it dropped", async () => {
     const { bridge } = pair();
     expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(401);
-    writeFileSync(file, JSON.stringify([{ name: "otto", role: "operator", token_sha256: sha256(TOKENS.operator) }]));
+    writeOperators(file, [{ name: "otto", role: "operator", token: TOKENS.operator }]);
     bridge.service.reload(loadConfig({ env: bridge.env, cwd: process.cwd() }));
     expect((await call(bridge, "operator", "GET", "/admin/jobs")).status).toBe(200);
     expect((await call(bridge, "viewer", "GET", "/admin/jobs")).status).toBe(401);
@@ -159,13 +151,9 @@ describe("OPERATORS_FILE on reload", () => {
 });
 
 describe("console sessions on reload", () => {
-  const file = join(mkdtempSync(join(tmpdir(), "lb-operators-sessions-")), "operators.json");
-  const entry = (name: string, role: string, token: string) => ({ name, role, token_sha256: sha256(token) });
+  const entry = (name: string, role: Role, token: string): TestOperator => ({ name, role, token });
   const OLGA_TOKEN = "olga-token-0123456789";
-  writeFileSync(
-    file,
-    JSON.stringify([entry("vera", "viewer", TOKENS.viewer), entry("otto", "operator", TOKENS.operator), entry("alice", "admin", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]),
-  );
+  const file = operatorsFile([entry("vera", "viewer", TOKENS.viewer), entry("otto", "operator", TOKENS.operator), entry("alice", "admin", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]);
   const pair = usePair({ env: { OPERATORS_FILE: file } });
 
   it("a reload ends the sessions of an operator it removed, demoted or gave a new token, and keeps an unchanged one's", async () => {
@@ -179,7 +167,7 @@ describe("console sessions on reload", () => {
     const [vera, otto, alice, olga] = [await login(TOKENS.viewer), await login(TOKENS.operator), await login(TOKENS.alice), await login(OLGA_TOKEN)];
     const ottoSecondToken = "otto-second-token-0123456789";
     // vera dropped, otto's token rotated, alice demoted to operator.
-    writeFileSync(file, JSON.stringify([entry("otto", "operator", ottoSecondToken), entry("alice", "operator", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]));
+    writeOperators(file, [entry("otto", "operator", ottoSecondToken), entry("alice", "operator", TOKENS.alice), entry("olga", "operator", OLGA_TOKEN)]);
     bridge.service.reload(loadConfig({ env: bridge.env, cwd: process.cwd() }));
     for (const client of [vera, otto, alice]) {
       await waitFor(async () => (await client.get("/console")).status === 303, 5_000, "the session to end");
@@ -195,7 +183,7 @@ describe("console sessions on reload", () => {
 });
 
 describe("GET /admin/audit", () => {
-  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFilePath } });
 
   it("pages newest first with next_cursor and total, filters by actor and service, and names a bad field", async () => {
     const { bridge } = pair();
@@ -227,7 +215,7 @@ describe("GET /admin/audit", () => {
 });
 
 describe("an operator's action on a licence, audited with its event", () => {
-  const pair = usePair({ env: { OPERATORS_FILE: operatorsFile } });
+  const pair = usePair({ env: { OPERATORS_FILE: operatorsFilePath } });
 
   it("suspend by otto: 202, and one entry naming otto, the service and the job the event queued; a viewer's try is refused and audited", async () => {
     const { bridge } = pair();
