@@ -127,8 +127,8 @@ export interface ServiceOptions {
   /** Grace for running jobs at shutdown. (Default: SHUTDOWN_GRACE_MS) */
   shutdownGraceMs?: number;
   /**
-   * Who may log in to the console, for a configuration. (Default: every ADMIN_TOKEN as the admin
-   * named "admin"; tests add a viewer, named operators will add theirs)
+   * Who may log in to the console, for a configuration. (Default: the admin API's directory,
+   * every ADMIN_TOKEN as the admin named "admin" and OPERATORS_FILE's operators)
    */
   consoleOperators?: (config: Config) => OperatorDirectory;
 }
@@ -293,6 +293,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
     // Every change an operator makes, whether through the admin API or the console.
     const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
     const forecast = forecastDepsOf(cfg);
+    // The adoption plan's prices, for the admin API's route and the console's page alike.
+    const prices = pricesOf(cfg);
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
@@ -321,7 +323,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
           store,
           upstream,
           catalog: cfg.catalog,
-          prices: pricesOf(cfg),
+          prices,
           allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
           intake: accept,
           logger: logger.child({ component: "adopt" }),
@@ -343,7 +345,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
                     store,
                     upstream,
                     catalog: cfg.catalog,
-                    prices: pricesOf(cfg),
+                    prices,
                     allowPrivateIps: cfg.ALLOW_PRIVATE_IPS,
                     intake: accept,
                   },
