@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { sendError } from "../http/errors.js";
+import { sendJson } from "../http/send-json.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceRow } from "../store/store.js";
@@ -118,124 +119,141 @@ export function webhookRouter(source: WebhookSource, deps: WebhookRouteDeps): Ro
   const log = deps.logger.child({ source: source.source });
   const note = (type: string, outcome: string) => deps.observer?.received?.(source.source, type, outcome);
 
-  router.post(
-    source.path,
-    (req, res, next) => {
-      const type = mediaType(req);
-      if (isJson(type) || (source.forms && type === "application/x-www-form-urlencoded")) return next();
+  const readRaw = express.raw({ type: () => true, limit: MAX_WEBHOOK_BYTES });
+
+  // One handler, not a route of three (type check, body, delivery): each layer the router walks
+  // costs a `next` call and its bookkeeping on every delivery.
+  router.post(source.path, (req, res, next) => {
+    const type = mediaType(req);
+    const json = isJson(type);
+    if (!json && !(source.forms && type === "application/x-www-form-urlencoded")) {
       note("unknown", "unsupported_media_type");
       return sendError(res, 415, "unsupported_media_type", source.contentTypeHint ?? "Content-Type must be application/json");
-    },
-    express.raw({ type: () => true, limit: MAX_WEBHOOK_BYTES }),
-    async (req: Request, res: Response) => {
-      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const nowMs = deps.clock.now();
-      const denied = source.authenticate(req, raw, nowMs);
-      if (denied) {
-        note("unknown", denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "invalid");
-        log.warn({ status: denied.status, reason: denied.error }, "webhook refused");
-        const code: ErrorCode = denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "bad_request";
-        return sendError(res, denied.status, code, denied.error);
-      }
+    }
+    readRaw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      deliver(req, res, json).catch(next);
+    });
+  });
 
-      let body: unknown;
-      const text = raw.toString("utf8");
-      if (isJson(mediaType(req))) {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          note("unknown", "bad_json");
-          return sendError(res, 400, "bad_json", "Request body is not valid JSON");
-        }
-      } else {
-        // PHP's http_build_query nesting (vars[status]=active), as Blesta and HostBill post forms.
-        body = parseForm(text, { depth: 10, arrayLimit: 200, parameterLimit: 1000, allowPrototypes: false });
-      }
+  async function deliver(req: Request, res: Response, json: boolean) {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const nowMs = deps.clock.now();
+    const denied = source.authenticate(req, raw, nowMs);
+    if (denied) {
+      note("unknown", denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "invalid");
+      log.warn({ status: denied.status, reason: denied.error }, "webhook refused");
+      const code: ErrorCode = denied.status === 403 ? "forbidden" : denied.status === 401 ? "unauthorized" : "bad_request";
+      return sendError(res, denied.status, code, denied.error);
+    }
 
-      const t = await source.translate(body, { req, raw, catalog: deps.catalog, services: deps.services, nowMs, logger: log });
-      if (t.kind === "bad_request") {
+    let body: unknown;
+    const text = raw.toString("utf8");
+    if (json) {
+      try {
+        body = JSON.parse(text);
+      } catch {
         note("unknown", "bad_json");
-        return sendError(res, 400, "bad_json", t.error);
+        return sendError(res, 400, "bad_json", "Request body is not valid JSON");
       }
-      if (t.kind === "ignored") {
-        note("unknown", "ignored");
-        log.info({ reason: t.reason }, "webhook ignored");
-        return res.status(200).json({ status: "ignored", reason: t.reason });
-      }
-      if (t.kind === "invalid") {
-        note("unknown", "invalid");
-        log.warn({ errors: t.errors }, "webhook could not be translated");
-        return sendError(res, 422, "validation", "Validation error", { errors: t.errors });
-      }
+    } else {
+      // PHP's http_build_query nesting (vars[status]=active), as Blesta and HostBill post forms.
+      body = parseForm(text, { depth: 10, arrayLimit: 200, parameterLimit: 1000, allowPrototypes: false });
+    }
 
-      // Validate every event before accepting any, so a bad delivery stores nothing.
-      const valid: { webhookId: string; event: BillingEvent; ifUnknownService: "conflict" | "ignore"; typeFrom?: string }[] = [];
-      const errors: FieldErrors = Object.create(null) as FieldErrors;
-      for (const te of t.events) {
-        const parsed = source.schema.safeParse(te.event);
-        const own = te.errors ?? {};
-        mergeErrors(errors, own);
-        // The translation's message says more than the schema's about the same field ("is required").
-        if (!parsed.success) mergeErrors(errors, Object.fromEntries(Object.entries(fieldErrors(parsed.error)).filter(([k]) => !(k in own))));
-        else if (Object.keys(own).length === 0) {
-          valid.push({ webhookId: te.webhookId, event: parsed.data, ifUnknownService: te.ifUnknownService ?? "conflict", ...(te.typeFrom ? { typeFrom: te.typeFrom } : {}) });
-        }
-      }
-      const typeOf = (te: TranslatedEvent) => {
-        const type = te.event !== null && typeof te.event === "object" ? (te.event as { type?: unknown }).type : undefined;
-        return typeof type === "string" ? type.slice(0, 40) : "unknown";
-      };
-      if (Object.keys(errors).length > 0) {
-        for (const te of t.events) note(typeOf(te), "invalid");
-        log.warn({ errors }, "webhook failed validation");
-        return sendError(res, 422, "validation", "Validation error", { errors });
-      }
+    const translated = source.translate(body, { req, raw, catalog: deps.catalog, services: deps.services, nowMs, logger: log });
+    // Most sources translate without a look-up: no turn of the event loop spent waiting on nothing.
+    const t = translated instanceof Promise ? await translated : translated;
+    if (t.kind === "bad_request") {
+      note("unknown", "bad_json");
+      return sendError(res, 400, "bad_json", t.error);
+    }
+    if (t.kind === "ignored") {
+      note("unknown", "ignored");
+      log.info({ reason: t.reason }, "webhook ignored");
+      return sendJson(res, 200, { status: "ignored", reason: t.reason });
+    }
+    if (t.kind === "invalid") {
+      note("unknown", "invalid");
+      log.warn({ errors: t.errors }, "webhook could not be translated");
+      return sendError(res, 422, "validation", "Validation error", { errors: t.errors });
+    }
 
-      const results = await deps.accept(source.source, valid);
-      const outcomes: Outcome[] = results.map((r, i): Outcome => {
-        const v = valid[i]!;
-        if (r.status === "unknown_service" && v.ifUnknownService === "ignore") return { status: "ignored", reason: `service ${v.event.service.id} is not a licence the bridge manages` };
-        if (r.status === "duplicate" && v.typeFrom && r.type !== v.event.type) {
-          const why = `the same signed content was accepted as ${r.type} (event ${r.eventId}); ${v.typeFrom} is not signed, so a copy naming another event is refused`;
-          return { status: "conflict", eventId: r.eventId, errors: { [v.typeFrom]: [why] } };
-        }
-        if (r.status === "duplicate") return { status: "duplicate", eventId: r.eventId };
-        return r;
-      });
-      outcomes.forEach((o, i) => note(valid[i]!.event.type, o.status));
-      res.locals.webhookId = valid.map((v) => v.webhookId).join(",");
-      const list = valid.map((v, i) => ({ type: v.event.type, webhook_id: v.webhookId, ...outcomeBody(outcomes[i]!) }));
-      const extra = { ...(valid.length > 1 ? { events: list } : {}), ...(t.notes?.length ? { notes: t.notes } : {}) };
+    // Validate every event before accepting any, so a bad delivery stores nothing.
+    const valid: { webhookId: string; event: BillingEvent; ifUnknownService: "conflict" | "ignore"; typeFrom?: string }[] = [];
+    const errors: FieldErrors = Object.create(null) as FieldErrors;
+    for (const te of t.events) {
+      const parsed = source.schema.safeParse(te.event);
+      const own = te.errors ?? {};
+      mergeErrors(errors, own);
+      // The translation's message says more than the schema's about the same field ("is required").
+      if (!parsed.success) mergeErrors(errors, Object.fromEntries(Object.entries(fieldErrors(parsed.error)).filter(([k]) => !(k in own))));
+      else if (Object.keys(own).length === 0) {
+        valid.push({ webhookId: te.webhookId, event: parsed.data, ifUnknownService: te.ifUnknownService ?? "conflict", ...(te.typeFrom ? { typeFrom: te.typeFrom } : {}) });
+      }
+    }
+    const typeOf = (te: TranslatedEvent) => {
+      const type = te.event !== null && typeof te.event === "object" ? (te.event as { type?: unknown }).type : undefined;
+      return typeof type === "string" ? type.slice(0, 40) : "unknown";
+    };
+    if (Object.keys(errors).length > 0) {
+      for (const te of t.events) note(typeOf(te), "invalid");
+      log.warn({ errors }, "webhook failed validation");
+      return sendError(res, 422, "validation", "Validation error", { errors });
+    }
 
-      const invalid = outcomes.filter((o): o is Extract<Outcome, { status: "invalid" }> => o.status === "invalid");
-      if (invalid.length) {
-        const merged: FieldErrors = {};
-        for (const o of invalid) mergeErrors(merged, o.errors);
-        log.warn({ errors: merged }, "webhook refused by a business rule");
-        return sendError(res, 422, invalid.length === 1 ? invalid[0]!.code : "validation", "Validation error", { errors: merged, ...extra });
+    const results = await deps.accept(source.source, valid);
+    const outcomes: Outcome[] = results.map((r, i): Outcome => {
+      const v = valid[i]!;
+      if (r.status === "unknown_service" && v.ifUnknownService === "ignore") return { status: "ignored", reason: `service ${v.event.service.id} is not a licence the bridge manages` };
+      if (r.status === "duplicate" && v.typeFrom && r.type !== v.event.type) {
+        const why = `the same signed content was accepted as ${r.type} (event ${r.eventId}); ${v.typeFrom} is not signed, so a copy naming another event is refused`;
+        return { status: "conflict", eventId: r.eventId, errors: { [v.typeFrom]: [why] } };
       }
-      const conflicts = outcomes.filter((o): o is Extract<Outcome, { status: "conflict" }> => o.status === "conflict");
-      if (conflicts.length) {
-        const merged: FieldErrors = {};
-        for (const o of conflicts) mergeErrors(merged, o.errors);
-        log.warn({ errors: merged }, "webhook refused: an unsigned header contradicts an accepted delivery");
-        return sendError(res, 409, "conflict", "Conflict with an accepted delivery", { errors: merged, ...extra });
-      }
-      const later = outcomes.find((o) => o.status === "retry_later");
-      if (later) return sendError(res, 409, "retry_later", later.reason, extra);
-      if (outcomes.some((o) => o.status === "unknown_service")) return sendError(res, 409, "unknown_service", "unknown service", extra);
-      const withEvent = (status: "accepted" | "duplicate") => outcomes.find((o): o is Extract<Outcome, { eventId: string }> => o.status === status);
-      const accepted = withEvent("accepted");
-      if (accepted) return res.status(202).json({ event_id: accepted.eventId, status: "accepted", ...extra });
-      const duplicate = withEvent("duplicate");
-      if (duplicate) return res.status(200).json({ event_id: duplicate.eventId, status: "duplicate", ...extra });
-      const reasons = outcomes.map((o) => ("reason" in o ? o.reason : "")).filter(Boolean);
-      log.info({ reasons }, "webhook ignored");
-      return res.status(200).json({ status: "ignored", reason: [...new Set(reasons)].join("; "), ...extra });
-    },
-  );
+      if (r.status === "duplicate") return { status: "duplicate", eventId: r.eventId };
+      return r;
+    });
+    outcomes.forEach((o, i) => note(valid[i]!.event.type, o.status));
+    res.locals.webhookId = valid.map((v) => v.webhookId).join(",");
+    // One event and no notes, as nearly every delivery is: nothing more to say than its outcome.
+    const extra =
+      valid.length < 2 && !t.notes?.length
+        ? NOTHING_MORE
+        : {
+            ...(valid.length > 1 ? { events: valid.map((v, i) => ({ type: v.event.type, webhook_id: v.webhookId, ...outcomeBody(outcomes[i]!) })) } : {}),
+            ...(t.notes?.length ? { notes: t.notes } : {}),
+          };
+
+    const invalid = outcomes.filter((o): o is Extract<Outcome, { status: "invalid" }> => o.status === "invalid");
+    if (invalid.length) {
+      const merged: FieldErrors = {};
+      for (const o of invalid) mergeErrors(merged, o.errors);
+      log.warn({ errors: merged }, "webhook refused by a business rule");
+      return sendError(res, 422, invalid.length === 1 ? invalid[0]!.code : "validation", "Validation error", { errors: merged, ...extra });
+    }
+    const conflicts = outcomes.filter((o): o is Extract<Outcome, { status: "conflict" }> => o.status === "conflict");
+    if (conflicts.length) {
+      const merged: FieldErrors = {};
+      for (const o of conflicts) mergeErrors(merged, o.errors);
+      log.warn({ errors: merged }, "webhook refused: an unsigned header contradicts an accepted delivery");
+      return sendError(res, 409, "conflict", "Conflict with an accepted delivery", { errors: merged, ...extra });
+    }
+    const later = outcomes.find((o) => o.status === "retry_later");
+    if (later) return sendError(res, 409, "retry_later", later.reason, extra);
+    if (outcomes.some((o) => o.status === "unknown_service")) return sendError(res, 409, "unknown_service", "unknown service", extra);
+    const withEvent = (status: "accepted" | "duplicate") => outcomes.find((o): o is Extract<Outcome, { eventId: string }> => o.status === status);
+    const accepted = withEvent("accepted");
+    if (accepted) return sendJson(res, 202, { event_id: accepted.eventId, status: "accepted", ...extra });
+    const duplicate = withEvent("duplicate");
+    if (duplicate) return sendJson(res, 200, { event_id: duplicate.eventId, status: "duplicate", ...extra });
+    const reasons = outcomes.map((o) => ("reason" in o ? o.reason : "")).filter(Boolean);
+    log.info({ reasons }, "webhook ignored");
+    return sendJson(res, 200, { status: "ignored", reason: [...new Set(reasons)].join("; "), ...extra });
+  }
   return router;
 }
+
+const NOTHING_MORE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 function outcomeBody(o: Outcome): Record<string, unknown> {
   switch (o.status) {
