@@ -1,8 +1,8 @@
 import type { Catalog } from "../catalog/catalog.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
-import type { AuditDraft, Store } from "../store/store.js";
-import { decide } from "./decide.js";
+import type { AcceptedItem, AuditDraft, Store } from "../store/store.js";
+import { decide, type DecideOptions, type Verdict } from "./decide.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
 
 export type IntakeResult =
@@ -50,26 +50,37 @@ export function createIntake(deps: IntakeDeps): Intake {
   const { store } = deps;
   const rules = { catalog: deps.catalog, allowPrivateIps: deps.allowPrivateIps ?? false };
 
+  /** One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind). */
+  const keepAll = (results: readonly AcceptedItem<Verdict>[]) => !results.some((r) => "result" in r && r.result.status === "invalid");
+  const keepAny = () => true;
+  const storedType = async (eventId: string) => (await store.events.get(eventId))!.type;
+  /** The job an event stored earlier queued: a duplicate's work is the first delivery's. */
+  const jobOf = async (serviceId: string, eventId: string) => (await store.jobs.list({ serviceId, limit: 50 })).find((j) => j.eventId === eventId)?.id;
+  const duplicate = async (item: IntakeItem, eventId: string): Promise<IntakeResult> => {
+    const jobId = await jobOf(item.event.service.id, eventId);
+    return { status: "duplicate", eventId, type: await storedType(eventId), ...(jobId === undefined ? {} : { jobId }) };
+  };
+
   return async (source, items) => {
-    const quiet = new Set(items.filter((i) => i.mail === false).map((i) => i.webhookId));
+    const quiet = items.some((i) => i.mail === false) ? new Set(items.filter((i) => i.mail === false).map((i) => i.webhookId)) : undefined;
     const accepted = await store.events.accept(
       source,
       items.map((item) => ({
-        ...item,
+        webhookId: item.webhookId,
+        event: item.event,
+        ...(item.audit ? { audit: item.audit } : {}),
         queueKey: serviceQueueKey(item.event.service.id),
         ip: item.event.type === "service.created" ? item.event.service.ip : item.event.type === "service.ip_changed" ? item.event.changes?.ip : undefined,
       })),
-      (item, view) => decide(item.event, view, rules, quiet.has(item.webhookId) ? { mail: false } : {}),
-      // One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind).
-      (results) => items.length < 2 || !results.some((r) => "result" in r && r.result.status === "invalid"),
+      (item, view) => decide(item.event, view, rules, quiet?.has(item.webhookId) ? QUIET : LOUD),
+      items.length < 2 ? keepAny : keepAll,
     );
-    const storedType = async (eventId: string) => (await store.events.get(eventId))!.type;
-    /** The job an event stored earlier queued: a duplicate's work is the first delivery's. */
-    const jobOf = async (serviceId: string, eventId: string) => (await store.jobs.list({ serviceId, limit: 50 })).find((j) => j.eventId === eventId)?.id;
-    const results = accepted.items.map(async (r, i): Promise<IntakeResult> => {
+    // Only a duplicate needs a look-up: the rest answer at once, with no promise each.
+    let lookUps = false;
+    const results = accepted.items.map((r, i): IntakeResult | Promise<IntakeResult> => {
       if ("duplicate" in r) {
-        const jobId = await jobOf(items[i]!.event.service.id, r.duplicate);
-        return { status: "duplicate", eventId: r.duplicate, type: await storedType(r.duplicate), ...(jobId === undefined ? {} : { jobId }) };
+        lookUps = true;
+        return duplicate(items[i]!, r.duplicate);
       }
       if (!accepted.stored && r.result.status === "accepted") return { status: "retry_later", reason: "not stored: another event of the same delivery was refused" };
       if (r.result.status === "accepted") {
@@ -78,6 +89,9 @@ export function createIntake(deps: IntakeDeps): Intake {
       }
       return r.result;
     });
-    return Promise.all(results);
+    return lookUps ? Promise.all(results) : (results as IntakeResult[]);
   };
 }
+
+const QUIET: DecideOptions = Object.freeze({ mail: false });
+const LOUD: DecideOptions = Object.freeze({});

@@ -17,15 +17,17 @@ class RolledBack<R> extends Error {
 /** The intake's transaction on SQLite: one savepoint in the group commit's transaction per delivery. */
 export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services: SqliteServices, jobs: SqliteJobs, audit: SqliteAudit): EventOps {
   const findEvent = db.prepare("SELECT id FROM events WHERE source = ? AND webhook_id = ?");
+  // A delivery seen before conflicts on (source, webhook_id) and writes nothing: the insert is the
+  // dedupe look-up, so a new delivery, nearly every one, costs no SELECT of its own.
   const insertEvent = db.prepare(
     `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
-     VALUES (@id, @source, @webhook_id, @type, @service_id, @payload, @received_at, @outcome, @detail)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, webhook_id) DO NOTHING`,
   );
   const byId = db.prepare("SELECT * FROM events WHERE id = ?");
 
   function acceptOne<R, E extends StoredEvent>(source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
-    const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
-    if (dup) return { duplicate: dup.id };
+    // The decision is made before the delivery is known to be new (pure, and its reads are the
+    // transaction's), but a duplicate's answer is always "duplicate", whatever it decided.
     const existing = services.getSync(item.event.service.id);
     const view: IntakeView = {
       existing,
@@ -33,20 +35,16 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
       holders: item.ip ? services.holdersSync(item.ip, item.event.service.id) : [],
     };
     const d = decide(item, view);
-    if (!d.write) return { result: d.result };
+    if (!d.write) {
+      const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
+      return dup ? { duplicate: dup.id } : { result: d.result };
+    }
     const now = clock.now();
     const eventId = newEventId(now);
-    insertEvent.run({
-      id: eventId,
-      source,
-      webhook_id: item.webhookId,
-      type: d.event.type,
-      service_id: d.event.serviceId,
-      payload: d.event.payload,
-      received_at: now,
-      outcome: d.event.outcome,
-      detail: d.event.detail,
-    });
+    const e = d.event;
+    if (insertEvent.run(eventId, source, item.webhookId, e.type, e.serviceId, e.payload, now, e.outcome, e.detail).changes === 0) {
+      return { duplicate: (findEvent.get(source, item.webhookId) as { id: string }).id };
+    }
     if (d.order?.insert) services.insertSync({ ...d.order.insert, order_event_id: eventId }, now);
     if (d.order?.update) services.updateSync(d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);
     if (d.patch) services.updateSync(d.event.serviceId, d.patch, now);
