@@ -17,6 +17,12 @@ export interface OpenDatabaseOptions {
  * - temp_store=MEMORY: every delivery and every intent runs in a savepoint of its group commit
  *   (group-commit.ts), and a savepoint keeps a copy of each page it changes in a sub-journal;
  *   in a temporary file that copying costs about as much as the writes themselves.
+ * - wal_autocheckpoint=10000 pages (about 40 MB of WAL, instead of SQLite's 1000): a checkpoint
+ *   runs inside the commit that crosses the mark, on the event loop, copies every page the WAL
+ *   holds into the database file and fsyncs it. The pages every commit rewrites (the tail of
+ *   each index) are copied once per checkpoint however often they were written, so ten times
+ *   fewer checkpoints copy far fewer pages per commit and stall the event loop ten times less
+ *   often (measured with bench:ingest). The WAL file keeps its largest size on disk.
  * - busy_timeout: the CLI and the service may briefly contend for the write lock. The wait
  *   blocks the event loop, so the running service shortens it once started (src/compose/service.ts).
  */
@@ -29,6 +35,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     if (!options.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
+      db.pragma("wal_autocheckpoint = 10000");
     }
     db.pragma("foreign_keys = ON");
     db.pragma("temp_store = MEMORY");
