@@ -648,6 +648,11 @@ export type PrunableKind = (typeof PRUNABLE_KINDS)[number];
 /** The payload a processed event keeps once pruned: the row stays (its webhook id still dedupes, its history still shows). */
 export const PRUNED_PAYLOAD = "{}";
 
+/** The history entry a service's pruned records leave: what went, so the page explains its emptiness. */
+export function recordsPrunedDetail(n: { history: number; events: number; jobs: number; mails: number }): string {
+  return `terminated more than TERMINATED_RETENTION_DAYS ago: ${n.events} event(s), ${n.history} history entries, ${n.jobs} job(s) and ${n.mails} mail record(s) pruned`;
+}
+
 /**
  * Rows older than `before` (Unix ms) that nothing depends on any more:
  * - `jobs`: succeeded (done, or skipped) and cancelled jobs with no charge intent, deleted; never
@@ -667,6 +672,19 @@ export interface RetentionOps {
   pruneBatch(kind: PrunableKind, before: number, limit: number): Promise<number>;
   /** After a prune that removed rows: makes their space reusable at once, where the store does not by itself. */
   reclaim(): Promise<void>;
+  /**
+   * TERMINATED_RETENTION_DAYS: how many terminated services a prune at `before` would empty of
+   * their records (see pruneTerminatedBatch for which).
+   */
+  terminatedPrunable(before: number): Promise<number>;
+  /**
+   * Up to `limit` services terminated (last written) before `before`, with no job unfinished or
+   * holding a charge's intent and every event of theirs processed and older than `before`: in one
+   * transaction, deletes their history, events, jobs and mail records, keeps the service's row as it
+   * is (a late event or a new order is decided as before), marks it pruned and writes one history
+   * entry at `now` saying what went. Returns how many services.
+   */
+  pruneTerminatedBatch(before: number, limit: number, now: number): Promise<number>;
 }
 
 // ---- adoption -----------------------------------------------------------------------------
