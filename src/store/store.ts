@@ -660,8 +660,9 @@ export function recordsPrunedDetail(n: { history: number; events: number; jobs: 
  *   never one of a service's two latest record_payment jobs (a dateless renew's id is built from them);
  * - `events`: the payload of an event whose outcome is recorded and no unfinished job of which
  *   is left, emptied to PRUNED_PAYLOAD; the row itself, its (source, webhook id) and its place
- *   in the service's history are kept for ever, and the space the payload held is freed (not
- *   left inside the row's page);
+ *   in the service's history are kept for ever (until TERMINATED_RETENTION_DAYS, when set, takes
+ *   the whole record of a service terminated long ago: see pruneTerminatedBatch), and the space
+ *   the payload held is freed (not left inside the row's page);
  * - `mails`: sent mail records whose job is finished, deleted.
  * History, services, alerts and any other table are never touched.
  */
