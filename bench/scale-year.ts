@@ -6,8 +6,8 @@
 // Steady means the book's ages are spread as they stay: a book filled on one day would age as
 // one (every licence's history growing all year, none ended long enough to be pruned), which is a
 // book starting up, not a book running for years. So the book starts empty and fills at the
-// daily rate, runs until it has turned over once and its first cancellations have passed
-// TERMINATED_RETENTION_DAYS (the warm-up), and the year is measured from there: the database's
+// daily rate, runs until the services of the fill have all been cancelled and pruned (the
+// warm-up: two lifetimes and TERMINATED_RETENTION_DAYS), and the year is measured from there: the database's
 // size after the prune of the year's day 120 (month 4) and day 365 (month 12).
 import { manualClock } from "../src/clock.js";
 import { silentLogger } from "../src/log/logger.js";
@@ -43,6 +43,9 @@ export interface YearResult {
   /** What each table took at month 4 and at month 12: where the growth is. */
   tables4: Record<string, number>;
   tables12: Record<string, number>;
+  /** Rows per table at month 4 and at month 12. */
+  rows4: Record<string, number>;
+  rows12: Record<string, number>;
 }
 
 const TABLES = ["services", "history", "events", "jobs", "mails"] as const;
@@ -62,6 +65,7 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
   const monthly: number[] = [];
   let month4 = 0;
   let tables4: Record<string, number> = {};
+  let rows4: Record<string, number> = {};
   try {
     const order = (at: number, services: unknown[][], events: unknown[][], jobs: unknown[][], mails: unknown[][], history: unknown[][]) => {
       const i = next++;
@@ -74,7 +78,11 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
       for (const a of ["order received", "registered", "mailed install instructions"]) history.push([id, at, a, `${a} (${ev})`]);
     };
     // A service lives book / ordersPerDay days: the book fills in that time, then turns over.
-    const warmupDays = Math.ceil(book / ordersPerDay) + TERMINATED_RETENTION_DAYS + 30;
+    // The rows written while it filled share pages until the last of their services has been
+    // cancelled and pruned, a lifetime and TERMINATED_RETENTION_DAYS after the fill: the pages
+    // are as they stay only from then on.
+    const lifetime = Math.ceil(book / ordersPerDay);
+    const warmupDays = 2 * lifetime + TERMINATED_RETENTION_DAYS + 30;
     for (let day = 1; day <= warmupDays + 365; day++) {
       const yearDay = day - warmupDays;
       const dayStart = start + (day - 1) * DAY;
@@ -127,8 +135,9 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
         if (yearDay === 120) {
           month4 = size;
           tables4 = await db.tableBytes(TABLES);
+          rows4 = await db.rowCounts(TABLES);
         }
-        if (yearDay === 365) return { month4, month12: size, monthly, warmupDays, tables4, tables12: await db.tableBytes(TABLES) };
+        if (yearDay === 365) return { month4, month12: size, monthly, warmupDays, tables4, tables12: await db.tableBytes(TABLES), rows4, rows12: await db.rowCounts(TABLES) };
       }
       progress(day);
     }

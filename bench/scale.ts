@@ -273,8 +273,8 @@ async function measureYear(kind: StoreKind, where: string): Promise<void> {
   });
   // Where it grew: the tables a prune never shortens (history, events' rows) against the rest.
   const mb = (b: number) => (b / 1e6).toFixed(1);
-  const parts = Object.keys(y.tables12).map((t) => `${t} ${mb(y.tables4[t] ?? 0)} -> ${mb(y.tables12[t]!)}`);
-  record({ measure: "  of which, per table with its indexes (MB, month 4 -> month 12)", store: kind, value: parts.join(", "), target: "", met: undefined });
+  const parts = Object.keys(y.tables12).map((t) => `${t} ${mb(y.tables4[t] ?? 0)} -> ${mb(y.tables12[t]!)} (${y.rows4[t] ?? 0} -> ${y.rows12[t]} rows)`);
+  record({ measure: "  of which, per table with its indexes (MB and rows, month 4 -> month 12)", store: kind, value: parts.join(", "), target: "", met: undefined });
 }
 
 function printTable(load: string): string {

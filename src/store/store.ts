@@ -648,10 +648,6 @@ export type PrunableKind = (typeof PRUNABLE_KINDS)[number];
 /** The payload a processed event keeps once pruned: the row stays (its webhook id still dedupes, its history still shows). */
 export const PRUNED_PAYLOAD = "{}";
 
-/** The history entry a service's pruned records leave: what went, so the page explains its emptiness. */
-export function recordsPrunedDetail(n: { history: number; events: number; jobs: number; mails: number }): string {
-  return `terminated more than TERMINATED_RETENTION_DAYS ago: ${n.events} event(s), ${n.history} history entries, ${n.jobs} job(s) and ${n.mails} mail record(s) pruned`;
-}
 
 /**
  * Rows older than `before` (Unix ms) that nothing depends on any more:
@@ -682,8 +678,10 @@ export interface RetentionOps {
    * Up to `limit` services terminated (last written) before `before`, with no job unfinished or
    * holding a charge's intent and every event of theirs processed and older than `before`: in one
    * transaction, deletes their history, events, jobs and mail records, keeps the service's row as it
-   * is (a late event or a new order is decided as before), marks it pruned and writes one history
-   * entry at `now` saying what went. Returns how many services.
+   * is (a late event or a new order is decided as before) and marks it pruned at `now`. No history
+   * entry says so: a row kept for each would pin an index page of the history for ever (on
+   * PostgreSQL, whose b-trees never merge pages, the history's indexes then grew a quarter a year).
+   * Returns how many services.
    */
   pruneTerminatedBatch(before: number, limit: number, now: number): Promise<number>;
 }

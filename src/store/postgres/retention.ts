@@ -1,4 +1,4 @@
-import { PRUNED_PAYLOAD, recordsPrunedDetail, type PrunableKind, type RetentionOps } from "../store.js";
+import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
 import { LOCKS, type PgDb } from "./database.js";
 
 /** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */
@@ -64,14 +64,8 @@ export function pgRetention(db: PgDb): RetentionOps {
         for (const { service_id: id } of found) {
           const [still] = await t.q(`SELECT 1 FROM services s WHERE s.service_id = $2 AND ${TERMINATED_WHERE} FOR UPDATE`, [before, id]);
           if (!still) continue;
-          const gone = {
-            history: await t.run("DELETE FROM history WHERE service_id = $1", [id]),
-            events: await t.run("DELETE FROM events WHERE service_id = $1", [id]),
-            jobs: await t.run("DELETE FROM jobs WHERE service_id = $1", [id]),
-            mails: await t.run("DELETE FROM mails WHERE service_id = $1", [id]),
-          };
+          for (const table of ["history", "events", "jobs", "mails"]) await t.run(`DELETE FROM ${table} WHERE service_id = $1`, [id]);
           await t.run("UPDATE services SET records_pruned_at = $1 WHERE service_id = $2", [now, id]);
-          await t.run("INSERT INTO history (service_id, at, action, detail) VALUES ($1, $2, 'records pruned', $3)", [id, now, recordsPrunedDetail(gone)]);
           n++;
         }
         return n;

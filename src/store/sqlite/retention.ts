@@ -1,4 +1,4 @@
-import { PRUNED_PAYLOAD, recordsPrunedDetail, type PrunableKind, type RetentionOps } from "../store.js";
+import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
 import type { Db } from "./database.js";
 
 /** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */
@@ -67,16 +67,14 @@ export function sqliteRetention(db: Db): RetentionOps {
     jobs: db.prepare("DELETE FROM jobs WHERE service_id = ?"),
     mails: db.prepare("DELETE FROM mails WHERE service_id = ?"),
     mark: db.prepare("UPDATE services SET records_pruned_at = ? WHERE service_id = ?"),
-    note: db.prepare("INSERT INTO history (service_id, at, action, detail) VALUES (?, ?, 'records pruned', ?)"),
   });
   let t: ReturnType<typeof terminatedStatements> | undefined;
   const pruneTerminated = db.transaction((before: number, limit: number, now: number) => {
     t ??= terminatedStatements();
     const ids = (t.candidates.all({ before, limit }) as { service_id: string }[]).map((r) => r.service_id);
     for (const id of ids) {
-      const n = { history: t.history.run(id).changes, events: t.events.run(id).changes, jobs: t.jobs.run(id).changes, mails: t.mails.run(id).changes };
+      for (const table of [t.history, t.events, t.jobs, t.mails]) table.run(id);
       t.mark.run(now, id);
-      t.note.run(id, now, recordsPrunedDetail(n));
     }
     return ids.length;
   });
