@@ -28,6 +28,8 @@ export interface BulkDb {
   sizeBytes(): Promise<number>;
   /** Bytes per table, its indexes included (SQLite: dbstat; PostgreSQL: pg_total_relation_size). */
   tableBytes(tables: readonly string[]): Promise<Record<string, number>>;
+  /** Rows per table: whether a table grew by its rows or by the space around them. */
+  rowCounts(tables: readonly string[]): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -68,6 +70,9 @@ export async function openBulk(kind: StoreKind, where: string): Promise<BulkDb> 
         const count = db.pragma("page_count", { simple: true }) as number;
         const size = db.pragma("page_size", { simple: true }) as number;
         return count * size;
+      },
+      async rowCounts(tables) {
+        return Object.fromEntries(tables.map((t) => [t, (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n]));
       },
       async tableBytes(tables) {
         const out: Record<string, number> = {};
@@ -123,6 +128,11 @@ export async function openBulk(kind: StoreKind, where: string): Promise<BulkDb> 
     async tableBytes(tables) {
       const out: Record<string, number> = {};
       for (const t of tables) out[t] = Number((await client.query<{ n: string }>("SELECT pg_total_relation_size($1::regclass) AS n", [t])).rows[0]!.n);
+      return out;
+    },
+    async rowCounts(tables) {
+      const out: Record<string, number> = {};
+      for (const t of tables) out[t] = Number((await client.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${t}`)).rows[0]!.n);
       return out;
     },
     async close() {

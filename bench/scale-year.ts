@@ -1,8 +1,14 @@
-// A simulated year of a steady book with pruning on: every day new orders (and as many
-// cancellations), a twelfth of the book's monthly renewals, each written as the service writes
-// them (event with its payload, jobs finished, mail record, history), then the day's prune
-// (src/retention/retention.ts, RETENTION_DAYS 90) at the day's end on a manual clock. The
-// database's size is taken after the prune of day 120 (month 4) and of day 365 (month 12).
+// A simulated year of a steady book with pruning on: every day new orders (and, once the book is
+// full, as many cancellations, the oldest services first), a thirtieth of the book's monthly
+// renewals, each written as the service writes them (event with its payload, jobs finished, mail
+// record, history), then the day's prune (src/retention/retention.ts, RETENTION_DAYS 90,
+// TERMINATED_RETENTION_DAYS 90) at the day's end on a manual clock.
+// Steady means the book's ages are spread as they stay: a book filled on one day would age as
+// one (every licence's history growing all year, none ended long enough to be pruned), which is a
+// book starting up, not a book running for years. So the book starts empty and fills at the
+// daily rate, runs until the services of the fill have all been cancelled and pruned (the
+// warm-up: two lifetimes and TERMINATED_RETENTION_DAYS), and the year is measured from there: the database's
+// size after the prune of the year's day 120 (month 4) and day 365 (month 12).
 import { manualClock } from "../src/clock.js";
 import { silentLogger } from "../src/log/logger.js";
 import { prune } from "../src/retention/retention.js";
@@ -14,6 +20,7 @@ import { HISTORY_COLUMNS, JOB_COLUMNS, SERVICE_COLUMNS, ipOf, migrateFresh, open
 
 const DAY = 86_400_000;
 const RETENTION_DAYS = 90;
+const TERMINATED_RETENTION_DAYS = 90;
 const EVENT_COLUMNS = ["id", "source", "webhook_id", "type", "service_id", "payload", "received_at", "outcome"] as const;
 const MAIL_COLUMNS = ["mail_key", "kind", "event_id", "job_id", "service_id", "to_address", "subject", "message_id", "state", "attempts", "created_at", "sent_at"] as const;
 
@@ -31,9 +38,14 @@ export interface YearResult {
   month12: number;
   /** Size after every 30 days' prune, for the table's spread. */
   monthly: number[];
+  /** Days run before the measured year. */
+  warmupDays: number;
   /** What each table took at month 4 and at month 12: where the growth is. */
   tables4: Record<string, number>;
   tables12: Record<string, number>;
+  /** Rows per table at month 4 and at month 12. */
+  rows4: Record<string, number>;
+  rows12: Record<string, number>;
 }
 
 const TABLES = ["services", "history", "events", "jobs", "mails"] as const;
@@ -53,6 +65,7 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
   const monthly: number[] = [];
   let month4 = 0;
   let tables4: Record<string, number> = {};
+  let rows4: Record<string, number> = {};
   try {
     const order = (at: number, services: unknown[][], events: unknown[][], jobs: unknown[][], mails: unknown[][], history: unknown[][]) => {
       const i = next++;
@@ -64,7 +77,14 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
       mails.push([`install:${ev}`, "install", ev, ++jobIds, id, `c${i}@example.com`, "Your licence is ready", `<${ev}@bench>`, "sent", 1, at, at + 2000]);
       for (const a of ["order received", "registered", "mailed install instructions"]) history.push([id, at, a, `${a} (${ev})`]);
     };
-    for (let day = 1; day <= 365; day++) {
+    // A service lives book / ordersPerDay days: the book fills in that time, then turns over.
+    // The rows written while it filled share pages until the last of their services has been
+    // cancelled and pruned, a lifetime and TERMINATED_RETENTION_DAYS after the fill: the pages
+    // are as they stay only from then on.
+    const lifetime = Math.ceil(book / ordersPerDay);
+    const warmupDays = 2 * lifetime + TERMINATED_RETENTION_DAYS + 30;
+    for (let day = 1; day <= warmupDays + 365; day++) {
+      const yearDay = day - warmupDays;
       const dayStart = start + (day - 1) * DAY;
       const services: unknown[][] = [];
       const events: unknown[][] = [];
@@ -73,10 +93,10 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
       const history: unknown[][] = [];
       const renewed: string[] = [];
       const cancelled: string[] = [];
-      // Day 1 fills the book; from then on orders come in and the oldest services cancel.
-      const orders = day === 1 ? book : ordersPerDay;
+      const orders = ordersPerDay;
       for (let o = 0; o < orders; o++) order(dayStart + o, services, events, jobs, mails, history);
-      if (day > 1) {
+      // Once the book is full, as many of the oldest services cancel as come in.
+      if (next - firstLive > book) {
         for (let c = 0; c < ordersPerDay; c++) {
           const i = firstLive++;
           const id = `y-${i}`;
@@ -108,15 +128,16 @@ export async function simulateYear(kind: StoreKind, where: string, book: number,
       if (renewed.length) await db.exec(`UPDATE services SET expires_at = ${noon + 30 * DAY}, paid_until = ${noon + 30 * DAY}, updated_at = ${noon} WHERE service_id IN (${quoted(renewed)})`);
       if (cancelled.length) await db.exec(`UPDATE services SET status = 'terminated', updated_at = ${noon} WHERE service_id IN (${quoted(cancelled)})`);
       clock.set(dayStart + DAY - 1);
-      await prune({ store, clock, days: RETENTION_DAYS });
-      if (day % 30 === 0 || day === 120 || day === 365) {
+      await prune({ store, clock, days: RETENTION_DAYS, terminatedDays: TERMINATED_RETENTION_DAYS });
+      if (yearDay > 0 && (yearDay % 30 === 0 || yearDay === 120 || yearDay === 365)) {
         const size = await db.sizeBytes();
-        if (day % 30 === 0) monthly.push(size);
-        if (day === 120) {
+        if (yearDay % 30 === 0) monthly.push(size);
+        if (yearDay === 120) {
           month4 = size;
           tables4 = await db.tableBytes(TABLES);
+          rows4 = await db.rowCounts(TABLES);
         }
-        if (day === 365) return { month4, month12: size, monthly, tables4, tables12: await db.tableBytes(TABLES) };
+        if (yearDay === 365) return { month4, month12: size, monthly, warmupDays, tables4, tables12: await db.tableBytes(TABLES), rows4, rows12: await db.rowCounts(TABLES) };
       }
       progress(day);
     }

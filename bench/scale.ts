@@ -259,13 +259,13 @@ async function measureStore(kind: StoreKind, where: string, dir: string, stateFi
 async function measureYear(kind: StoreKind, where: string): Promise<void> {
   const book = Math.round(10_000 * SCALE);
   const orders = Math.max(1, Math.round(30 * SCALE));
-  log(`[${kind}] a simulated year: a book of ${book} services, ${orders} orders and cancellations a day, monthly renewals, pruning daily`);
+  log(`[${kind}] a simulated year: a book of ${book} services, ${orders} orders and cancellations a day, monthly renewals, pruning daily (after a warm-up until the book has turned over)`);
   const y = await simulateYear(kind, where, book, orders, (day) => {
     if (day % 60 === 0) log(`[${kind}]   day ${day}`);
   });
   const growth = y.month12 / y.month4 - 1;
   record({
-    measure: `database size over a year (book ${book}, ${orders} orders/day, RETENTION_DAYS 90), month 4 -> month 12 (monthly min/median/max MB)`,
+    measure: `database size over a year (book ${book}, ${orders} orders/day, RETENTION_DAYS 90, TERMINATED_RETENTION_DAYS 90, after ${y.warmupDays} days of warm-up), month 4 -> month 12 (monthly min/median/max MB)`,
     store: kind,
     value: `${(y.month4 / 1e6).toFixed(1)} -> ${(y.month12 / 1e6).toFixed(1)} MB (${growth >= 0 ? "+" : ""}${(growth * 100).toFixed(1)} %; ${minMedMax(y.monthly.map((b) => b / 1e6))})`,
     target: "within 10 %",
@@ -273,8 +273,8 @@ async function measureYear(kind: StoreKind, where: string): Promise<void> {
   });
   // Where it grew: the tables a prune never shortens (history, events' rows) against the rest.
   const mb = (b: number) => (b / 1e6).toFixed(1);
-  const parts = Object.keys(y.tables12).map((t) => `${t} ${mb(y.tables4[t] ?? 0)} -> ${mb(y.tables12[t]!)}`);
-  record({ measure: "  of which, per table with its indexes (MB, month 4 -> month 12)", store: kind, value: parts.join(", "), target: "", met: undefined });
+  const parts = Object.keys(y.tables12).map((t) => `${t} ${mb(y.tables4[t] ?? 0)} -> ${mb(y.tables12[t]!)} (${y.rows4[t] ?? 0} -> ${y.rows12[t]} rows)`);
+  record({ measure: "  of which, per table with its indexes (MB and rows, month 4 -> month 12)", store: kind, value: parts.join(", "), target: "", met: undefined });
 }
 
 function printTable(load: string): string {

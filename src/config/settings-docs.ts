@@ -107,6 +107,11 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
     meaning:
       "succeeded and cancelled jobs, processed events' payloads, sent mail records and outbox `.eml` files older than this are pruned daily (`license-bridge prune`); history, webhook ids, unfinished jobs and their charge intents are kept (see [Retention](#retention))",
   },
+  TERMINATED_RETENTION_DAYS: {
+    meaning:
+      "once a service has been terminated this long, with nothing of it unfinished, the daily prune deletes its history, events, jobs and mail records and keeps its row, so a late event or a new order of it is decided as before (see [Retention](#retention))",
+    unset: "a terminated service's records are kept for ever",
+  },
   HOSTBILL_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/hostbill` (HostBill WebHooks plugin), 16+ characters" },
   UPMIND_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/upmind`, 16+ characters" },
   BLESTA_WEBHOOK_TOKEN: { meaning: "enables `POST /webhooks/blesta/<token>`, 32+ characters" },

@@ -16,6 +16,9 @@ export const REPLAY_WINDOW_MS = 5 * 60_000;
 /** Rows per transaction: small enough that the writer is held for milliseconds, not seconds. */
 export const PRUNE_BATCH = 500;
 
+/** Terminated services per transaction: each takes its whole record (tens to hundreds of rows) with it. */
+export const TERMINATED_BATCH = 20;
+
 export interface RetentionDeps {
   store: Pick<Store, "retention">;
   clock: Clock;
@@ -25,6 +28,11 @@ export interface RetentionDeps {
   outboxDir?: string;
   /** Rows per transaction. (Default: PRUNE_BATCH) */
   batchSize?: number;
+  /**
+   * TERMINATED_RETENTION_DAYS: a service terminated longer ago than this loses its records
+   * (history, events, jobs, mail records), keeping its row. Absent: kept for ever.
+   */
+  terminatedDays?: number;
 }
 
 /** What a prune removed (or, dry, would remove), older than `before`. */
@@ -41,6 +49,8 @@ export interface PruneReport {
   mails: number;
   /** `.eml` files removed from the outbox. */
   outbox_files: number;
+  /** Terminated services whose records were pruned (TERMINATED_RETENTION_DAYS; 0 when unset). */
+  terminated_services: number;
 }
 
 /** The time before which things may go: RETENTION_DAYS ago, and never inside the replay window. */
@@ -72,7 +82,8 @@ export async function prune(deps: RetentionDeps, options: { dryRun?: boolean } =
       }
     }
   }
-  if (!dryRun && counts.jobs + counts.events + counts.mails > 0) await deps.store.retention.reclaim();
+  const terminated = deps.terminatedDays === undefined ? 0 : await pruneTerminated(deps, pruneBefore(deps.clock.now(), deps.terminatedDays), dryRun);
+  if (!dryRun && counts.jobs + counts.events + counts.mails + terminated > 0) await deps.store.retention.reclaim();
   const files = deps.outboxDir ? await pruneOutbox(deps.outboxDir, before, dryRun) : 0;
   return {
     dry_run: dryRun,
@@ -82,7 +93,20 @@ export async function prune(deps: RetentionDeps, options: { dryRun?: boolean } =
     event_payloads: counts.events,
     mails: counts.mails,
     outbox_files: files,
+    terminated_services: terminated,
   };
+}
+
+/** The records of services terminated before `before`, a few services per transaction. */
+async function pruneTerminated(deps: RetentionDeps, before: number, dryRun: boolean): Promise<number> {
+  if (dryRun) return deps.store.retention.terminatedPrunable(before);
+  let total = 0;
+  for (;;) {
+    const n = await deps.store.retention.pruneTerminatedBatch(before, TERMINATED_BATCH, deps.clock.now());
+    total += n;
+    if (n < TERMINATED_BATCH) return total;
+    await yieldToOthers();
+  }
 }
 
 /** "20250131T120000123Z-<tag>.eml", as the outbox names its files: the time the mail was written. */

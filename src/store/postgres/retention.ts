@@ -1,5 +1,5 @@
 import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
-import type { PgDb } from "./database.js";
+import { LOCKS, type PgDb } from "./database.js";
 
 /** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */
 const UNFINISHED = "('queued', 'running', 'blocked', 'failed')";
@@ -14,6 +14,11 @@ const WHERE: Record<PrunableKind, string> = {
   mails: `m.state = 'sent' AND m.sent_at < $1
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = m.job_id AND j.state IN ${UNFINISHED})`,
 };
+
+/** Terminated services whose records may go (see the SQLite store's TERMINATED_WHERE): $1 is `before`. */
+const TERMINATED_WHERE = `s.status = 'terminated' AND s.records_pruned_at IS NULL AND s.updated_at < $1
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.service_id = s.service_id AND (j.state IN ${UNFINISHED} OR j.intent IS NOT NULL))
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.service_id = s.service_id AND (e.outcome IS NULL OR e.received_at >= $1))`;
 
 const FROM: Record<PrunableKind, { table: string; alias: string; order: string }> = {
   jobs: { table: "jobs", alias: "j", order: "j.run_at" },
@@ -46,11 +51,31 @@ export function pgRetention(db: PgDb): RetentionOps {
     async pruneBatch(kind, before, limit) {
       return db.run(BATCH[kind], [before, limit]);
     },
+    async terminatedPrunable(before) {
+      return Number((await db.q<{ n: number }>(`SELECT COUNT(*)::bigint AS n FROM services s WHERE ${TERMINATED_WHERE}`, [before]))[0]!.n);
+    },
+    async pruneTerminatedBatch(before, limit, now) {
+      return db.tx(async (t) => {
+        const found = await t.q<{ service_id: string }>(`SELECT s.service_id FROM services s WHERE ${TERMINATED_WHERE} ORDER BY s.updated_at LIMIT $2`, [before, limit]);
+        // The intake holds a service's lock until it commits: once this transaction holds them,
+        // an event accepted meanwhile is visible to the check below, and none can come until commit.
+        await t.lock(found.map((r) => ({ ns: LOCKS.service, key: r.service_id })));
+        let n = 0;
+        for (const { service_id: id } of found) {
+          const [still] = await t.q(`SELECT 1 FROM services s WHERE s.service_id = $2 AND ${TERMINATED_WHERE} FOR UPDATE`, [before, id]);
+          if (!still) continue;
+          for (const table of ["history", "events", "jobs", "mails"]) await t.run(`DELETE FROM ${table} WHERE service_id = $1`, [id]);
+          await t.run("UPDATE services SET records_pruned_at = $1 WHERE service_id = $2", [now, id]);
+          n++;
+        }
+        return n;
+      });
+    },
     // The rows a prune deletes (and the old versions of the events it empties) are dead tuples
     // until a VACUUM marks their space free; autovacuum gets there in its own time, while the
     // day's new rows extend the tables. A plain VACUUM (not FULL) takes no lock writers wait for.
     async reclaim() {
-      await db.q("VACUUM (ANALYZE) jobs, events, mails");
+      await db.q("VACUUM (ANALYZE) jobs, events, mails, history");
     },
   };
 }

@@ -16,6 +16,15 @@ const WHERE: Record<PrunableKind, string> = {
     AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = m.job_id AND j.state IN ${UNFINISHED})`,
 };
 
+/**
+ * Terminated services whose records may go (TERMINATED_RETENTION_DAYS), read through the partial
+ * index services_terminated_records: nothing of theirs is still to run or may have charged, and
+ * every event of theirs was processed before @before.
+ */
+const TERMINATED_WHERE = `s.status = 'terminated' AND s.records_pruned_at IS NULL AND s.updated_at < @before
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.service_id = s.service_id AND (j.state IN ${UNFINISHED} OR j.intent IS NOT NULL))
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.service_id = s.service_id AND (e.outcome IS NULL OR e.received_at >= @before))`;
+
 const FROM: Record<PrunableKind, { table: string; alias: string; order: string }> = {
   jobs: { table: "jobs", alias: "j", order: "j.run_at" },
   events: { table: "events", alias: "e", order: "e.received_at" },
@@ -48,6 +57,27 @@ export function sqliteRetention(db: Db): RetentionOps {
        VALUES (@rid, @id, @source, @webhook_id, @type, @service_id, '${PRUNED_PAYLOAD}', @received_at, @outcome, @detail)`,
     ),
   };
+  // Prepared on first use: a store opened on a database not yet at migration 014 (the migration
+  // tests') must still open, and has no records_pruned_at for these statements to name.
+  const terminatedStatements = () => ({
+    count: db.prepare(`SELECT COUNT(*) AS n FROM services s WHERE ${TERMINATED_WHERE}`),
+    candidates: db.prepare(`SELECT s.service_id FROM services s WHERE ${TERMINATED_WHERE} ORDER BY s.updated_at LIMIT @limit`),
+    history: db.prepare("DELETE FROM history WHERE service_id = ?"),
+    events: db.prepare("DELETE FROM events WHERE service_id = ?"),
+    jobs: db.prepare("DELETE FROM jobs WHERE service_id = ?"),
+    mails: db.prepare("DELETE FROM mails WHERE service_id = ?"),
+    mark: db.prepare("UPDATE services SET records_pruned_at = ? WHERE service_id = ?"),
+  });
+  let t: ReturnType<typeof terminatedStatements> | undefined;
+  const pruneTerminated = db.transaction((before: number, limit: number, now: number) => {
+    t ??= terminatedStatements();
+    const ids = (t.candidates.all({ before, limit }) as { service_id: string }[]).map((r) => r.service_id);
+    for (const id of ids) {
+      for (const table of [t.history, t.events, t.jobs, t.mails]) table.run(id);
+      t.mark.run(now, id);
+    }
+    return ids.length;
+  });
   const emptyEvents = db.transaction((before: number, limit: number) => {
     const rows = s.eventsToEmpty.all({ before, limit }) as { rid: number }[];
     for (const r of rows) s.deleteEvent.run(r.rid);
@@ -64,6 +94,13 @@ export function sqliteRetention(db: Db): RetentionOps {
     async pruneBatch(kind, before, limit) {
       if (kind === "events") return emptyEvents.immediate(before, limit);
       return s.batch[kind].run({ before, limit }).changes;
+    },
+    async terminatedPrunable(before) {
+      t ??= terminatedStatements();
+      return (t.count.get({ before }) as { n: number }).n;
+    },
+    async pruneTerminatedBatch(before, limit, now) {
+      return pruneTerminated.immediate(before, limit, now);
     },
   };
 }
