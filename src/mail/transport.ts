@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { close, fsync, open, rename, write } from "node:fs";
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { promisify } from "node:util";
 import type { ConnectionOptions } from "node:tls";
 import { join, resolve } from "node:path";
 import nodemailer from "nodemailer";
@@ -144,20 +146,31 @@ export function safeTag(tag: string): string {
 
 /**
  * Written to a temporary name, flushed to disk, then renamed: a reader never sees half a
- * message. (One call opens, writes, fsyncs and closes, on the thread pool.)
+ * message. Through fs's callback functions, not fs/promises: a FileHandle's open, write, sync
+ * and close cost the event loop about twice as much per mail (each handle is tracked and
+ * closed through its own promise), for the same five calls on the thread pool.
  */
 async function writeAtomically(file: string, data: string): Promise<void> {
   const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    await writeFile(tmp, data, { flag: "wx", mode: 0o640, flush: true });
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  try {
-    await rename(tmp, file);
+    const fd = await openFile(tmp, "wx", 0o640);
+    try {
+      const bytes = Buffer.from(data, "utf8");
+      for (let at = 0; at < bytes.length; ) at += await writeBytes(fd, bytes, at, bytes.length - at);
+      await fsyncFile(fd);
+    } finally {
+      await closeFile(fd);
+    }
+    await renameFile(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
 }
+
+const openFile = promisify(open);
+const writeBytes = (fd: number, bytes: Buffer, offset: number, length: number) =>
+  new Promise<number>((resolve, reject) => write(fd, bytes, offset, length, null, (err, written) => (err ? reject(err) : resolve(written))));
+const fsyncFile = promisify(fsync);
+const closeFile = promisify(close);
+const renameFile = promisify(rename);
