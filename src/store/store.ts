@@ -4,8 +4,10 @@ import type { AuditOutcome } from "../vocabulary/audit.js";
 import type { Role } from "../vocabulary/roles.js";
 import { whyNotWritable } from "../config/file-problems.js";
 import type { Page, PageRequest } from "./paging.js";
+import type { ServiceRow } from "./service-row.js";
 
 export { decodeCursor, eachPage, encodeCursor, PAGE_LIMIT, yieldToEventLoop, type Listing, type Page, type PageRequest } from "./paging.js";
+export { licenseView, type ServiceRow } from "./service-row.js";
 
 /**
  * The one place the bridge's state is kept: every business operation is one call here, one
@@ -122,37 +124,6 @@ export const PLANNED_READS = [
 export type PlannedRead = (typeof PLANNED_READS)[number];
 
 // ---- services -----------------------------------------------------------------------------
-
-
-export interface ServiceRow {
-  service_id: string;
-  product_id: string;
-  kind: "licence" | "bundle";
-  type: string | null;
-  bundle: string | null;
-  bundle_key: string | null;
-  variant: string | null;
-  upstream_variant: string | null;
-  ip: string;
-  billing_cycle: string;
-  months: number;
-  status: ServiceStatus;
-  customer_email: string | null;
-  customer_name: string | null;
-  expires_at: number | null;
-  paid_until: number | null;
-  ip_changes: number;
-  companions: string;
-  last_error: string | null;
-  /** The event of the order that last (re)created the service; null for rows older than migration 4. */
-  order_event_id: string | null;
-  /** The provisioning API's stable name of the licence (`lb_...`). */
-  license_key: string;
-  /** The panel module that last called about it, `panel/version` from its User-Agent; null if none has. */
-  module: string | null;
-  created_at: number;
-  updated_at: number;
-}
 
 /** Columns a change may set (never the id or the timestamps). */
 /**
