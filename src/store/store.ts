@@ -178,8 +178,8 @@ export interface ServiceChange {
   audit?: AuditDraft[];
 }
 
-/** Which licences a page lists. */
-export interface LicenseQuery extends PageRequest {
+/** Which licences a listing or an export holds. */
+export interface LicenseFilter {
   status?: ServiceStatus;
   /**
    * One licence by any of its keys: the service id, the IP (in any spelling of the address), the
@@ -188,6 +188,9 @@ export interface LicenseQuery extends PageRequest {
   q?: string;
 }
 
+/** Which licences a page lists. */
+export type LicenseQuery = PageRequest & LicenseFilter;
+
 export interface ServiceOps {
   get(serviceId: string): Promise<ServiceRow | undefined>;
   byLicenseKey(key: string): Promise<ServiceRow | undefined>;
@@ -195,6 +198,13 @@ export interface ServiceOps {
   list(status?: ServiceStatus, limit?: number): Promise<ServiceRow[]>;
   /** One page of the licences, by service id. */
   page(query: LicenseQuery): Promise<Page<ServiceRow>>;
+  /**
+   * Every licence the filter matches, by service id, as NDJSON (`licenseView`, one a line) in
+   * chunks of whole lines, read a page at a time as the caller takes them; leaving the loop ends
+   * the reading. On SQLite the reads and the JSON run in a worker thread with a read-only
+   * connection of its own (sqlite/export.ts): the event loop only passes the chunks on.
+   */
+  exportChunks(filter: LicenseFilter): AsyncIterable<string>;
   /**
    * Up to `limit` services after the service id `after` (from the first without it), by service
    * id, as briefs: reconcile and the adoption plan walk every service so, one index range a page.
