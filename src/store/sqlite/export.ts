@@ -44,8 +44,8 @@ async function* inWorker(data: ExportWorkerData): AsyncGenerator<string> {
 
 /**
  * The worker's module is the file beside this one, in the form this one runs in: .ts from src/
- * (tests, tsx), .js from tsc's dist/ (the benchmarks), .mjs from dist/bundle/ (`npm start`, the
- * CLI: scripts/bundle-cli.mjs makes the worker an entry point of its own there).
+ * (tests, tsx), .js from tsc's dist/ (the benchmarks), .mjs from dist/bundle/ (what `npm start`
+ * runs: scripts/bundle-cli.mjs makes the worker an entry point of its own there).
  */
 function startWorker(workerData: ExportWorkerData): Worker {
   const here = new URL(import.meta.url);
