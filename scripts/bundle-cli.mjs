@@ -76,7 +76,9 @@ const before = inputs();
 if (process.argv.includes("--when-stale") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === before) process.exit(0);
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { main: resolve(root, "dist/cli/main.js") },
+  // The SQLite export's worker thread is started from its own file, found beside the chunk that
+  // starts it (src/store/sqlite/export.ts): an entry point, so that file is dist/bundle/export-worker.mjs.
+  entryPoints: { main: resolve(root, "dist/cli/main.js"), "export-worker": resolve(root, "dist/store/sqlite/export-worker.js") },
   absWorkingDir: root, // the metafile's paths are relative to it
   outdir,
   bundle: true,

@@ -213,12 +213,19 @@ describe("production runs compiled JavaScript", () => {
         WEBHOOK_SECRETS: TEST_SECRET,
         ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       };
+      let exported: Response | undefined;
       const run = await runRecorded([BIN, "serve"], live, async (output) => {
         await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 20_000, "the live service to be ready").catch((err: Error) => {
           throw new Error(`${err.message}\n--- service output ---\n${output()}`);
         });
+        // The export's worker thread starts from its own file of the bundle (export-worker.mjs):
+        // the answer ends only once the worker has read that there is no licence.
+        exported = await fetch(`http://127.0.0.1:${port}/admin/licenses/export`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+        expect(exported.status, output()).toBe(200);
+        expect(await exported.text()).toBe("");
       });
       expect(run.code, run.stderr).toBe(0);
+      expect(exported?.status).toBe(200);
       expect(bundledModules(run.loads)).toContain("dist/compose/service.js");
       expect(bundledModules(run.loads).filter((f) => f.startsWith("dist/sandbox/"))).toEqual([]);
     } finally {
@@ -245,17 +252,25 @@ describe("dist/ resolves files as src/ does", () => {
 
   it("every module that finds files from its own location is checked here", () => {
     const users = sources.filter((f) => /import\.meta|__dirname|__filename/.test(readFileSync(resolve(ROOT, "src", f), "utf8"))).sort();
-    // migration-files.ts, mail/index.ts and catalog.ts are checked below; openapi.ts by the service test above.
-    expect(users).toEqual(["admin/openapi.ts", "catalog/catalog.ts", "mail/index.ts", "store/migration-files.ts"]);
+    // migration-files.ts, mail/index.ts, catalog.ts and sqlite/export.ts are checked below; openapi.ts by the service test above.
+    expect(users).toEqual(["admin/openapi.ts", "catalog/catalog.ts", "mail/index.ts", "store/migration-files.ts", "store/sqlite/export.ts"]);
   });
 
   it("the bundle's chunks sit in dist/bundle/, as deep as dist/<folder>/, so those modules' relative paths hold there too", () => {
     const { outputs } = bundleMeta();
     const chunks = Object.keys(outputs).filter((f) => f.endsWith(".mjs"));
     expect(chunks.filter((f) => dirname(f) !== "dist/bundle")).toEqual([]);
-    for (const user of ["admin/openapi.js", "catalog/catalog.js", "mail/index.js", "store/migration-files.js"]) {
+    for (const user of ["admin/openapi.js", "catalog/catalog.js", "mail/index.js", "store/migration-files.js", "store/sqlite/export.js"]) {
       expect(chunks.filter((chunk) => `dist/${user}` in outputs[chunk]!.inputs), user).toHaveLength(1);
     }
+  });
+
+  it("the SQLite export's worker is the file beside the module that starts it, in each form: .ts in src/, .js in dist/, .mjs in dist/bundle/", () => {
+    // src/store/sqlite/export.ts starts `./export-worker<its own extension>`.
+    expect(existsSync(resolve(ROOT, "src/store/sqlite/export-worker.ts"))).toBe(true);
+    expect(existsSync(resolve(ROOT, "dist/store/sqlite/export-worker.js"))).toBe(true);
+    const { outputs } = bundleMeta() as { outputs: Record<string, { entryPoint?: string }> };
+    expect(outputs["dist/bundle/export-worker.mjs"]?.entryPoint).toBe("dist/store/sqlite/export-worker.js");
   });
 
   it("the bundled service, started outside the repository, finds the shipped catalogue, mail templates, migrations and package.json", async () => {

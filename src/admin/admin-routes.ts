@@ -2,7 +2,7 @@ import express, { type Response, type Router } from "express";
 import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import type { BalanceReader } from "../reseller/balance.js";
-import { eachPage, PAGE_LIMIT, type Store } from "../store/store.js";
+import { PAGE_LIMIT, type Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
 import { fieldErrors } from "../intake/event-schema.js";
 import { operatorOf } from "../http/auth.js";
@@ -56,13 +56,6 @@ export const licensesExportQuerySchema = z.strictObject({ status: licensesQueryS
 
 /** How many history entries GET /admin/services/:id shows; older ones page through /history. */
 export const SERVICE_HISTORY_LIMIT = PAGE_LIMIT.default;
-/**
- * Licences per page of an export: what the event loop is held for between two turns. A page of
- * PAGE_LIMIT.max (1,000) held it about 30 ms on SQLite at 100,000 licences (bench:scale: /healthz
- * p50 30 ms, p99 348 ms during the export); a page of 100 a tenth of that.
- */
-export const EXPORT_PAGE = PAGE_LIMIT.default;
-
 /** 422 naming the wrong fields: `errors` per field, and `field`, the first of them, for a caller that checks one. */
 function refuse(res: Response, error: z.ZodError): void {
   const errors = fieldErrors(error);
@@ -142,9 +135,9 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     res.json(pageBody("licenses", page, licenseView));
   });
 
-  // Every licence, one JSON object a line, read a page at a time with a turn of the event loop
-  // between pages and written as the client takes it (a slow reader holds one page, not the
-  // table); a client that goes away ends the walk.
+  // Every licence, one JSON object a line, in chunks of a page that the store reads (on SQLite in a
+  // worker thread) as they are written, and written as the client takes them (a slow reader holds
+  // a page or two, not the table); a client that goes away ends the reading.
   /**
    * Until the client has taken what was written, or has gone. Both listeners go when either
    * fires: an export waits here once per socket buffer (thousands of times for 100,000
@@ -167,11 +160,9 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     res.type("application/x-ndjson");
     let gone = false;
     res.on("close", () => (gone = true));
-    for await (const page of eachPage((cursor) => services.page({ status: q.data.status, q: q.data.q, limit: EXPORT_PAGE, cursor }))) {
-      for (const item of page.items) {
-        if (gone) return;
-        if (!res.write(`${JSON.stringify(licenseView(item))}\n`)) await drainedOrGone(res);
-      }
+    for await (const chunk of services.exportChunks({ status: q.data.status, q: q.data.q })) {
+      if (gone) return;
+      if (!res.write(chunk)) await drainedOrGone(res);
     }
     res.end();
   });

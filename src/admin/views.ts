@@ -1,33 +1,11 @@
 import type { Job } from "../vocabulary/jobs.js";
 import type { BalanceReading } from "../reseller/balance.js";
 import { isOutdated, MIN_MODULE_VERSION, MODULE_VERSION } from "../provisioning/module-clients.js";
-import type { HistoryRow, QueueState, ServiceRow } from "../store/store.js";
+import type { HistoryRow, QueueState } from "../store/store.js";
+
+export { licenseView } from "../store/store.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-
-/** A service's licence as the admin API and CLI show it. */
-export function licenseView(s: ServiceRow) {
-  return {
-    service_id: s.service_id,
-    product_id: s.product_id,
-    ip: s.ip,
-    type: s.type,
-    variant: s.variant,
-    bundle: s.bundle,
-    bundle_key: s.bundle_key,
-    status: s.status,
-    billing_cycle: s.billing_cycle,
-    expires_at: iso(s.expires_at),
-    paid_until: iso(s.paid_until),
-    companions: JSON.parse(s.companions) as string[],
-    ip_changes: s.ip_changes,
-    customer: { email: s.customer_email, name: s.customer_name },
-    last_error: s.last_error,
-    module: s.module,
-    created_at: iso(s.created_at),
-    updated_at: iso(s.updated_at),
-  };
-}
 
 export function historyView(h: HistoryRow) {
   return { at: iso(h.at), action: h.action, detail: h.detail, event_id: h.event_id, job_id: h.job_id };

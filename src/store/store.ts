@@ -4,8 +4,10 @@ import type { AuditOutcome } from "../vocabulary/audit.js";
 import type { Role } from "../vocabulary/roles.js";
 import { whyNotWritable } from "../config/file-problems.js";
 import type { Page, PageRequest } from "./paging.js";
+import type { ServiceRow } from "./service-row.js";
 
 export { decodeCursor, eachPage, encodeCursor, PAGE_LIMIT, yieldToEventLoop, type Listing, type Page, type PageRequest } from "./paging.js";
+export { licenseView, type ServiceRow } from "./service-row.js";
 
 /**
  * The one place the bridge's state is kept: every business operation is one call here, one
@@ -123,37 +125,6 @@ export type PlannedRead = (typeof PLANNED_READS)[number];
 
 // ---- services -----------------------------------------------------------------------------
 
-
-export interface ServiceRow {
-  service_id: string;
-  product_id: string;
-  kind: "licence" | "bundle";
-  type: string | null;
-  bundle: string | null;
-  bundle_key: string | null;
-  variant: string | null;
-  upstream_variant: string | null;
-  ip: string;
-  billing_cycle: string;
-  months: number;
-  status: ServiceStatus;
-  customer_email: string | null;
-  customer_name: string | null;
-  expires_at: number | null;
-  paid_until: number | null;
-  ip_changes: number;
-  companions: string;
-  last_error: string | null;
-  /** The event of the order that last (re)created the service; null for rows older than migration 4. */
-  order_event_id: string | null;
-  /** The provisioning API's stable name of the licence (`lb_...`). */
-  license_key: string;
-  /** The panel module that last called about it, `panel/version` from its User-Agent; null if none has. */
-  module: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
 /** Columns a change may set (never the id or the timestamps). */
 /**
  * A service as reconcile and the adoption plan compare it with the reseller's licence list: the
@@ -207,8 +178,8 @@ export interface ServiceChange {
   audit?: AuditDraft[];
 }
 
-/** Which licences a page lists. */
-export interface LicenseQuery extends PageRequest {
+/** Which licences a listing or an export holds. */
+export interface LicenseFilter {
   status?: ServiceStatus;
   /**
    * One licence by any of its keys: the service id, the IP (in any spelling of the address), the
@@ -217,6 +188,9 @@ export interface LicenseQuery extends PageRequest {
   q?: string;
 }
 
+/** Which licences a page lists. */
+export type LicenseQuery = PageRequest & LicenseFilter;
+
 export interface ServiceOps {
   get(serviceId: string): Promise<ServiceRow | undefined>;
   byLicenseKey(key: string): Promise<ServiceRow | undefined>;
@@ -224,6 +198,13 @@ export interface ServiceOps {
   list(status?: ServiceStatus, limit?: number): Promise<ServiceRow[]>;
   /** One page of the licences, by service id. */
   page(query: LicenseQuery): Promise<Page<ServiceRow>>;
+  /**
+   * Every licence the filter matches, by service id, as NDJSON (`licenseView`, one a line) in
+   * chunks of whole lines, read a page at a time as the caller takes them; leaving the loop ends
+   * the reading. On SQLite the reads and the JSON run in a worker thread with a read-only
+   * connection of its own (sqlite/export.ts): the event loop only passes the chunks on.
+   */
+  exportChunks(filter: LicenseFilter): AsyncIterable<string>;
   /**
    * Up to `limit` services after the service id `after` (from the first without it), by service
    * id, as briefs: reconcile and the adoption plan walk every service so, one index range a page.

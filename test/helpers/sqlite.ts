@@ -99,3 +99,36 @@ export function fileBytes(path: string): number {
     db.close();
   }
 }
+
+export interface StatementCount {
+  /** How many statements whose SQL matches `sql` this thread has run since the count began. */
+  of(sql: RegExp): number;
+  /** Puts the driver's methods back. */
+  stop(): void;
+}
+
+/**
+ * Counts the statements this thread runs, by their SQL: every run, get, all and iterate of any
+ * better-sqlite3 statement of this thread (as bench/sql-count.mjs does). A worker thread loads
+ * its own copy of the driver, so what a worker runs is not counted: for the test that the
+ * export reads nothing on the service's event loop.
+ */
+export function countStatements(): StatementCount {
+  const probe = openDatabase(":memory:");
+  const proto = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...args: unknown[]) => unknown>;
+  probe.close();
+  const run: string[] = [];
+  const methods = ["run", "get", "all", "iterate"] as const;
+  const originals = methods.map((m) => proto[m]!);
+  methods.forEach((m, i) => {
+    const original = originals[i]!;
+    proto[m] = function (this: { source: string }, ...args: unknown[]) {
+      run.push(this.source);
+      return original.apply(this, args);
+    };
+  });
+  return {
+    of: (sql) => run.filter((s) => sql.test(s)).length,
+    stop: () => methods.forEach((m, i) => (proto[m] = originals[i]!)),
+  };
+}

@@ -1,6 +1,8 @@
 import { beforeEach, expect, it } from "vitest";
 import { printListing } from "../../src/cli/paging.js";
 import type { Output } from "../../src/cli/output.js";
+import { EXPORT_PAGE } from "../../src/store/license-export.js";
+import { licenseView, type AdoptionWrite, type LicenseFilter } from "../../src/store/store.js";
 import { describeEachStore } from "../helpers/stores.js";
 
 // An export (`licenses list --all --json`) reads page after page; a SQLite read runs on the event
@@ -39,5 +41,72 @@ describeEachStore("an export on $name", {}, ({ store }) => {
     const printed = JSON.parse(lines.join("\n")) as { jobs: { id: number }[]; next_cursor: null; total: number };
     expect(printed).toMatchObject({ next_cursor: null, total: 12 });
     expect(printed.jobs.map((j) => j.id)).toEqual((await store.jobs.list()).map((j) => j.id));
+  });
+});
+
+/** A licence of the book the export tests write, `i` its number: every third suspended. */
+function adopted(i: number): AdoptionWrite {
+  return {
+    service: {
+      service_id: `exp-${String(i).padStart(5, "0")}`,
+      product_id: "13",
+      kind: "licence",
+      type: "litespeed",
+      bundle: null,
+      bundle_key: null,
+      variant: "litespeed4",
+      upstream_variant: "litespeed8",
+      ip: `198.51.${100 + (i >> 8)}.${i & 255}`,
+      billing_cycle: "monthly",
+      months: 1,
+      status: i % 3 === 0 ? "suspended" : "active",
+      customer_email: `c${i}@example.com`,
+      customer_name: `Customer "${i}"`,
+      expires_at: i % 7 === 0 ? null : 1_900_000_000_000 + i,
+      paid_until: null,
+      companions: i % 5 === 0 ? '["cpanel"]' : "[]",
+      order_event_id: null,
+    },
+    history: [],
+  };
+}
+
+/** Every line of an export's chunks, each chunk checked to end a line. */
+async function linesOf(chunks: AsyncIterable<string>): Promise<unknown[]> {
+  let text = "";
+  for await (const chunk of chunks) {
+    expect(chunk.endsWith("\n")).toBe(true);
+    text += chunk;
+  }
+  return text.split("\n").slice(0, -1).map((line) => JSON.parse(line) as unknown);
+}
+
+describeEachStore("the licence export on $name", {}, ({ store }) => {
+  /** More licences than two chunks hold, written out of service id order. */
+  const BOOK = 2 * EXPORT_PAGE + 37;
+
+  beforeEach(async () => {
+    const order = Array.from({ length: BOOK }, (_, i) => (i * 97) % BOOK);
+    expect((await store.adoption.insert(order.map(adopted), () => undefined)).inserted).toHaveLength(BOOK);
+  });
+
+  /** What the listing's pages show of the licences the filter matches, all of them. */
+  const listed = async (filter: LicenseFilter) => (await store.services.page({ ...filter, limit: 1000 })).items.map(licenseView);
+
+  it("answers every licence the filter matches, licenseView one a line in service id order, in chunks of whole lines", async () => {
+    const all = await linesOf(store.services.exportChunks({}));
+    expect(all).toHaveLength(BOOK);
+    expect(all).toEqual(await listed({}));
+    expect(await linesOf(store.services.exportChunks({ status: "suspended" }))).toEqual(await listed({ status: "suspended" }));
+    expect(await linesOf(store.services.exportChunks({ q: "c42@EXAMPLE.com" }))).toEqual([expect.objectContaining({ service_id: "exp-00042" })]);
+    expect(await linesOf(store.services.exportChunks({ q: "nobody" }))).toEqual([]);
+  });
+
+  it("ends when the caller leaves the loop, and the next export starts from the first licence", async () => {
+    for await (const chunk of store.services.exportChunks({})) {
+      expect(chunk.startsWith('{"service_id":"exp-00000"')).toBe(true);
+      break;
+    }
+    expect(await linesOf(store.services.exportChunks({}))).toHaveLength(BOOK);
   });
 });

@@ -1,4 +1,5 @@
 import { newLicenseKey } from "../ids.js";
+import { exportByPages } from "../license-export.js";
 import {
   ipChangesResetHistory,
   refusedAsChanged,
@@ -119,6 +120,11 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     },
     async page(query) {
       return listings.licenses(query);
+    },
+    // No worker here: the reads are network I/O already, and what a page costs the loop (parsing
+    // 100 rows, their JSON) is bounded by the page, with a turn between two.
+    exportChunks(filter) {
+      return exportByPages(filter, listings.licenses);
     },
     async briefs(after, limit) {
       return listings.briefs(after, limit);

@@ -7,6 +7,8 @@ export type Db = Database.Database;
 
 export interface OpenDatabaseOptions {
   readonly?: boolean;
+  /** Refuse to create the file: a second connection to a database that must be there. (Default: false) */
+  fileMustExist?: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   let db: Db | undefined;
   try {
     if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path, { readonly: options.readonly ?? false });
+    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.fileMustExist ?? false });
     db.pragma("busy_timeout = 5000");
     if (!options.readonly) {
       db.pragma("journal_mode = WAL");

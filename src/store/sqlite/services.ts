@@ -18,6 +18,7 @@ import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteListings } from "./listings.js";
 import type { SqliteAudit } from "./audit.js";
+import { sqliteExport } from "./export.js";
 
 /** The licence rows, their history and the events' outcomes, on SQLite. */
 export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings: SqliteListings, audit: SqliteAudit) {
@@ -152,6 +153,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     async page(query) {
       return listings.licenses(query);
     },
+    exportChunks: sqliteExport(db, listings),
     async briefs(after, limit) {
       return listings.briefs(after, limit);
     },
