@@ -5,6 +5,7 @@ import {
   readBundleStatus,
   readExpiresAt,
   readInstallCommand,
+  licensesAtOf,
   readLicenseList,
   listedOf,
   readListedLicenses,
@@ -105,6 +106,8 @@ export interface V1Client {
   listLicenses(): Promise<UpstreamLicense[]>;
   /** The same list as compact records (what reconcile and the adoption plan compare), each item's other keys dropped as it is read. */
   listedLicenses(): Promise<ListedLicense[]>;
+  /** The licences of the same list at one IP (in any spelling), as listLicenses has them; every other item dropped as it is read. */
+  licensesAt(ip: string): Promise<UpstreamLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   renew(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   suspend(input: z.input<typeof licenseRef>): Promise<RawAnswer>;
@@ -197,6 +200,10 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     async listedLicenses() {
       // Each item becomes its record as it is parsed: the answer's full tree is never built.
       return readListedLicenses("v1.listLicenses", await getLicenseList(listedOf));
+    },
+
+    async licensesAt(ip) {
+      return readListedLicenses<UpstreamLicense>("v1.listLicenses", await getLicenseList(licensesAtOf(ip)));
     },
 
     async register(input) {
