@@ -1,9 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
 import { PERF_NODE_FLAGS } from "./perf-window.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The service under measurement: it runs with the node flags it is deployed with. */
+const SERVICE_SCRIPT = "pipeline-bridge.mjs";
+
+/**
+ * The node flags `npm start` gives the service (package.json), which the deployment kit gives it
+ * too (test/deploy/kit.test.ts): the heap limit changes its peak memory (issue 25), so the bench
+ * measures it with them. BENCH_SERVICE_NODE_FLAGS replaces them ("" for none, to compare).
+ */
+export function serviceNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env.BENCH_SERVICE_NODE_FLAGS !== undefined) return env.BENCH_SERVICE_NODE_FLAGS.split(/\s+/).filter(Boolean);
+  const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const m = /^exec node((?: --\S+)*) bin\/license-bridge\.mjs serve$/.exec(pkg.scripts.start);
+  if (!m) throw new Error(`package.json: the start script is not "exec node [--flag ...] bin/license-bridge.mjs serve": ${pkg.scripts.start}`);
+  return m[1]!.split(" ").filter(Boolean);
+}
 
 /**
  * Starts `bench/<script>` in its own process (a `.ts` under tsx, a `.mjs` with plain node, as
@@ -23,7 +40,8 @@ export async function startChild<T>(
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
   // BENCH_PERF_DIR: named JavaScript frames for `perf` (perf-window.ts).
   const perf = process.env.BENCH_PERF_DIR ? PERF_NODE_FLAGS : [];
-  const child = spawn(process.execPath, [...profile, ...perf, ...loader, resolve(ROOT, "bench", script), ...args], {
+  const service = script === SERVICE_SCRIPT ? serviceNodeFlags() : [];
+  const child = spawn(process.execPath, [...service, ...profile, ...perf, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit", "ipc"],

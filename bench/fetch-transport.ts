@@ -10,13 +10,13 @@ import {
   DEFAULT_TIMEOUT_MS,
   errorCodes,
   logAnswer,
-  readBody,
   sendWithRetries,
   type Answer,
   type Call,
   type RetryOptions,
   type Transport,
 } from "../src/reseller/transport.js";
+import { readBody } from "../src/reseller/answer-body.js";
 
 export interface FetchTransportOptions {
   token: string;

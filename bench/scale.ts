@@ -7,7 +7,8 @@
 // a simulated year with pruning on (bench/scale-year.ts). BENCH_SCALE=0.1 shrinks every count.
 // BENCH_STORES=sqlite (or postgres) measures one store only. BENCH_ONLY=reconcile,adopt (any of
 // search, page, healthz, metrics, reconcile, adopt, year) runs only the measures named; the peak
-// RSS is then that of start-up and those measures alone.
+// RSS is then that of start-up and those measures alone. The service runs with the node flags of
+// `npm start` (its heap limit, child.ts); BENCH_SERVICE_NODE_FLAGS="" measures it without them.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

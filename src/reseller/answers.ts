@@ -1,4 +1,4 @@
-import { canonicalIp } from "../vocabulary/ip-address.js";
+import { canonicalIp, sameIp } from "../vocabulary/ip-address.js";
 import { z } from "zod";
 import { errorFromV1Answer, errorFromV2Message, UnexpectedAnswerError, upstreamMessageOf } from "./errors.js";
 import { redactSecrets } from "./redact.js";
@@ -244,31 +244,48 @@ export function listedOf(item: unknown): ListedLicense | undefined {
   return license;
 }
 
+/** One item of the list as the lifecycle reads it, `raw` included (secret-named keys masked), or undefined as for listedOf. */
+export function upstreamLicenseOf(item: unknown): UpstreamLicense | undefined {
+  const listed = listedOf(item);
+  if (!listed) return undefined;
+  const raw = redactSecrets(item) as Record<string, unknown>;
+  const license: UpstreamLicense = { ...listed, raw };
+  const billingcycle = numericField(raw.billingcycle);
+  const parent = textField(raw.parent);
+  if (billingcycle !== undefined) license.billingcycle = billingcycle;
+  if (parent !== undefined) license.parent = parent;
+  return license;
+}
+
 /** The licence list: an array at the top level or under `data` or `licenses`; bad items skipped. */
 export function readLicenseList(operation: string, answer: Answer): UpstreamLicense[] {
   const licenses: UpstreamLicense[] = [];
   for (const item of licenseItems(operation, answer)) {
-    const listed = listedOf(item);
-    if (!listed) continue;
-    const raw = redactSecrets(item) as Record<string, unknown>;
-    const license: UpstreamLicense = { ...listed, raw };
-    const billingcycle = numericField(raw.billingcycle);
-    const parent = textField(raw.parent);
-    if (billingcycle !== undefined) license.billingcycle = billingcycle;
-    if (parent !== undefined) license.parent = parent;
-    licenses.push(license);
+    const license = upstreamLicenseOf(item);
+    if (license) licenses.push(license);
   }
   return licenses;
 }
 
 /**
- * The licence list as compact records (ListedLicense), of an answer whose JSON was read by
- * `parseListJson(text, listedOf)`: each item became its record as it was parsed (what
- * readLicenseList would make of it, less `raw`, `billingcycle` and `parent`), so the list is
- * taken as it is.
+ * What to keep of each item of the list, for `parseListJson`, to have the full licences
+ * (upstreamLicenseOf) at one IP, in any spelling, and nothing of the other items.
  */
-export function readListedLicenses(operation: string, answer: Answer): ListedLicense[] {
-  return licenseItems(operation, answer) as ListedLicense[];
+export function licensesAtOf(ip: string): (item: unknown) => UpstreamLicense | undefined {
+  return (item) => {
+    const listed = listedOf(item);
+    return listed && sameIp(listed.ip, ip) ? upstreamLicenseOf(item) : undefined;
+  };
+}
+
+/**
+ * The licence list as the records `keep` made of its items, of an answer whose JSON was read by
+ * `parseListJson` with `keep` (listedOf: the compact records, what readLicenseList would make
+ * of each item less `raw`, `billingcycle` and `parent`; licensesAtOf: the full licences at one
+ * IP): each item became its record as it was parsed, so the list is taken as it is.
+ */
+export function readListedLicenses<T extends ListedLicense = ListedLicense>(operation: string, answer: Answer): T[] {
+  return licenseItems(operation, answer) as T[];
 }
 
 /** The key of a registered bundle, at the top level or under `data`. Its absence is fatal. */

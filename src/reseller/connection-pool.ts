@@ -47,7 +47,13 @@ export type ExchangePhase =
   /** The status line came; the body did not arrive whole. */
   | "answered";
 
-export interface ExchangeRequest {
+/** Takes an answer's body piece by piece as it arrives, and makes something of it at its end. Neither method may throw. */
+export interface BodySink<T> {
+  write(chunk: Buffer): void;
+  end(): T;
+}
+
+export interface ExchangeRequest<T = never> {
   url: URL;
   method: "GET" | "POST";
   headers: Record<string, string>;
@@ -58,13 +64,20 @@ export interface ExchangeRequest {
   maxAnswerBytes: number;
   /** Open a new connection for this one exchange instead of taking a kept-alive one. */
   freshConnection?: boolean;
+  /**
+   * Offered each answer's status and type once they come: a sink it returns takes the body as
+   * it arrives, and nothing of it is collected here. (Default: the body collected whole, as `text`)
+   */
+  sinkFor?: (status: number, contentType: string | undefined) => BodySink<T> | undefined;
 }
 
-export interface ExchangeAnswer {
+export interface ExchangeAnswer<T = never> {
   status: number;
   contentType: string | undefined;
-  /** The body decoded as UTF-8, a byte-order mark dropped. */
+  /** The body decoded as UTF-8, a byte-order mark dropped; "" when a sink took it. */
   text: string;
+  /** What the sink made of the body, when one took it. */
+  sunk?: T;
 }
 
 export class ExchangeFailure extends Error {
@@ -92,7 +105,7 @@ export class ExchangeFailure extends Error {
 
 export interface ConnectionPool {
   /** One request and its whole answer; rejects with an ExchangeFailure only. */
-  exchange(request: ExchangeRequest): Promise<ExchangeAnswer>;
+  exchange<T = never>(request: ExchangeRequest<T>): Promise<ExchangeAnswer<T>>;
   /**
    * Closes every connection, idle or busy; an exchange still running fails where it had got to,
    * and later ones fail unsent. Idle connections never keep the process alive, closed or not.
@@ -138,7 +151,7 @@ export function createConnectionPool(options: ConnectionPoolOptions = {}): Conne
     else busy--;
   };
 
-  function open(request: ExchangeRequest): http.ClientRequest {
+  function open(request: ExchangeRequest<unknown>): http.ClientRequest {
     if (closed) throw new Error("the reseller connection pool is closed");
     const protocol = request.url.protocol;
     if (protocol !== "http:" && protocol !== "https:") throw new TypeError(`unsupported protocol ${protocol}`);
@@ -154,8 +167,8 @@ export function createConnectionPool(options: ConnectionPoolOptions = {}): Conne
     return (protocol === "https:" ? https : http).request(request.url, requestOptions);
   }
 
-  function exchange(request: ExchangeRequest): Promise<ExchangeAnswer> {
-    return new Promise<ExchangeAnswer>((resolve, reject) => {
+  function exchange<T>(request: ExchangeRequest<T>): Promise<ExchangeAnswer<T>> {
+    return new Promise<ExchangeAnswer<T>>((resolve, reject) => {
       let phase: ExchangePhase = "waiting";
       let reusedConnection = false;
       let status: number | undefined;
@@ -234,8 +247,13 @@ export function createConnectionPool(options: ConnectionPoolOptions = {}): Conne
           fail(tooLarge(), "too-large");
           return;
         }
+        const sink = request.sinkFor?.(status, res.headers["content-type"]);
+        if (sink) {
+          sinkBody(res, sink, limit, tooLarge);
+          return;
+        }
         // An answer of a declared length is copied into one buffer as it comes, so that the chunks
-        // and their copy are never held at once (the licence list of a large book is tens of MB).
+        // and their copy are never held at once.
         let whole = Number.isFinite(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
         let chunks: Buffer[] = [];
         let size = 0;
@@ -260,6 +278,27 @@ export function createConnectionPool(options: ConnectionPoolOptions = {}): Conne
           const text = bytes.toString("utf8");
           resolve({ status: status ?? 0, contentType: res.headers["content-type"], text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
         });
+        listenForBreaks(res);
+      }
+
+      /** The body handed to the sink chunk by chunk, within the same limit. */
+      function sinkBody(res: http.IncomingMessage, sink: BodySink<T>, limit: number, tooLarge: () => Error): void {
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          if (done) return;
+          size += chunk.length;
+          if (size > limit) return fail(tooLarge(), "too-large");
+          sink.write(chunk);
+        });
+        res.once("end", () => {
+          if (done) return;
+          end();
+          resolve({ status: status ?? 0, contentType: res.headers["content-type"], text: "", sunk: sink.end() });
+        });
+        listenForBreaks(res);
+      }
+
+      function listenForBreaks(res: http.IncomingMessage): void {
         res.on("error", (cause) => fail(cause));
         res.once("close", () => fail(new Error("connection closed before the answer was complete")));
       }

@@ -1,7 +1,11 @@
 import { silentLogger, type Logger } from "../log/logger.js";
 import { createConnectionPool, ExchangeFailure, type ConnectionPool, type ExchangeAnswer, type ExchangePhase } from "./connection-pool.js";
 import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
-import { redactSecrets, scrubInPlace, scrubText, scrubUrl } from "./redact.js";
+import { readBody, streamedBody, type Answer } from "./answer-body.js";
+import type { JsonStream } from "./list-json.js";
+import { redactSecrets, scrubText, scrubUrl } from "./redact.js";
+
+export type { Answer } from "./answer-body.js";
 
 /**
  * The one place that talks HTTP to the reseller: timeouts, logging, scrubbing and retries, over
@@ -54,22 +58,12 @@ export interface Call {
   /** This call's own limit, for an answer known to be large (the licence list). (Default: the transport's) */
   maxAnswerBytes?: number;
   /**
-   * Parses a successful (2xx) JSON answer in place of JSON.parse, throwing where JSON.parse
-   * would: the licence list keeps only a record of each licence as it is read. (Default: JSON.parse)
+   * A parser a successful (2xx) JSON answer is pushed through as it arrives, in place of
+   * JSON.parse of the whole text, throwing where JSON.parse would: the licence list, tens of MB,
+   * is never held whole, and keeps only a record of each licence as it is read. One per attempt.
+   * (Default: the answer collected whole, then JSON.parse)
    */
-  readJson?: (text: string) => unknown;
-}
-
-export interface Answer {
-  status: number;
-  /** Parsed JSON when the body is JSON, else the text; our token scrubbed out. */
-  body: unknown;
-  isJson: boolean;
-  /**
-   * The body was labelled JSON, or opened like JSON, and does not parse: cut short, or a PHP
-   * message printed into it. `body` is then its text, for the error message, never an answer.
-   */
-  malformedJson?: true;
+  streamJson?: () => JsonStream;
 }
 
 export interface Transport {
@@ -190,12 +184,16 @@ export function createTransport(options: TransportOptions): Transport {
     const elapsed = (): number => Math.round(performance.now() - started);
     const headers: Record<string, string> = { "User-Agent": "license-bridge", Accept: "*/*", ...call.headers };
     const body = call.json === undefined ? undefined : JSON.stringify(call.json);
-    let exchanged: ExchangeAnswer | undefined;
+    const streamJson = call.streamJson;
+    const sinkFor = streamJson
+      ? (status: number, contentType: string | undefined) => (status >= 200 && status < 300 ? streamedBody(status, contentType ?? null, secrets, streamJson()) : undefined)
+      : undefined;
+    let exchanged: ExchangeAnswer<Answer> | undefined;
     for (let freshConnection = false; exchanged === undefined; freshConnection = true) {
       try {
         // One deadline for the attempt, a second connection included.
         const left = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
-        exchanged = await pool.exchange({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes: limit, freshConnection });
+        exchanged = await pool.exchange<Answer>({ url: call.url, method: call.method, headers, body, timeoutMs: left, maxAnswerBytes: limit, freshConnection, ...(sinkFor ? { sinkFor } : {}) });
       } catch (cause) {
         if (!freshConnection && cause instanceof ExchangeFailure && sendAgainOnNewConnection(cause, call)) {
           if (debug) {
@@ -217,8 +215,7 @@ export function createTransport(options: TransportOptions): Transport {
       }
     }
 
-    const ok = exchanged.status >= 200 && exchanged.status < 300;
-    const answer = readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets, ok ? call.readJson : undefined);
+    const answer = exchanged.sunk ?? readBody(exchanged.status, exchanged.contentType ?? null, exchanged.text, secrets);
     if (debug) logAnswer(logger, call, { url, durationMs: elapsed(), attemptNo }, answer, secrets);
     return answer;
   }
@@ -274,33 +271,6 @@ export async function sendWithRetries(
 function sendAgainOnNewConnection(failure: ExchangeFailure, call: Call): boolean {
   if (failure.phase === "stale") return true;
   return call.readOnly && failure.phase === "sent" && failure.reusedConnection && !failure.timedOut;
-}
-
-/**
- * Shell's own openings, `[ -x ...`, `[[ ...` or `{ cmd; }`: a bracket, a space, then no JSON
- * value. A text body that opens so and is not labelled JSON is plain text, not broken JSON.
- */
-const SHELL_OPENING = /^(\[\[?|\{)[ \t]+(?![\s"{}[\]\d]|-\d)/;
-
-/**
- * An answer's text as JSON when it is JSON (labelled, or looking like it), as text otherwise;
- * secrets scrubbed either way. What is labelled or looks like JSON and does not parse is marked
- * `malformedJson`: a PHP upstream sends JSON as text/html unless told otherwise, so a body cut
- * short may carry either label, and read as text it would pass for a plain-text answer.
- */
-export function readBody(status: number, contentType: string | null, text: string, secrets: readonly string[], parse: (text: string) => unknown = JSON.parse): Answer {
-  const trimmed = text.trim();
-  const labelledJson = /json/i.test(contentType ?? "");
-  if ((labelledJson || trimmed.startsWith("{") || trimmed.startsWith("[")) && trimmed !== "") {
-    try {
-      // The parsed body is this answer's alone: scrubbed where it lies, not copied (the licence list is tens of MB).
-      return { status, body: scrubInPlace(parse(trimmed), secrets), isJson: true };
-    } catch {
-      const asText = { status, body: scrubText(text, secrets), isJson: false };
-      return labelledJson || !SHELL_OPENING.test(trimmed) ? { ...asText, malformedJson: true } : asText;
-    }
-  }
-  return { status, body: scrubText(text, secrets), isJson: false };
 }
 
 /** The debug line of an answered call: the scrubbed URL, status, timing and the body as forLog gives it. */

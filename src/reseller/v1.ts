@@ -5,6 +5,7 @@ import {
   readBundleStatus,
   readExpiresAt,
   readInstallCommand,
+  licensesAtOf,
   readLicenseList,
   listedOf,
   readListedLicenses,
@@ -19,7 +20,7 @@ import {
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
 import type { ConnectionPool } from "./connection-pool.js";
-import { parseListJson } from "./list-json.js";
+import { listJsonStream, type Keep } from "./list-json.js";
 import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type Call, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import {
   billingCycleMonthsSchema,
@@ -105,6 +106,8 @@ export interface V1Client {
   listLicenses(): Promise<UpstreamLicense[]>;
   /** The same list as compact records (what reconcile and the adoption plan compare), each item's other keys dropped as it is read. */
   listedLicenses(): Promise<ListedLicense[]>;
+  /** The licences of the same list at one IP (in any spelling), as listLicenses has them; every other item dropped as it is read. */
+  licensesAt(ip: string): Promise<UpstreamLicense[]>;
   register(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   renew(input: z.input<typeof licenseTerm>): Promise<TermAnswer>;
   suspend(input: z.input<typeof licenseRef>): Promise<RawAnswer>;
@@ -140,7 +143,7 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     Accept: "application/json",
   };
 
-  async function get(operation: string, path: string, query: Record<string, string> = {}, large: Pick<Call, "maxAnswerBytes" | "readJson"> = {}): Promise<Answer> {
+  async function get(operation: string, path: string, query: Record<string, string> = {}, large: Pick<Call, "maxAnswerBytes" | "streamJson"> = {}): Promise<Answer> {
     const url = new URL(base + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     return observeCall(options.observer, operation, "GET", async () => {
@@ -150,9 +153,14 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     });
   }
 
-  // A limit set for the client holds for the list too; by default the list may be larger than any other answer.
-  const getLicenseList = (op: string, readJson?: Call["readJson"]) =>
-    get(op, "/license/list", {}, { maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, ...(readJson ? { readJson } : {}) });
+  // A limit set for the client holds for the list too; by default the list may be larger than any
+  // other answer. It is parsed as it arrives, each item made what `keep` makes of it (the same
+  // call whatever is kept: named alike in logs and metrics).
+  const getLicenseList = (keep: Keep) =>
+    get("v1.listLicenses", "/license/list", {}, {
+      maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES,
+      streamJson: () => listJsonStream(keep),
+    });
 
   /** `readOnly` only for POSTs that merely look something up (bundle status). */
   async function post(operation: string, path: string, json: unknown, readOnly = false): Promise<Answer> {
@@ -185,15 +193,17 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     },
 
     async listLicenses() {
-      const op = "v1.listLicenses";
-      return readLicenseList(op, await getLicenseList(op));
+      // Every item kept as it came, then read as a whole list.
+      return readLicenseList("v1.listLicenses", await getLicenseList((item) => item));
     },
 
     async listedLicenses() {
-      // The same call as listLicenses, named alike in logs and metrics.
-      const op = "v1.listLicenses";
       // Each item becomes its record as it is parsed: the answer's full tree is never built.
-      return readListedLicenses(op, await getLicenseList(op, (text) => parseListJson(text, listedOf)));
+      return readListedLicenses("v1.listLicenses", await getLicenseList(listedOf));
+    },
+
+    async licensesAt(ip) {
+      return readListedLicenses<UpstreamLicense>("v1.listLicenses", await getLicenseList(licensesAtOf(ip)));
     },
 
     async register(input) {

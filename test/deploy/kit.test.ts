@@ -9,6 +9,7 @@ import { CONFIG_KEYS, SECRET_KEYS, configSchema } from "../../src/config/schema.
 import { healthRouter } from "../../src/admin/health-routes.js";
 import type { Metrics } from "../../src/observability/metrics.js";
 import type { Store } from "../../src/store/store.js";
+import { serviceNodeFlags } from "../../bench/child.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -61,6 +62,13 @@ function composeBlock(text: string, key: string): string {
   return m[1]!;
 }
 
+/** A service of compose.yaml's `services:` (by its name), up to the next one. */
+function composeService(text: string, name: string): string {
+  const m = new RegExp(`^  ${name}:\\n((?:    .*\\n|\\s*\\n)*)`, "m").exec(composeBlock(text, "services"));
+  if (!m) throw new Error(`compose.yaml has no service ${name}`);
+  return m[1]!;
+}
+
 /** systemd time spans as this kit writes them: 45s, 2min, 1min 30s. */
 function seconds(span: string): number {
   let total = 0;
@@ -80,6 +88,8 @@ const unit = read("deploy/systemd/license-bridge.service");
 const service = unitSection(unit, "Service");
 const compose = read("deploy/compose.yaml");
 const envExample = envFile(read("deploy/license-bridge.env.example"));
+/** The node flags of `npm start` (package.json): every other way the kit starts the service uses the same. */
+const START_FLAGS = /^exec node((?: --\S+)*) bin\/license-bridge\.mjs serve$/.exec((JSON.parse(read("package.json")) as { scripts: { start: string } }).scripts.start)![1]!.split(" ").filter(Boolean);
 
 describe("deploy kit", () => {
   it("sets only variables the service knows", () => {
@@ -136,14 +146,14 @@ describe("deploy kit", () => {
 
   it("runs `node bin/license-bridge.mjs serve` directly, in the image and under systemd", () => {
     const cmd = runtime.filter((i) => i.op === "CMD").at(-1);
-    expect(JSON.parse(cmd!.args)).toEqual(["node", "bin/license-bridge.mjs", "serve"]);
+    expect(JSON.parse(cmd!.args)).toEqual(["node", ...START_FLAGS, "bin/license-bridge.mjs", "serve"]);
     expect(runtime.some((i) => i.op === "ENTRYPOINT")).toBe(false);
     const user = runtime.filter((i) => i.op === "USER").at(-1)?.args;
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)(:|$)/);
 
     const exec = service.find(([k]) => k === "ExecStart")![1];
-    expect(exec).toMatch(/^\/\S*\/node \S*bin\/license-bridge\.mjs serve$/);
+    expect(exec).toMatch(/^\/\S*\/node( --\S+)* \S*bin\/license-bridge\.mjs serve$/);
     const wd = service.find(([k]) => k === "WorkingDirectory")![1];
     expect(exec).toContain(`${wd}/bin/license-bridge.mjs`);
     expect(service.find(([k]) => k === "EnvironmentFile")?.[1]).toBe("/etc/license-bridge/env");
@@ -156,6 +166,22 @@ describe("deploy kit", () => {
     const unitEnv = service.filter(([k]) => k === "Environment").map(([, v]) => v);
     const cliEnv = [...cli.matchAll(/--setenv=(\S+)/g)].map((m) => m[1]!);
     expect(cliEnv.sort()).toEqual(unitEnv.sort());
+  });
+
+  it("starts node with the heap limit of `npm start` wherever the service starts: the image (compose too), systemd, its CLI, the bench", () => {
+    // Why the limit: deploy/systemd/license-bridge.service, above ExecStart.
+    expect(START_FLAGS.filter((f) => /^--max-old-space-size=\d+$/.test(f))).toHaveLength(1);
+    const cmd = JSON.parse(runtime.filter((i) => i.op === "CMD").at(-1)!.args) as string[];
+    expect(cmd.slice(1, -2)).toEqual(START_FLAGS);
+    const exec = service.find(([k]) => k === "ExecStart")![1].split(" ");
+    expect(exec.slice(1, -2)).toEqual(START_FLAGS);
+    expect(read("deploy/systemd/license-bridge-cli")).toContain(` ${START_FLAGS.join(" ")} /opt/license-bridge/bin/license-bridge.mjs "$@"`);
+    // Compose runs the image's CMD: no instance sets a command of its own.
+    for (const block of [composeBlock(compose, "x-bridge"), ...["bridge-1", "bridge-2"].map((name) => composeService(compose, name))]) {
+      expect(block).toMatch(/\S/);
+      expect(block).not.toMatch(/^\s*command:/m);
+    }
+    expect(serviceNodeFlags({})).toEqual(START_FLAGS);
   });
 
   it("health checks ask routes the service serves: /healthz in the image, /readyz in the proxies", () => {

@@ -233,6 +233,24 @@ describe("connections: limits and closing", () => {
     expect((error as Error).message).toContain(`longer than ${64 * 1024} bytes`);
   });
 
+  it("the licence list, read as it arrives, is cut off at maxAnswerBytes too when it announces no length", async () => {
+    server = await startTinyServer((_req, res) => {
+      res.on("error", () => {});
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"success":true,"data":[');
+      const item = Buffer.from(`${JSON.stringify({ ip: "203.0.113.10", type: "cpanel", status: "active" })},`.repeat(100));
+      const pump = (): void => {
+        while (!res.destroyed && res.write(item));
+        if (!res.destroyed) res.once("drain", pump);
+      };
+      pump();
+    });
+    const error = await rejection(v1(server.url, { maxAnswerBytes: 64 * 1024 }).listedLicenses());
+    expect(error).toBeInstanceOf(UnexpectedAnswerError);
+    expect(error).toMatchObject({ status: 200, retryable: false });
+    expect((error as Error).message).toContain(`longer than ${64 * 1024} bytes`);
+  });
+
   it("an answer that announces more than maxAnswerBytes is refused without being read", async () => {
     server = await startTinyServer((_req, res) => json(res, 200, { success: true, data: [], padding: "x".repeat(10_000) }));
     const error = await rejection(v1(server.url, { maxAnswerBytes: 1_000 }).listLicenses());

@@ -68,6 +68,10 @@ describe("the licence list as compact records", () => {
     const raw = full[0]!.raw;
     expect(JSON.stringify(Object.getOwnPropertyNames(raw).map((k) => [k, raw[k]]))).not.toContain(TOKEN);
     expect(raw).toMatchObject({ note: "[redacted]", nested: { token: "[redacted]", deep: ["[redacted]"] } });
+    // The licences at one IP are made of the items as they are read, before the answer is scrubbed: scrubbed all the same.
+    const at = await client(server.url).licensesAt("203.0.113.10");
+    expect(at).toEqual(full);
+    expect(JSON.stringify(Object.getOwnPropertyNames(at[0]!.raw).map((k) => [k, at[0]!.raw[k]]))).not.toContain(TOKEN);
   });
 
   it("scrubs a parsed body where it lies: the same objects, an own __proto__ key included", () => {
