@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AdoptionWrite } from "../../src/store/store.js";
+import { adopted } from "../helpers/adopted-book.js";
 import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { countStatements } from "../helpers/sqlite.js";
 
@@ -11,32 +11,6 @@ import { countStatements } from "../helpers/sqlite.js";
 /** Enough licences for many pages (30 of EXPORT_PAGE), few enough to write in a second. */
 const BOOK = 3000;
 
-function licence(i: number): AdoptionWrite {
-  return {
-    service: {
-      service_id: `off-${String(i).padStart(5, "0")}`,
-      product_id: "13",
-      kind: "licence",
-      type: "litespeed",
-      bundle: null,
-      bundle_key: null,
-      variant: "litespeed4",
-      upstream_variant: "litespeed8",
-      ip: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`,
-      billing_cycle: "monthly",
-      months: 1,
-      status: "active",
-      customer_email: `c${i}@example.com`,
-      customer_name: `Customer ${i}`,
-      expires_at: 1_900_000_000_000 + i,
-      paid_until: null,
-      companions: "[]",
-      order_event_id: null,
-    },
-    history: [],
-  };
-}
-
 describe("the licence export on SQLite", () => {
   let sb: TestSandbox;
   let bridge: TestBridge;
@@ -45,7 +19,7 @@ describe("the licence export on SQLite", () => {
     sb = await startTestSandbox();
     bridge = await startTestBridge(sb);
     expect(bridge.service.store.dialect).toBe("sqlite");
-    const { inserted } = await bridge.service.store.adoption.insert(Array.from({ length: BOOK }, (_, i) => licence(i)), () => undefined);
+    const { inserted } = await bridge.service.store.adoption.insert(Array.from({ length: BOOK }, (_, i) => adopted(i)), () => undefined);
     expect(inserted).toHaveLength(BOOK);
   }, 60_000);
 
@@ -70,7 +44,7 @@ describe("the licence export on SQLite", () => {
       }
       const ids = (await exported).split("\n").slice(0, -1).map((line) => (JSON.parse(line) as { service_id: string }).service_id);
 
-      expect(ids).toEqual(Array.from({ length: BOOK }, (_, i) => licence(i).service.service_id));
+      expect(ids).toEqual(Array.from({ length: BOOK }, (_, i) => adopted(i).service.service_id));
       expect(answered).toBeGreaterThan(0);
       // The service's thread read no page of the export (nor a total): every read was the worker's.
       expect(statements.of(/\bFROM services\b/)).toBe(0);

@@ -2,7 +2,8 @@ import { beforeEach, expect, it } from "vitest";
 import { printListing } from "../../src/cli/paging.js";
 import type { Output } from "../../src/cli/output.js";
 import { EXPORT_PAGE } from "../../src/store/license-export.js";
-import { licenseView, type AdoptionWrite, type LicenseFilter } from "../../src/store/store.js";
+import { licenseView, type LicenseFilter } from "../../src/store/store.js";
+import { adopted } from "../helpers/adopted-book.js";
 import { describeEachStore } from "../helpers/stores.js";
 
 // An export (`licenses list --all --json`) reads page after page; a SQLite read runs on the event
@@ -43,33 +44,6 @@ describeEachStore("an export on $name", {}, ({ store }) => {
     expect(printed.jobs.map((j) => j.id)).toEqual((await store.jobs.list()).map((j) => j.id));
   });
 });
-
-/** A licence of the book the export tests write, `i` its number: every third suspended. */
-function adopted(i: number): AdoptionWrite {
-  return {
-    service: {
-      service_id: `exp-${String(i).padStart(5, "0")}`,
-      product_id: "13",
-      kind: "licence",
-      type: "litespeed",
-      bundle: null,
-      bundle_key: null,
-      variant: "litespeed4",
-      upstream_variant: "litespeed8",
-      ip: `198.51.${100 + (i >> 8)}.${i & 255}`,
-      billing_cycle: "monthly",
-      months: 1,
-      status: i % 3 === 0 ? "suspended" : "active",
-      customer_email: `c${i}@example.com`,
-      customer_name: `Customer "${i}"`,
-      expires_at: i % 7 === 0 ? null : 1_900_000_000_000 + i,
-      paid_until: null,
-      companions: i % 5 === 0 ? '["cpanel"]' : "[]",
-      order_event_id: null,
-    },
-    history: [],
-  };
-}
 
 /** Every line of an export's chunks, each chunk checked to end a line. */
 async function linesOf(chunks: AsyncIterable<string>): Promise<unknown[]> {
