@@ -215,7 +215,10 @@ const steps = [
 ];
 
 console.log(`CPU µs per delivery, median of ${REPEATS} runs of ${N} (${process.version}); writes ${BATCH} at a time\n`);
+// BENCH_STEPS=<regex>: only the steps whose name matches (e.g. "write:" for the store's).
+const only = process.env.BENCH_STEPS ? new RegExp(process.env.BENCH_STEPS) : undefined;
 for (const [name, step, options] of steps) {
+  if (only && !only.test(name)) continue;
   const us = await measure(step, options);
   console.log(`${us.toFixed(1).padStart(8)}  ${name}`);
 }
