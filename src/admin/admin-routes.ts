@@ -137,7 +137,8 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   // Every licence, one JSON object a line, in chunks of a page that the store reads (on SQLite in a
   // worker thread) as they are written, and written as the client takes them (a slow reader holds
-  // a page or two, not the table); a client that goes away ends the reading.
+  // a page or two, not the table); a client that goes away ends the reading, or, while the export
+  // still waits for one of SQLite's few export workers, gives up its turn.
   /**
    * Until the client has taken what was written, or has gone. Both listeners go when either
    * fires: an export waits here once per socket buffer (thousands of times for 100,000
@@ -158,11 +159,17 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const q = licensesExportQuerySchema.safeParse(req.query);
     if (!q.success) return refuse(res, q.error);
     res.type("application/x-ndjson");
-    let gone = false;
-    res.on("close", () => (gone = true));
-    for await (const chunk of services.exportChunks({ status: q.data.status, q: q.data.q })) {
-      if (gone) return;
-      if (!res.write(chunk)) await drainedOrGone(res);
+    const left = new AbortController();
+    res.on("close", () => left.abort());
+    try {
+      for await (const chunk of services.exportChunks({ status: q.data.status, q: q.data.q }, { signal: left.signal })) {
+        if (left.signal.aborted) return;
+        if (!res.write(chunk)) await drainedOrGone(res);
+      }
+    } catch (err) {
+      // It gave up its turn for a worker: nobody is left to answer.
+      if (left.signal.aborted && err === left.signal.reason) return;
+      throw err;
     }
     res.end();
   });

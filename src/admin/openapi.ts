@@ -500,7 +500,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ["admin"],
           operationId: "exportLicenses",
           summary: "Every licence (optionally by status or q), one JSON object a line",
-          description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list.",
+          description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list. On SQLite at most two exports read at once; a further one waits its turn before its first line.",
           security: ADMIN_SECURITY,
           parameters: queryParameters(licensesExportQuerySchema),
           responses: {

@@ -202,9 +202,11 @@ export interface ServiceOps {
    * Every licence the filter matches, by service id, as NDJSON (`licenseView`, one a line) in
    * chunks of whole lines, read a page at a time as the caller takes them; leaving the loop ends
    * the reading. On SQLite the reads and the JSON run in a worker thread with a read-only
-   * connection of its own (sqlite/export.ts): the event loop only passes the chunks on.
+   * connection of its own (sqlite/export.ts): the event loop only passes the chunks on. Those
+   * workers are capped per process: an export may wait for one before its first chunk, and
+   * `signal` aborting while it waits (the client went away) ends it with the signal's reason.
    */
-  exportChunks(filter: LicenseFilter): AsyncIterable<string>;
+  exportChunks(filter: LicenseFilter, options?: { signal?: AbortSignal }): AsyncIterable<string>;
   /**
    * Up to `limit` services after the service id `after` (from the first without it), by service
    * id, as briefs: reconcile and the adoption plan walk every service so, one index range a page.

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import type { Clock } from "../../src/clock.js";
+import type { Logger } from "../../src/log/logger.js";
 import type { RecordedRequest } from "../../src/sandbox/app.js";
 import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 import { signWebhook } from "../../src/webhooks/signature.js";
@@ -21,6 +23,9 @@ export interface Pair {
 
 export interface PairOptions {
   env?: Record<string, string>;
+  /** The bridge's clock, e.g. a `manualClock` the test moves. (Default: the system clock) */
+  clock?: Clock;
+  logger?: Logger;
   sandbox?: Parameters<typeof startTestSandbox>[0];
   /** Starts the bridge on the sandbox, for a bridge built otherwise (e.g. `startMailBridge`). (Default: `startTestBridge` with `env`.) */
   bridge?: (sb: TestSandbox) => Promise<TestBridge>;
@@ -37,7 +42,8 @@ export interface PairPerFileOptions extends PairOptions {
 async function startPair(options: PairOptions): Promise<Pair> {
   const sb = await startTestSandbox(options.sandbox);
   try {
-    const bridge = await (options.bridge ? options.bridge(sb) : startTestBridge(sb, { env: options.env }));
+    const { env, clock, logger } = options;
+    const bridge = await (options.bridge ? options.bridge(sb) : startTestBridge(sb, { env, clock, logger }));
     return { sb, bridge };
   } catch (err) {
     await sb.close();
@@ -70,6 +76,25 @@ export function usePair(options: PairOptions = {}): () => Pair {
   });
   return () => {
     if (!pair) throw new Error("usePair: no pair outside a test");
+    return pair;
+  };
+}
+
+/**
+ * For a `describe` whose tests each start their pair their own way (their own env, a manual
+ * clock, a sandbox without funds): returns a function a test calls, `const { sb, bridge } =
+ * await startPair({ env, clock })`, and whatever a test started is closed after it.
+ */
+export function usePairInTest(): (options?: PairOptions) => Promise<Pair> {
+  const started: Pair[] = [];
+  afterEach(async () => {
+    const errors: unknown[] = [];
+    for (const p of started.splice(0).reverse()) await closePair(p).catch((err: unknown) => errors.push(err));
+    if (errors.length > 0) throw errors[0];
+  });
+  return async (options = {}) => {
+    const pair = await startPair(options);
+    started.push(pair);
     return pair;
   };
 }

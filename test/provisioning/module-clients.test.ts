@@ -1,8 +1,9 @@
 import { Writable } from "node:stream";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { isOutdated, MIN_MODULE_VERSION, moduleClientOf } from "../../src/provisioning/module-clients.js";
-import { startTestBridge, startTestSandbox, uniqueIp, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { uniqueIp } from "../helpers/bridge.js";
+import { usePairInTest } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /** Which panel module calls the provisioning API: read from its User-Agent, recorded, and checked against the versions the bridge supports. */
@@ -30,18 +31,12 @@ describe("a module's User-Agent", () => {
 describe("an outdated module calling the bridge", () => {
   // A bridge per test, not per file: both read the whole of /admin/modules (one module, or none),
   // and the first reads the warnings of a logger it gives its bridge.
-  let sb: TestSandbox | undefined;
-  let bridge: TestBridge | undefined;
-  afterEach(async () => {
-    await bridge?.close();
-    await sb?.close();
-  });
+  const startPair = usePairInTest();
 
   it("is served, named once in a warning line, and shown outdated in /admin/modules", async () => {
     const lines: string[] = [];
     const logger = createLogger({ level: "info", destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
-    sb = await startTestSandbox();
-    bridge = await startTestBridge(sb, { logger });
+    const { bridge } = await startPair({ logger });
     const old = { headers: { "user-agent": "license-bridge-blesta/0.0.9" } };
     for (const id of ["old-1", "old-2"]) {
       const r = await bridge.provision("create", { service_identifier: id, package_identifier: "12", ip: uniqueIp() }, old);
@@ -50,14 +45,13 @@ describe("an outdated module calling the bridge", () => {
     const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string; module?: string }).filter((l) => l.module === "blesta/0.0.9");
     expect(warnings).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining(`older than this bridge supports (${MIN_MODULE_VERSION})`) })]);
     // The calling module is noted after the answer is sent: the second call's note may land just after it.
-    await waitFor(async () => (await bridge!.service.services.get("old-2"))?.module === "blesta/0.0.9", 5_000, "the second call's module to be noted");
+    await waitFor(async () => (await bridge.service.services.get("old-2"))?.module === "blesta/0.0.9", 5_000, "the second call's module to be noted");
     const modules = (await bridge.admin("/admin/modules")).body.modules;
     expect(modules).toEqual([{ module: "blesta/0.0.9", panel: "blesta", version: "0.0.9", services: 2, outdated: true }]);
   });
 
   it("a caller that is not one of our modules (curl, Upmind's own provider) is served and records nothing", async () => {
-    sb = await startTestSandbox();
-    bridge = await startTestBridge(sb);
+    const { bridge } = await startPair();
     const r = await bridge.provision("create", { service_identifier: "plain-1", package_identifier: "12", ip: uniqueIp() }, { headers: { "user-agent": "curl/8.5.0" } });
     expect(r.status).toBe(200);
     expect((await bridge.admin("/admin/services/plain-1")).body.module).toBeNull();

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { PRUNED_PAYLOAD } from "../../src/store/store.js";
-import { createdEvent, startTestBridge, startTestSandbox, uniqueId, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { untilIdle, waitStatus } from "../helpers/e2e-harness.js";
+import { createdEvent, uniqueId } from "../helpers/bridge.js";
+import { untilIdle, usePairInTest, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { purchases } from "../reconcile/helpers.js";
 
@@ -12,25 +12,18 @@ const DAY = 86_400_000;
 
 /** RETENTION_DAYS on a running bridge (both stores): an order's finished work goes, what a promise rests on stays. */
 describe("retention on a running bridge", () => {
-  let sb: TestSandbox | undefined;
-  let bridge: TestBridge | undefined;
-  afterEach(async () => {
-    await bridge?.close();
-    await sb?.close();
-    bridge = sb = undefined;
-  });
+  const startPair = usePairInTest();
 
   it("prunes an old order's succeeded jobs, its event's payload, its sent mail and outbox file; keeps its history, and its webhook id stays a duplicate", async () => {
-    sb = await startTestSandbox();
     const clock = manualClock(Date.now());
-    bridge = await startTestBridge(sb, { clock, env: { RETENTION_DAYS: "30" } });
+    const { sb, bridge } = await startPair({ clock, env: { RETENTION_DAYS: "30" } });
     const outbox = join(bridge.config.dataDir, "outbox");
     const event = createdEvent();
     const webhookId = uniqueId("wh");
     const first = await bridge.send(event, { id: webhookId, nowMs: clock.now() });
     expect(first.status).toBe(202);
     await waitStatus(bridge, event.service.id, "active");
-    await waitFor(async () => (await bridge!.service.queue.list({ kind: "mail_install", state: "succeeded" })).length === 1, 10_000, "the install mail");
+    await waitFor(async () => (await bridge.service.queue.list({ kind: "mail_install", state: "succeeded" })).length === 1, 10_000, "the install mail");
     await untilIdle(bridge);
     expect(readdirSync(outbox).filter((f) => f.endsWith(".eml"))).toHaveLength(1);
     const history = await bridge.service.services.history(event.service.id);
@@ -64,14 +57,13 @@ describe("retention on a running bridge", () => {
   });
 
   it("never prunes an unfinished order: its blocked job, the event it carries and the job's intent stay", async () => {
-    sb = await startTestSandbox({ balance: 0 });
     const clock = manualClock(Date.now());
-    bridge = await startTestBridge(sb, { clock });
+    const { bridge } = await startPair({ clock, sandbox: { balance: 0 } });
     const event = createdEvent();
     const sent = await bridge.send(event, { nowMs: clock.now() });
     expect(sent.status).toBe(202);
     const [blocked] = await waitFor(async () => {
-      const jobs = await bridge!.service.queue.list({ state: "blocked" });
+      const jobs = await bridge.service.queue.list({ state: "blocked" });
       return jobs.length === 1 && jobs;
     }, 10_000, "the order to be blocked on the balance");
 

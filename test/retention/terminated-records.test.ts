@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
-import { createdEvent, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
-import { untilIdle, waitStatus } from "../helpers/e2e-harness.js";
+import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
+import { untilIdle, usePairInTest, waitStatus } from "../helpers/e2e-harness.js";
 import { purchases } from "../reconcile/helpers.js";
 
 const DAY = 86_400_000;
@@ -11,13 +11,7 @@ const DAY = 86_400_000;
  * ago loses its records and keeps its row, and is decided as before when it is ordered again.
  */
 describe("a terminated service's records", () => {
-  let sb: TestSandbox | undefined;
-  let bridge: TestBridge | undefined;
-  afterEach(async () => {
-    await bridge?.close();
-    await sb?.close();
-    bridge = sb = undefined;
-  });
+  const startPair = usePairInTest();
 
   /** An order carried out, then terminated; returns the service's id and the event sent. */
   async function orderedThenTerminated(b: TestBridge, clock: ReturnType<typeof manualClock>) {
@@ -32,9 +26,8 @@ describe("a terminated service's records", () => {
   }
 
   it("are pruned once it has been terminated longer than TERMINATED_RETENTION_DAYS: its row stays, and a new order buys it again", async () => {
-    sb = await startTestSandbox();
     const clock = manualClock(Date.now());
-    bridge = await startTestBridge(sb, { clock, env: { RETENTION_DAYS: "30", TERMINATED_RETENTION_DAYS: "60" } });
+    const { sb, bridge } = await startPair({ clock, env: { RETENTION_DAYS: "30", TERMINATED_RETENTION_DAYS: "60" } });
     const event = await orderedThenTerminated(bridge, clock);
     const id = event.service.id;
     // A live neighbour: nothing of it may go.
@@ -76,9 +69,8 @@ describe("a terminated service's records", () => {
   });
 
   it("are kept for ever when TERMINATED_RETENTION_DAYS is unset", async () => {
-    sb = await startTestSandbox();
     const clock = manualClock(Date.now());
-    bridge = await startTestBridge(sb, { clock });
+    const { bridge } = await startPair({ clock });
     const event = await orderedThenTerminated(bridge, clock);
     const history = await bridge.service.services.history(event.service.id);
     clock.advance(3650 * DAY);
@@ -87,9 +79,8 @@ describe("a terminated service's records", () => {
   });
 
   it("are kept while a job of the service is unfinished", async () => {
-    sb = await startTestSandbox();
     const clock = manualClock(Date.now());
-    bridge = await startTestBridge(sb, { clock, env: { TERMINATED_RETENTION_DAYS: "30" } });
+    const { bridge } = await startPair({ clock, env: { TERMINATED_RETENTION_DAYS: "30" } });
     const event = await orderedThenTerminated(bridge, clock);
     const id = event.service.id;
     // Due long after the prune: still queued when it runs.
