@@ -89,6 +89,34 @@ describe("group commit", () => {
     await Promise.all(later);
   });
 
+  it("resolves a committed-only write at its commit, sharing the transaction with durable writes that wait for the sync", async () => {
+    const { group, syncs } = heldSyncs();
+    const insert = (v: string) => () => db.prepare("INSERT INTO t (v) VALUES (?)").run(v);
+    let durableDone = false;
+    const durable = group.run(insert("intent")).then(() => (durableDone = true));
+    const ending = group.runCommitted(insert("ending"));
+    await ending;
+    // One transaction for both: the ending is committed and its promise kept, the intent not yet.
+    expect(rows()).toEqual(["intent", "ending"]);
+    expect(syncs).toHaveLength(1);
+    expect(durableDone).toBe(false);
+    syncs[0]!.release();
+    await durable;
+  });
+
+  it("asks for no fsync for a group of committed-only writes, and keeps their promise when a durable neighbour's sync fails", async () => {
+    open();
+    let n = 0;
+    const group = createGroupCommit(db, () => (++n === 1 ? Promise.reject(new Error("EIO: disk gone")) : Promise.resolve()));
+    await group.runCommitted(() => db.prepare("INSERT INTO t (v) VALUES ('alone')").run());
+    expect(n).toBe(0);
+    const durable = group.run(() => db.prepare("INSERT INTO t (v) VALUES ('x')").run());
+    const committed = group.runCommitted(() => db.prepare("INSERT INTO t (v) VALUES ('y')").run());
+    await expect(committed).resolves.toBeDefined();
+    await expect(durable).rejects.toThrow(/EIO/);
+    expect(rows()).toEqual(["alone", "x", "y"]);
+  });
+
   it("rejects the writes of a batch whose sync failed, and only those", async () => {
     open();
     let n = 0;

@@ -9,19 +9,27 @@ export interface GroupCommit {
    * bear a repeat (waking the job runner).
    */
   run<T>(write: () => T): Promise<T>;
+  /**
+   * The same, but resolves as soon as the group transaction is committed, without waiting for
+   * its fsync: for writes that a crash may undo but a power cut need not be survived by (a job's
+   * ending, which a lost commit only makes run again), so the pages they share with the turn's
+   * other writes are written once while their caller does not wait for the disk.
+   */
+  runCommitted<T>(write: () => T): Promise<T>;
 }
 
 /**
- * Group commit: the durable writes asked for within one turn of the event loop (accepted
- * webhooks, intents before charging calls) share one transaction and one fsync, so durability
- * costs one fsync per turn instead of one per write. The fsync (`sync`, see wal-sync.ts) runs
+ * Group commit: the writes asked for within one turn of the event loop (accepted webhooks,
+ * intents before charging calls, mails about to be sent, jobs' endings) share one transaction,
+ * and the durable ones among them one fsync, so durability costs one fsync per turn instead of
+ * one per write, and the pages the writes share go to the WAL once. The fsync (`sync`, see wal-sync.ts) runs
  * off the event loop: requests and jobs go on while the disk works, and a write's promise
  * resolves only after it. Until then the commit is visible to readers but not yet promised to
  * anyone; a later durable write (the intent before any charging call) fsyncs it too, since the
  * WAL is one file written in order.
  */
 export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommit {
-  type Item = { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  type Item = { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; durable: boolean };
   let pending: Item[] = [];
   let scheduled = false;
   let syncing = false;
@@ -93,29 +101,39 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
           for (const item of batch) item.reject(error);
           continue;
         }
+        const settle = (item: Item, i: number) => {
+          const o = outcomes[i]!;
+          if (o.ok) item.resolve(o.value);
+          else item.reject(o.error);
+        };
+        // Committed is all a committed-only write waits for.
+        batch.forEach((item, i) => !item.durable && settle(item, i));
+        if (!batch.some((item) => item.durable)) continue;
         try {
           await sync();
         } catch (error) {
           // Committed, but not known to be on disk: no promise may be made on it.
-          for (const item of batch) item.reject(error);
+          for (const item of batch) if (item.durable) item.reject(error);
           continue;
         }
-        outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
+        batch.forEach((item, i) => item.durable && settle(item, i));
       }
     } finally {
       syncing = false;
     }
   };
 
+  const enqueue = <T>(write: () => T, durable: boolean): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      pending.push({ write, resolve: resolve as (v: unknown) => void, reject, durable });
+      if (!scheduled && !syncing) {
+        scheduled = true;
+        setImmediate(() => void flush());
+      }
+    });
+
   return {
-    run<T>(write: () => T): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        pending.push({ write, resolve: resolve as (v: unknown) => void, reject });
-        if (!scheduled && !syncing) {
-          scheduled = true;
-          setImmediate(() => void flush());
-        }
-      });
-    },
+    run: (write) => enqueue(write, true),
+    runCommitted: (write) => enqueue(write, false),
   };
 }

@@ -226,7 +226,6 @@ export function sqliteJobs(
     const change = svc && stop(state, svc);
     if (change) services().changeSync({ ...change, serviceId });
   };
-  const finishTogether = db.transaction(finishSync);
 
   /** The operator's retry and its audit entry, in one transaction: the entry says whether it happened. */
   const retryAudited = db.transaction((id: number, draft: AuditDraft): JobRow | undefined => {
@@ -281,9 +280,13 @@ export function sqliteJobs(
       return durable ? await group.run(write) : write();
     },
     async finish(job, worker, ending) {
-      // With a stop record or a handler's last change, the job's ending and its service's record commit together.
-      const together = ("stop" in ending && ending.stop) || ("change" in ending && ending.change) || ("skipped" in ending && ending.skipped !== undefined);
-      return together ? finishTogether.immediate(job, worker, ending) : finishSync(job, worker, ending);
+      // A job's ending, with its service's record, joins the group commit (the intake's and the
+      // intents' too): endings that come in the same turn share one transaction, so the pages
+      // each of them rewrites (the job and service counters, the tails of the jobs' state lists,
+      // the history, the events' outcomes) go to the WAL once per group instead of once per job
+      // (bench:pipeline, about 7 % of the CPU per order). It waits for the commit, not the
+      // fsync, as its own commit did: an ending a power cut loses is a job run again.
+      return group.runCommitted(() => finishSync(job, worker, ending));
     },
     async requeueBlocked(kind, olderThanMs) {
       const now = clock.now();

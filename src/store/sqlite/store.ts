@@ -46,7 +46,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   const notify = () => {
     for (const l of listeners) l();
   };
-  // One group commit for every durable write: accepted events and charging intents share fsyncs.
+  // One group commit for every durable write: accepted events, charging intents, jobs' endings
+  // and mails about to be sent share transactions and fsyncs.
   const wal = walSync(db);
   const group = createGroupCommit(db, wal.sync);
   let parts: ReturnType<typeof build> | undefined;
@@ -62,7 +63,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
       jobs,
       services,
       events: sqliteEvents(db, clock, group, services, jobs, audit),
-      mails: sqliteMails(db, clock),
+      mails: sqliteMails(db, clock, group),
       alerts: sqliteAlerts(db, clock, jobs),
       renewals: sqliteRenewals(db, clock, jobs, audit),
       retention: sqliteRetention(db),
