@@ -104,6 +104,25 @@ describe("group commit", () => {
     await durable;
   });
 
+  it("commits a committed-only write that comes during a group's fsync at once, while the durable ones wait for the next group", async () => {
+    const { group, syncs } = heldSyncs();
+    const insert = (v: string) => () => db.prepare("INSERT INTO t (v) VALUES (?)").run(v);
+    const first = group.run(insert("first"));
+    await new Promise((r) => setImmediate(r));
+    expect(syncs).toHaveLength(1);
+    const durable = group.run(insert("durable"));
+    await group.runCommitted(insert("ending"));
+    // Committed while the first group's fsync still runs, and no fsync asked for it.
+    expect(rows()).toEqual(["first", "ending"]);
+    expect(syncs).toHaveLength(1);
+    syncs[0]!.release();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    expect(rows()).toEqual(["first", "ending", "durable"]);
+    syncs[1]!.release();
+    await durable;
+  });
+
   it("asks for no fsync for a group of committed-only writes, and keeps their promise when a durable neighbour's sync fails", async () => {
     open();
     let n = 0;

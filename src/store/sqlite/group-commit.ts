@@ -81,14 +81,37 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
     }
   };
 
+  const settleAll = (batch: Item[], outcomes: Outcome[], which: (item: Item) => boolean) =>
+    batch.forEach((item, i) => {
+      if (!which(item)) return;
+      const o = outcomes[i]!;
+      if (o.ok) item.resolve(o.value);
+      else item.reject(o.error);
+    });
+
   /**
-   * One group in flight at a time: the writes that come while a group's fsync runs wait for it
-   * and then go together, in the next group. Under load the groups grow (fewer, larger commits:
-   * the pages they share are written once); alone, a write waits for no one.
+   * One durable group in flight at a time: the durable writes that come while a group's fsync
+   * runs wait for it and then go together, in the next group. Under load the groups grow (fewer,
+   * larger commits: the pages they share are written once); alone, a write waits for no one.
+   * The committed-only writes that come meanwhile are committed at once, in a group of their
+   * own: nothing they wait for is on the disk, so they wait for no fsync, theirs or another's.
    */
   const flush = async () => {
     scheduled = false;
-    if (syncing) return; // the running flush takes the new writes when its fsync is done
+    if (syncing) {
+      const now = pending.filter((item) => !item.durable);
+      if (now.length === 0) return; // the running flush takes the new writes when its fsync is done
+      pending = pending.filter((item) => item.durable);
+      let outcomes;
+      try {
+        outcomes = commit(now);
+      } catch (error) {
+        for (const item of now) item.reject(error);
+        return;
+      }
+      settleAll(now, outcomes, () => true);
+      return;
+    }
     syncing = true;
     try {
       while (pending.length > 0) {
@@ -101,13 +124,8 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
           for (const item of batch) item.reject(error);
           continue;
         }
-        const settle = (item: Item, i: number) => {
-          const o = outcomes[i]!;
-          if (o.ok) item.resolve(o.value);
-          else item.reject(o.error);
-        };
         // Committed is all a committed-only write waits for.
-        batch.forEach((item, i) => !item.durable && settle(item, i));
+        settleAll(batch, outcomes, (item) => !item.durable);
         if (!batch.some((item) => item.durable)) continue;
         try {
           await sync();
@@ -116,7 +134,7 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
           for (const item of batch) if (item.durable) item.reject(error);
           continue;
         }
-        batch.forEach((item, i) => item.durable && settle(item, i));
+        settleAll(batch, outcomes, (item) => item.durable);
       }
     } finally {
       syncing = false;
@@ -126,7 +144,7 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
   const enqueue = <T>(write: () => T, durable: boolean): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       pending.push({ write, resolve: resolve as (v: unknown) => void, reject, durable });
-      if (!scheduled && !syncing) {
+      if (!scheduled && (!syncing || !durable)) {
         scheduled = true;
         setImmediate(() => void flush());
       }
