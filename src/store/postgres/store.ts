@@ -15,6 +15,7 @@ import { pgRenewals } from "./renewals.js";
 import { pgRetention } from "./retention.js";
 import { pgAdoption } from "./adoption.js";
 import { pgServices } from "./services.js";
+import { tallyFolds } from "./tallies.js";
 
 export interface PostgresStoreOptions {
   /**
@@ -60,7 +61,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
   const hub = jobReadyHub(db, url, logger);
   // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-  const listings = pgListings(db);
+  const folds = tallyFolds(db);
+  const listings = pgListings(db, folds);
   const audit = pgAudit(db);
   const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit);
   const services = pgServices(db, jobs, listings, audit);
@@ -134,6 +136,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     close() {
       closing ??= (async () => {
         await hub.close();
+        await folds.close();
         await db.end();
       })();
       return closing;
