@@ -131,6 +131,17 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       expect((await store.jobs.page({ limit: 2, serviceId: "s2" })).total).toBe(1);
       expect(await store.jobs.counts()).toEqual({ queued: 4, running: 1, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
     });
+
+    it("tells the total on an empty page too: the rows after the cursor left the filter", async () => {
+      await store.jobs.enqueue({ kind: "renew", queueKey: "q1" });
+      await store.jobs.enqueue({ kind: "renew", queueKey: "q2" });
+      const first = await store.jobs.page({ limit: 1, state: "queued" });
+      expect(first).toMatchObject({ total: 2, nextCursor: expect.any(String) });
+      const [older] = await store.jobs.claim("w1", 1, 30_000);
+      await store.jobs.finish(older!, "w1", { state: "succeeded" });
+      expect(await store.jobs.page({ limit: 1, state: "queued", cursor: first.nextCursor! })).toEqual({ items: [], nextCursor: null, total: 1 });
+      expect(await store.jobs.page({ limit: 1, serviceId: "nobody" })).toEqual({ items: [], nextCursor: null, total: 0 });
+    });
   });
 
   describe("history", () => {
