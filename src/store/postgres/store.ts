@@ -64,7 +64,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const folds = tallyFolds(db);
   const listings = pgListings(db, folds);
   const audit = pgAudit(db);
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit);
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit, folds);
   const services = pgServices(db, jobs, listings, audit);
   let closing: Promise<void> | undefined;
 
@@ -120,6 +120,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       const s = await pgMigrationStatus(db);
       return { databaseVersion: s.databaseVersion, codeVersion: s.codeVersion, pending: s.pending.map(({ id, name }) => ({ id, name })) };
     },
+    gauges: () => jobs.gauges(),
     async counts() {
       const [row] = await db.q<Record<"events" | "services" | "jobs" | "history" | "mails", number>>(
         `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM services) AS services, (SELECT COUNT(*) FROM jobs) AS jobs,
