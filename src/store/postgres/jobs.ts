@@ -38,6 +38,7 @@ const queueSql = (also = "") => `SELECT clock.now, oldest.run_at AS oldest_due_a
   ).join(" UNION ALL ")}) due) oldest
   LEFT JOIN (${JOB_COUNTS}) c ON true`;
 
+const QUEUE = queueSql();
 /** What /metrics reads of the database: the queue and, riding along, the open alert episodes. */
 const GAUGES = queueSql(", (SELECT COUNT(*) FROM alerts WHERE closed_at IS NULL)::int AS open_alerts");
 
@@ -157,9 +158,13 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     return out as { id: number; created: boolean }[];
   };
 
-  /** A queueSql statement on the pool: one round trip; the counters' log is folded after, off this read's path. */
-  const readQueue = async <R extends QueueRow>(sql: string): Promise<R[]> => {
-    const rows = await db.q<R>(sql, [db.clockParam()]);
+  /**
+   * A queueSql statement on the pool: one round trip; the counters' log is folded after, off this
+   * read's path. Prepared: its plan (the runnable ranges, the counters) takes longer to make than
+   * the statement takes to run.
+   */
+  const readQueue = async <R extends QueueRow>(name: string, sql: string): Promise<R[]> => {
+    const rows = await db.prepared<R>(name, sql, [db.clockParam()]);
     folds.due();
     return rows;
   };
@@ -414,7 +419,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     },
 
     async queue() {
-      return queueFrom(await readQueue(queueSql())).queue;
+      return queueFrom(await readQueue("license-bridge queue", QUEUE)).queue;
     },
 
     async unfinished(queueKey) {
@@ -423,7 +428,7 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
   };
   /** The gauges of a /metrics scrape, in one statement (Store.gauges). */
   const gauges = async (): Promise<StoreGauges> => {
-    const rows = await readQueue<QueueRow & { open_alerts: number }>(GAUGES);
+    const rows = await readQueue<QueueRow & { open_alerts: number }>("license-bridge gauges", GAUGES);
     const { byState, queue } = queueFrom(rows);
     return { jobs: byState, queue, openAlerts: rows[0]!.open_alerts };
   };
