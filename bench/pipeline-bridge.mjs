@@ -25,6 +25,8 @@ const service = await startService({ config, logger: createLogger({ level: proce
 
 process.on("message", (msg) => {
   if (msg?.serverTimes && serverTimes) return process.send({ times: serverTimes.drain() });
+  // The statements so far and nothing else: the stats below run statements of their own.
+  if (msg?.statements) return process.send({ sql: sql?.snapshot() ?? {} });
   if (!msg?.stats) return;
   void (async () => {
     // (service.queue: builds from before the Store, for comparisons.)

@@ -30,6 +30,7 @@ import { lifecycleJobs, skipRecord, stopRecord } from "../lifecycle/handlers.js"
 import type { Logger } from "../log/logger.js";
 import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
+import { sharedRead } from "../observability/shared-read.js";
 import { JobWaiter } from "../jobs/waiter.js";
 import { licenseAnswerer } from "../provisioning/answers.js";
 import { createProvisioning } from "../provisioning/provisioning.js";
@@ -246,13 +247,15 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // The reseller balance of the bridge's own account, for /metrics and GET /admin/balance.
   const balance = ownBalance(config, { sandbox: reseller.sandbox, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
   opened.push(() => balance.close());
+  // The database's gauges are one read (one statement on PostgreSQL), shared by a scrape's gauges.
+  const gauges = sharedRead(() => store.gauges());
   metrics.track({
-    jobCounts: () => store.jobs.counts(),
+    jobCounts: async () => (await gauges()).jobs,
     queue: async () => {
-      const q = await store.jobs.queue();
+      const q = (await gauges()).queue;
       return { depth: Object.values(q.queued).reduce((a, b) => a + b, 0), oldestDueAgeMs: q.oldestDueAgeMs };
     },
-    openAlerts: async () => (await alerts.open()).length,
+    openAlerts: async () => (await gauges()).openAlerts,
     resellerBalance: () => balance.read({ waitMs: SCRAPE_WAIT_MS }),
   });
 

@@ -41,6 +41,8 @@ export interface Store {
   /** Applies pending migrations (once, whichever instance starts first); returns what it applied. */
   migrate(): Promise<{ id: number; name: string }[]>;
   migrationStatus(): Promise<MigrationStatus>;
+  /** What a /metrics scrape reads of the database, in one read (one statement on PostgreSQL). */
+  gauges(): Promise<StoreGauges>;
   /** Row counts per table, for tests and the fuzzers' "a refused request writes nothing". */
   counts(): Promise<Record<"events" | "services" | "jobs" | "history" | "mails", number>>;
   /**
@@ -376,6 +378,16 @@ export interface QueueState {
   oldestDueAt: number | null;
   /** How long that is ago, on the store's clock (0 when none waits). */
   oldestDueAgeMs: number;
+}
+
+/** The figures of the database a /metrics scrape shows, read together. */
+export interface StoreGauges {
+  /** As `jobs.counts()`. */
+  jobs: Record<JobState, number>;
+  /** As `jobs.queue()`. */
+  queue: QueueState;
+  /** Operator alert episodes open, as `alerts.open()` has them. */
+  openAlerts: number;
 }
 
 /**

@@ -131,6 +131,17 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       expect((await store.jobs.page({ limit: 2, serviceId: "s2" })).total).toBe(1);
       expect(await store.jobs.counts()).toEqual({ queued: 4, running: 1, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
     });
+
+    it("tells the total on an empty page too: the rows after the cursor left the filter", async () => {
+      await store.jobs.enqueue({ kind: "renew", queueKey: "q1" });
+      await store.jobs.enqueue({ kind: "renew", queueKey: "q2" });
+      const first = await store.jobs.page({ limit: 1, state: "queued" });
+      expect(first).toMatchObject({ total: 2, nextCursor: expect.any(String) });
+      const [older] = await store.jobs.claim("w1", 1, 30_000);
+      await store.jobs.finish(older!, "w1", { state: "succeeded" });
+      expect(await store.jobs.page({ limit: 1, state: "queued", cursor: first.nextCursor! })).toEqual({ items: [], nextCursor: null, total: 1 });
+      expect(await store.jobs.page({ limit: 1, serviceId: "nobody" })).toEqual({ items: [], nextCursor: null, total: 0 });
+    });
   });
 
   describe("history", () => {
@@ -173,6 +184,29 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       await store.jobs.enqueue({ kind: "register", queueKey: "svc:b", delayMs: 60 * MINUTE });
       clock.advance(5 * MINUTE);
       expect(await store.jobs.queue()).toEqual({ queued: { renew: 2, register: 1 }, oldestDueAt: dueAt, oldestDueAgeMs: 5 * MINUTE });
+    });
+
+    it("reads a scrape's gauges together, as the counts, the queue and the open alerts have them", async () => {
+      expect(await store.gauges()).toEqual({
+        jobs: { queued: 0, running: 0, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 },
+        queue: { queued: {}, oldestDueAt: null, oldestDueAgeMs: 0 },
+        openAlerts: 0,
+      });
+      const dueAt = clock.now();
+      await store.jobs.enqueue({ kind: "renew", queueKey: "svc:a" });
+      await store.jobs.enqueue({ kind: "register", queueKey: "svc:b", delayMs: 60 * MINUTE });
+      await store.jobs.enqueue({ kind: "register", queueKey: "svc:c" });
+      const [claimed] = await store.jobs.claim("w1", 1, 30_000);
+      await store.jobs.finish(claimed!, "w1", { state: "succeeded" });
+      await store.alerts.raise("balance", "low balance", "detail");
+      clock.advance(5 * MINUTE);
+      const gauges = await store.gauges();
+      expect(gauges).toEqual({ jobs: await store.jobs.counts(), queue: await store.jobs.queue(), openAlerts: (await store.alerts.open()).length });
+      expect(gauges).toEqual({
+        jobs: { queued: 2, running: 0, succeeded: 1, failed: 0, blocked: 0, cancelled: 0 },
+        queue: { queued: { register: 2 }, oldestDueAt: dueAt, oldestDueAgeMs: 5 * MINUTE },
+        openAlerts: 1,
+      });
     });
 
     it("raises the queue-lag alert once the oldest due job has waited longer than the threshold, and resolves it when none has", async () => {

@@ -1,10 +1,10 @@
 import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type QueueState, type ServiceChange, type ServiceRow, type StoreGauges } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { QueueRead } from "../listing-reads.js";
 import type { PgListings } from "./listings.js";
-import { foldTallies } from "./tallies.js";
+import type { TallyFolds } from "./tallies.js";
 import type { PgAudit } from "./audit.js";
 
 /**
@@ -13,19 +13,55 @@ import type { PgAudit } from "./audit.js";
  * operator too). A running job of the queue holds every other, earlier ones too: an operator's
  * retry of an old failed job waits for the job that runs.
  */
-const RUNNABLE = `j.state = 'queued' AND j.run_at <= $1
+const runnable = (now: string) => `j.state = 'queued' AND j.run_at <= ${now}
   AND (j.queue_key IS NULL OR NOT EXISTS (
     SELECT 1 FROM jobs p
     WHERE p.queue_key = j.queue_key AND p.id <> j.id
       AND (p.state = 'running' OR (p.id < j.id AND p.state IN ('queued', 'blocked')))))`;
+const RUNNABLE = runnable("$1");
 
 /** Jobs by state and kind: the counters plus their change log, in one snapshot (src/store/postgres/tallies.ts). */
 const JOB_COUNTS = `SELECT state, kind, SUM(n)::bigint AS n FROM (
     SELECT state, kind, n FROM job_counts UNION ALL SELECT state, kind, n FROM job_count_changes) c
   GROUP BY state, kind`;
 
-/** The due job of one priority ($2) that has waited longest, of those that could start now ($1). */
-const OLDEST_DUE = `SELECT j.run_at FROM jobs j WHERE ${RUNNABLE} AND j.priority = $2 ORDER BY j.run_at, j.id LIMIT 1`;
+/**
+ * The queue in one statement: the time (the clock's, $1, or the database's), when the due job
+ * that has waited longest was due (the first of each priority's range of jobs_runnable that could
+ * start now), and the jobs by state and kind, a row each (one row of NULLs when there are none).
+ * `also`: more columns read in the same round trip.
+ */
+const queueSql = (also = "") => `SELECT clock.now, oldest.run_at AS oldest_due_at, c.state, c.kind, c.n${also}
+  FROM (SELECT ${nowSql(1)} AS now) clock
+  CROSS JOIN LATERAL (SELECT MIN(run_at) AS run_at FROM (${JOB_PRIORITIES.map(
+    (priority) => `(SELECT j.run_at FROM jobs j WHERE ${runnable("clock.now")} AND j.priority = ${Number(priority)} ORDER BY j.run_at, j.id LIMIT 1)`,
+  ).join(" UNION ALL ")}) due) oldest
+  LEFT JOIN (${JOB_COUNTS}) c ON true`;
+
+const QUEUE = queueSql();
+/** What /metrics reads of the database: the queue and, riding along, the open alert episodes. */
+const GAUGES = queueSql(", (SELECT COUNT(*) FROM alerts WHERE closed_at IS NULL)::int AS open_alerts");
+
+interface QueueRow {
+  now: number;
+  oldest_due_at: number | null;
+  state: JobState | null;
+  kind: string | null;
+  n: number | null;
+}
+
+/** Jobs by state (every state, 0 when none) and the queue, from a queueSql statement's rows. */
+function queueFrom(rows: QueueRow[]): { byState: Record<JobState, number>; queue: QueueState } {
+  const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
+  const queued: Record<string, number> = {};
+  for (const r of rows) {
+    if (r.state === null) continue;
+    byState[r.state] += r.n!;
+    if (r.state === "queued" && r.n !== 0) queued[r.kind!] = r.n!;
+  }
+  const { now, oldest_due_at: oldestDueAt } = rows[0]!;
+  return { byState, queue: { queued, oldestDueAt, oldestDueAgeMs: oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) } };
+}
 
 /** What a stopped job's record needs of the services, inside the transaction that records the stop. */
 export interface PgStopTarget {
@@ -48,7 +84,7 @@ export interface PgStopTarget {
  *   behind a claim's back is the operator's retry of a failed job: it waits for running claims
  *   (LOCKS.claims, exclusive against the claims' shared hold) and claims after it see it.
  */
-export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget, listings: PgListings, audit: PgAudit) {
+export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, services: () => PgStopTarget, listings: PgListings, audit: PgAudit, folds: TallyFolds) {
   /**
    * Inserts jobs inside the caller's transaction and returns, in order, each one's id and
    * whether it was created (a unique key already taken returns the existing job's id).
@@ -122,13 +158,15 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     return out as { id: number; created: boolean }[];
   };
 
-  /** Jobs by state and kind from the counters (folding their change log first, when no one else is). */
-  const countsByKind = async (t?: Tx): Promise<{ state: JobState; kind: string; n: number }[]> => {
-    const read = async (x: Tx) => {
-      await foldTallies(x);
-      return x.q<{ state: JobState; kind: string; n: number }>(JOB_COUNTS);
-    };
-    return t ? read(t) : db.tx(read);
+  /**
+   * A queueSql statement on the pool: one round trip; the counters' log is folded after, off this
+   * read's path. Prepared: its plan (the runnable ranges, the counters) takes longer to make than
+   * the statement takes to run.
+   */
+  const readQueue = async <R extends QueueRow>(name: string, sql: string): Promise<R[]> => {
+    const rows = await db.prepared<R>(name, sql, [db.clockParam()]);
+    folds.due();
+    return rows;
   };
 
   const unfinished = async (t: Pick<Tx, "q">, queueKey: string) =>
@@ -371,7 +409,8 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
 
     async counts() {
       const out = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
-      for (const r of await countsByKind()) out[r.state] += r.n;
+      for (const r of await db.q<{ state: JobState; n: number }>(JOB_COUNTS)) out[r.state] += r.n;
+      folds.due();
       return out;
     },
 
@@ -380,29 +419,25 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     },
 
     async queue() {
-      return db.tx(async (t) => {
-        const queued: Record<string, number> = {};
-        for (const r of await countsByKind(t)) if (r.state === "queued" && r.n !== 0) queued[r.kind] = r.n;
-        const now = await t.now();
-        let oldestDueAt: number | null = null;
-        for (const priority of JOB_PRIORITIES) {
-          const [row] = await t.q<{ run_at: number }>(OLDEST_DUE, [now, priority]);
-          if (row && (oldestDueAt === null || row.run_at < oldestDueAt)) oldestDueAt = row.run_at;
-        }
-        return { queued, oldestDueAt, oldestDueAgeMs: oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) };
-      });
+      return queueFrom(await readQueue("license-bridge queue", QUEUE)).queue;
     },
 
     async unfinished(queueKey) {
       return unfinished(db, queueKey);
     },
   };
-  /** What a /metrics scrape reads of the queue, for the index tests. */
+  /** The gauges of a /metrics scrape, in one statement (Store.gauges). */
+  const gauges = async (): Promise<StoreGauges> => {
+    const rows = await readQueue<QueueRow & { open_alerts: number }>("license-bridge gauges", GAUGES);
+    const { byState, queue } = queueFrom(rows);
+    return { jobs: byState, queue, openAlerts: rows[0]!.open_alerts };
+  };
+  /** What a /metrics scrape reads of the queue, for the index tests: the oldest due job is read in its gauges' statement. */
   const planned: Record<QueueRead, () => [string, unknown[]]> = {
     "job counts": () => [JOB_COUNTS, []],
-    "oldest due job": () => [OLDEST_DUE, [0, JOB_PRIORITY.normal]],
+    "oldest due job": () => [GAUGES, [0]],
   };
-  return Object.assign(ops, { insert, unfinishedIn: unfinished, planned });
+  return Object.assign(ops, { insert, unfinishedIn: unfinished, planned, gauges });
 }
 
 export type PgJobs = ReturnType<typeof pgJobs>;

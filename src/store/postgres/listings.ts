@@ -4,16 +4,14 @@ import { cursorKey, encodeCursor, type Page } from "../paging.js";
 import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
 import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceBrief, ServiceRow } from "../store.js";
 import { Rollback, type PgDb, type Tx } from "./database.js";
-import { foldTallies } from "./tallies.js";
+import type { TallyFolds } from "./tallies.js";
 
 /**
  * The listings on PostgreSQL, as on SQLite (src/store/sqlite/listings.ts, which explains the
  * reads): a page is one index range from the cursor on; totals come from the counters and their
- * change log (./tallies.ts) or from a range the filter bounds. Each page and its total are read
- * in one transaction.
+ * change log (./tallies.ts) or from a range the filter bounds. A page and its total are one
+ * statement (`withTotal`): one snapshot and one round trip, with no transaction around it.
  */
-
-
 
 /** SQL written with @names, sent with $n: each name one parameter, however often it is used. */
 export function positional(sql: string, params: Record<string, unknown>): [string, unknown[]] {
@@ -93,41 +91,52 @@ const HISTORY_TOTAL_SQL =
 
 const BRIEFS_SQL = `SELECT ${BRIEF_COLUMNS} FROM services WHERE service_id > @after::text ORDER BY service_id LIMIT @limit::int`;
 
+/**
+ * A page with its total in each row, in one statement: the total is a subquery that does not
+ * depend on the row, so it is read once. The page's own order is kept (the outer ORDER BY is
+ * the subquery's, which the planner knows it has). An empty page has no row to carry the total:
+ * `page` below reads it on its own then.
+ */
+const withTotal = (page: string, total: string, order: string) => `SELECT p.*, (${total}) AS page_total FROM (${page}) p ORDER BY ${order}`;
 
+const licensesPageSql = (f: LicenseShape) => withTotal(licensesSql(f), licensesTotalSql(f), "p.service_id");
+const jobsPageSql = (f: JobShape) => withTotal(jobsSql(f), jobsTotalSql(f), "p.id DESC");
+const HISTORY_PAGE_SQL = withTotal(HISTORY_SQL, HISTORY_TOTAL_SQL, "p.at DESC, p.src DESC, p.id DESC");
 
-
-export function pgListings(db: PgDb) {
+export function pgListings(db: PgDb, folds: TallyFolds) {
   const q = <R>(t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => t.q<R>(...positional(sql, params));
-  const count = async (t: Pick<Tx, "q">, sql: string, params: Record<string, unknown>) => (await q<{ n: number }>(t, sql, params))[0]!.n;
+  /**
+   * A page and its total: one statement on the pool, with no transaction around it (one
+   * statement is one snapshot); two when the page is empty (past the last row, or no match).
+   */
+  const page = async <R>(pageSql: string, totalSql: string, params: Record<string, unknown>): Promise<{ rows: R[]; total: number }> => {
+    const rows = await q<R & { page_total: number }>(db, pageSql, params);
+    if (rows.length === 0) return { rows: [], total: (await q<{ n: number }>(db, totalSql, params))[0]!.n };
+    return { rows: rows.map(({ page_total: _total, ...row }) => row as R), total: rows[0]!.page_total };
+  };
 
-
-  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
+  // The planned reads are the statements a listing runs: its page with its total.
+  const planned = plannedReads({ licenses: licensesPageSql, licensesTotal: licensesTotalSql, jobs: jobsPageSql, jobsTotal: jobsTotalSql, history: HISTORY_PAGE_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
 
   return {
-    licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
+    async licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
       const { shape, params } = licenseParams(query);
       const after = cursorKey("licenses", query.cursor)?.[0] ?? "";
-      return db.tx(async (t) => {
-        if (!shape.q) await foldTallies(t);
-        const rows = await q<ServiceRow>(t, licensesSql(shape), { ...params, after, limit: query.limit + 1 });
-        return cut(rows, query.limit, (r) => encodeCursor("licenses", [r.service_id]), (r) => r, await count(t, licensesTotalSql(shape), params));
-      });
+      const { rows, total } = await page<ServiceRow>(licensesPageSql(shape), licensesTotalSql(shape), { ...params, after, limit: query.limit + 1 });
+      if (!shape.q) folds.due();
+      return cut(rows, query.limit, (r) => encodeCursor("licenses", [r.service_id]), (r) => r, total);
     },
-    jobs(query: JobQuery): Promise<Page<ReturnType<typeof toJob>>> {
+    async jobs(query: JobQuery): Promise<Page<ReturnType<typeof toJob>>> {
       const { shape, params } = jobParams(query);
       const before = cursorKey("jobs", query.cursor)?.[0] ?? TOP;
-      return db.tx(async (t) => {
-        if (!shape.service) await foldTallies(t);
-        const rows = await q<JobRow>(t, jobsSql(shape), { ...params, before, limit: query.limit + 1 });
-        return cut(rows, query.limit, (r) => encodeCursor("jobs", [r.id]), toJob, await count(t, jobsTotalSql(shape), params));
-      });
+      const { rows, total } = await page<JobRow>(jobsPageSql(shape), jobsTotalSql(shape), { ...params, before, limit: query.limit + 1 });
+      if (!shape.service) folds.due();
+      return cut(rows, query.limit, (r) => encodeCursor("jobs", [r.id]), toJob, total);
     },
-    history(serviceId: string, page: PageRequest): Promise<Page<HistoryRow>> {
-      const bounds = historyBounds(cursorKey("history", page.cursor));
-      return db.tx(async (t) => {
-        const rows = await q<HistoryPageRow>(t, HISTORY_SQL, { id: serviceId, ...bounds, limit: page.limit + 1 });
-        return cut(rows, page.limit, (r) => encodeCursor("history", [r.at, r.src, r.id]), historyRow, await count(t, HISTORY_TOTAL_SQL, { id: serviceId }));
-      });
+    async history(serviceId: string, request: PageRequest): Promise<Page<HistoryRow>> {
+      const bounds = historyBounds(cursorKey("history", request.cursor));
+      const { rows, total } = await page<HistoryPageRow>(HISTORY_PAGE_SQL, HISTORY_TOTAL_SQL, { id: serviceId, ...bounds, limit: request.limit + 1 });
+      return cut(rows, request.limit, (r) => encodeCursor("history", [r.at, r.src, r.id]), historyRow, total);
     },
     briefs(after: string | undefined, limit: number): Promise<ServiceBrief[]> {
       return q<ServiceBrief>(db, BRIEFS_SQL, { after: after ?? "", limit });

@@ -15,6 +15,7 @@ import { pgRenewals } from "./renewals.js";
 import { pgRetention } from "./retention.js";
 import { pgAdoption } from "./adoption.js";
 import { pgServices } from "./services.js";
+import { tallyFolds } from "./tallies.js";
 
 export interface PostgresStoreOptions {
   /**
@@ -60,9 +61,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
   const hub = jobReadyHub(db, url, logger);
   // The services are built after the jobs they enqueue into; a stopped job's record reaches them late-bound.
-  const listings = pgListings(db);
+  const folds = tallyFolds(db);
+  const listings = pgListings(db, folds);
   const audit = pgAudit(db);
-  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit);
+  const jobs = pgJobs(db, () => hub.wake(), options.maxAttempts ?? 20, () => services, listings, audit, folds);
   const services = pgServices(db, jobs, listings, audit);
   let closing: Promise<void> | undefined;
 
@@ -118,6 +120,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       const s = await pgMigrationStatus(db);
       return { databaseVersion: s.databaseVersion, codeVersion: s.codeVersion, pending: s.pending.map(({ id, name }) => ({ id, name })) };
     },
+    gauges: () => jobs.gauges(),
     async counts() {
       const [row] = await db.q<Record<"events" | "services" | "jobs" | "history" | "mails", number>>(
         `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM services) AS services, (SELECT COUNT(*) FROM jobs) AS jobs,
@@ -134,6 +137,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     close() {
       closing ??= (async () => {
         await hub.close();
+        await folds.close();
         await db.end();
       })();
       return closing;
