@@ -150,11 +150,13 @@ describe("/metrics", () => {
       const { sb, bridge } = pair();
       sb.sandbox.setBalance(0);
       await bridge.send(createdEvent({ id: "m-2" }));
+      // The call is counted as it returns, the job's attempt once its ending is committed: a scrape
+      // between the two sees the first alone, so the wait is for the attempt.
       const text = await waitFor(async () => {
         const t = await scrape();
-        return sample(t, "license_bridge_upstream_calls_total", { operation: "v1.register", outcome: "insufficient_balance" }) === 1 && t;
+        return sample(t, "license_bridge_job_attempts_total", { kind: "register", outcome: "blocked" }) === 1 && t;
       });
-      expect(sample(text, "license_bridge_job_attempts_total", { kind: "register", outcome: "blocked" })).toBe(1);
+      expect(sample(text, "license_bridge_upstream_calls_total", { operation: "v1.register", outcome: "insufficient_balance" })).toBe(1);
     });
 
     it("two services in one process keep their own registries", async () => {
