@@ -11,10 +11,11 @@
 // `npm start` (its heap limit, child.ts); BENCH_SERVICE_NODE_FLAGS="" measures it without them.
 // BENCH_COUNT_SQL=1: the statements each search, page and scrape costs, by text (sql-count.mjs;
 // on PostgreSQL each is a round trip), printed after its figure.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
 import { startChild } from "./child.js";
 import { startBenchCluster, type BenchCluster } from "./scale-postgres.js";
@@ -117,6 +118,25 @@ function adoptionRows(): object[] {
 }
 
 /** /healthz probed one request after another while `work` runs; each probe's time (ms). */
+/**
+ * Every licence through GET /admin/licenses/export, read as fast as a client can, by a process of
+ * its own as a real client is: read in this process, the 40 MB of lines kept its event loop busy
+ * and delayed the probes' own timers, so their figures were the probe's load as much as the
+ * service's. Returns the lines read.
+ */
+async function exportRead(base: string): Promise<number> {
+  const reader = `
+    const http = require("node:http");
+    http.get(process.env.URL, { headers: { authorization: process.env.AUTH } }, (res) => {
+      if (res.statusCode !== 200) { console.error("export: HTTP " + res.statusCode); process.exit(1); }
+      let lines = 0;
+      res.on("data", (b) => { for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) lines++; });
+      res.on("end", () => console.log(lines));
+    }).on("error", (err) => { console.error(err); process.exit(1); });`;
+  const { stdout } = await promisify(execFile)(process.execPath, ["-e", reader], { env: { ...process.env, URL: `${base}/admin/licenses/export`, AUTH: auth.authorization } });
+  return Number(stdout.trim());
+}
+
 async function probedDuring(base: string, work: () => Promise<unknown>): Promise<number[]> {
   const during: number[] = [];
   let done = false;
@@ -198,18 +218,11 @@ async function measureStore(kind: StoreKind, where: string, dir: string, stateFi
     if (idle) record({ measure: `/healthz idle (${REQUESTS} requests)`, store: kind, value: `p50 ${ms(idle.p50)} ms, p99 ${ms(idle.p99)} ms`, target: "", met: undefined });
 
     if (wanted("healthz")) {
-      // The same probe while an export of every licence is read as fast as this client can.
+      // The same probe while another client reads an export of every licence as fast as it can.
       let exported = 0;
       const exportStarted = performance.now();
       const during = await probedDuring(base, async () => {
-        const r = await fetch(`${base}/admin/licenses/export`, { headers: auth });
-        if (r.status !== 200) throw new Error(`export: HTTP ${r.status}`);
-        const reader = r.body!.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          for (const b of value) if (b === 10) exported++;
-        }
+        exported = await exportRead(base);
       });
       const exportMs = performance.now() - exportStarted;
       const busy = spread(during);
