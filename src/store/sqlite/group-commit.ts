@@ -90,6 +90,22 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
     });
 
   /**
+   * Commits `batch` and settles its committed-only writes: committed is all they wait for.
+   * Undefined when the group could not commit (every write of it is then rejected).
+   */
+  const commitSettlingCommitted = (batch: Item[]): Outcome[] | undefined => {
+    let outcomes;
+    try {
+      outcomes = commit(batch);
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return undefined;
+    }
+    settleAll(batch, outcomes, (item) => !item.durable);
+    return outcomes;
+  };
+
+  /**
    * One durable group in flight at a time: the durable writes that come while a group's fsync
    * runs wait for it and then go together, in the next group. Under load the groups grow (fewer,
    * larger commits: the pages they share are written once); alone, a write waits for no one.
@@ -102,14 +118,7 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
       const now = pending.filter((item) => !item.durable);
       if (now.length === 0) return; // the running flush takes the new writes when its fsync is done
       pending = pending.filter((item) => item.durable);
-      let outcomes;
-      try {
-        outcomes = commit(now);
-      } catch (error) {
-        for (const item of now) item.reject(error);
-        return;
-      }
-      settleAll(now, outcomes, () => true);
+      commitSettlingCommitted(now);
       return;
     }
     syncing = true;
@@ -117,16 +126,8 @@ export function createGroupCommit(db: Db, sync: () => Promise<void>): GroupCommi
       while (pending.length > 0) {
         const batch = pending;
         pending = [];
-        let outcomes;
-        try {
-          outcomes = commit(batch);
-        } catch (error) {
-          for (const item of batch) item.reject(error);
-          continue;
-        }
-        // Committed is all a committed-only write waits for.
-        settleAll(batch, outcomes, (item) => !item.durable);
-        if (!batch.some((item) => item.durable)) continue;
+        const outcomes = commitSettlingCommitted(batch);
+        if (!outcomes || !batch.some((item) => item.durable)) continue;
         try {
           await sync();
         } catch (error) {
