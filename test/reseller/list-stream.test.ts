@@ -10,15 +10,16 @@ import { listJsonStream, parseListJson, type Keep } from "../../src/reseller/lis
 
 const TOKEN = "tok_SECRET_4711_abcdef";
 
-/** The text cut at these places (any order, repeats allowed), pushed piece by piece. */
+/** [from, to) of each piece of a length cut at these places (any order, repeats allowed), in order. */
+function pieces(length: number, cuts: number[]): [number, number][] {
+  const at = [...new Set(cuts.map((c) => c % (length + 1)))].sort((a, b) => a - b);
+  return [0, ...at].map((from, i) => [from, at[i] ?? length]);
+}
+
+/** The text cut at these places, pushed piece by piece. */
 function inPieces(text: string, cuts: number[], keep: Keep = listedOf): unknown {
   const stream = listJsonStream(keep);
-  let from = 0;
-  for (const cut of [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b)) {
-    stream.push(text.slice(from, cut));
-    from = cut;
-  }
-  stream.push(text.slice(from));
+  for (const [from, to] of pieces(text.length, cuts)) stream.push(text.slice(from, to));
   return stream.end();
 }
 
@@ -94,12 +95,7 @@ const labels = ["application/json", "text/html; charset=UTF-8", null] as const;
 /** The body sent in these byte chunks and read as the transport reads a streamed answer. */
 function streamed(status: number, contentType: string | null, bytes: Buffer, cutsAt: number[]): Answer {
   const sink = streamedBody(status, contentType, [TOKEN], listJsonStream(listedOf));
-  let from = 0;
-  for (const cut of [...new Set(cutsAt.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
-    sink.write(bytes.subarray(from, cut));
-    from = cut;
-  }
-  sink.write(bytes.subarray(from));
+  for (const [from, to] of pieces(bytes.length, cutsAt)) sink.write(bytes.subarray(from, to));
   return sink.end();
 }
 
