@@ -1,4 +1,4 @@
-import type { Job, JobState } from "../vocabulary/jobs.js";
+import { JOB_STATES, type Job, type JobState } from "../vocabulary/jobs.js";
 
 /** A row of the `jobs` table, the same columns in both dialects (payload and intent as JSON text). */
 export interface JobRow {
@@ -45,4 +45,11 @@ export function toJob(r: JobRow): Job {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+/** Jobs per state, every state present (0 when none), summed from counter rows (by state and kind). */
+export function jobsByState(rows: Iterable<{ state: JobState | null; n: number | null }>): Record<JobState, number> {
+  const out = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
+  for (const r of rows) if (r.state !== null) out[r.state] += r.n!;
+  return out;
 }

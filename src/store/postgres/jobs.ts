@@ -1,5 +1,5 @@
-import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
-import { toJob, type JobRow } from "../job-row.js";
+import { JOB_PRIORITIES, JOB_PRIORITY, type Job, type JobState } from "../../vocabulary/jobs.js";
+import { jobsByState, toJob, type JobRow } from "../job-row.js";
 import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type QueueState, type ServiceChange, type ServiceRow, type StoreGauges } from "../store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { QueueRead } from "../listing-reads.js";
@@ -52,13 +52,9 @@ interface QueueRow {
 
 /** Jobs by state (every state, 0 when none) and the queue, from a queueSql statement's rows. */
 function queueFrom(rows: QueueRow[]): { byState: Record<JobState, number>; queue: QueueState } {
-  const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
+  const byState = jobsByState(rows);
   const queued: Record<string, number> = {};
-  for (const r of rows) {
-    if (r.state === null) continue;
-    byState[r.state] += r.n!;
-    if (r.state === "queued" && r.n !== 0) queued[r.kind!] = r.n!;
-  }
+  for (const r of rows) if (r.state === "queued" && r.n !== 0) queued[r.kind!] = r.n!;
   const { now, oldest_due_at: oldestDueAt } = rows[0]!;
   return { byState, queue: { queued, oldestDueAt, oldestDueAgeMs: oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) } };
 }
@@ -408,10 +404,9 @@ export function pgJobs(db: PgDb, wake: () => void, defaultMaxAttempts: number, s
     },
 
     async counts() {
-      const out = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
-      for (const r of await db.q<{ state: JobState; n: number }>(JOB_COUNTS)) out[r.state] += r.n;
+      const rows = await db.q<{ state: JobState; n: number }>(JOB_COUNTS);
       folds.due();
-      return out;
+      return jobsByState(rows);
     },
 
     async page(query) {

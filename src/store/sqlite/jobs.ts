@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
-import { JOB_PRIORITIES, JOB_PRIORITY, JOB_STATES, type Job, type JobState } from "../../vocabulary/jobs.js";
-import { toJob, type JobRow } from "../job-row.js";
+import { JOB_PRIORITIES, JOB_PRIORITY, type Job, type JobState } from "../../vocabulary/jobs.js";
+import { jobsByState, toJob, type JobRow } from "../job-row.js";
 import { cancelRecord, cancelRefusalText, whyNotCancellable, type AuditDraft, type CancelRefusal, type JobCancel, type JobEnding, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow, type StopRecord } from "../store.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
@@ -329,9 +329,7 @@ export function sqliteJobs(
       return (db.prepare(sql).all(params) as JobRow[]).map(toJob);
     },
     async counts() {
-      const out = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as Record<JobState, number>;
-      for (const r of s.counts.all() as { state: JobState; n: number }[]) out[r.state] += r.n;
-      return out;
+      return jobsByState(s.counts.all() as { state: JobState; n: number }[]);
     },
     async page(query) {
       return listings.jobs(query);
