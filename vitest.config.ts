@@ -37,6 +37,8 @@ const BOTH_STORES = [
   "test/console/console-http.test.ts",
 ];
 const SQLITE_ONLY = ["test/e2e/write-lock.test.ts", "test/e2e/database-file.test.ts", "test/e2e/startup.test.ts"];
+/** In a folder of the above, but touching no store: run once. */
+const NO_STORE = ["test/reconcile/turns.test.ts"];
 
 const withPostgres = postgresInstalled();
 if (!withPostgres) console.warn("PostgreSQL is not installed: the suites run on SQLite only (CI sets LB_REQUIRE_POSTGRES=1)");
@@ -55,7 +57,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/postgres/**"] } },
       ...(withPostgres
-        ? [{ extends: true as const, test: { name: "postgres", include: BOTH_STORES, exclude: SQLITE_ONLY, env: { LB_TEST_STORE: "postgres" } } }]
+        ? [{ extends: true as const, test: { name: "postgres", include: BOTH_STORES, exclude: [...SQLITE_ONLY, ...NO_STORE], env: { LB_TEST_STORE: "postgres" } } }]
         : []),
     ],
   },

@@ -230,7 +230,7 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
     };
   }
 
-  const orphans = unaccounted(book, slots, input.licenses, claimed).map((l) => ({
+  const orphans = (await unaccounted(book, slots, input.licenses, claimed)).map((l) => ({
     ip: l.ip,
     type: l.type,
     monthly_cost: prices.licenseType(l.type),
