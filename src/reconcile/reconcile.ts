@@ -177,19 +177,16 @@ export async function match(services: readonly ServiceBrief[], licenses: readonl
     slot.how = how;
     claimed.set(l, slot.svc.service_id);
   };
-  let turn = 0;
-  const taking = () => ++turn % MATCH_TURN === 0;
 
   // 1. At the service's IP. A paid licence before a free one of the same type.
   const paidFirst = (a: ListedLicense, b: ListedLicense) => Number(a.free ?? false) - Number(b.free ?? false);
-  for (const slot of slots) {
+  await inTurns(slots, (slot) => {
     const at = byKey.get(slotKey(slot.svc.ip, slot.type)) ?? [];
     const here = at.length > 1 ? at.slice().sort(paidFirst) : at;
     const free = here.find((l) => !claimed.has(l));
     if (free) claim(slot, free, "ip");
     else if (here[0]) slot.heldBy = claimed.get(here[0]);
-    if (taking()) await yieldToEventLoop();
-  }
+  });
 
   // 2. Moved, found by the bundle key the bridge recorded.
   await inTurns(slots, (slot) => {
