@@ -2,7 +2,7 @@ import type { ServiceRow } from "../../src/store/store.js";
 import type { Job } from "../../src/vocabulary/jobs.js";
 import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 
-/** A stored service (cPanel at 203.0.113.10, ordered by event ev-order) and the jobs queued for it, for the deciding core's tables. */
+/** A stored service (cPanel at 203.0.113.10, ordered by event ev-order) and the jobs queued for it, for the deciding core's tables (and reconcile's large book). */
 
 export function row(status: ServiceStatus, over: Partial<ServiceRow> = {}): ServiceRow {
   return {

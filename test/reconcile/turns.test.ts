@@ -2,25 +2,14 @@ import { describe, expect, it } from "vitest";
 import { match, unaccounted } from "../../src/reconcile/reconcile.js";
 import type { ListedLicense } from "../../src/reseller/answers.js";
 import type { ServiceBrief } from "../../src/store/store.js";
+import { row } from "../intake/fixtures.js";
 
 const N = 50_000;
 const ip = (i: number) => `198.${18 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 
 /** A book of N cPanel services; the reseller holds each one's licence but every tenth, plus 5,000 it does not know and a free companion on every tenth. */
 function book(): { services: ServiceBrief[]; licenses: ListedLicense[] } {
-  const services = Array.from({ length: N }, (_, i): ServiceBrief => ({
-    service_id: `s${i}`,
-    kind: "licence",
-    type: "cpanel",
-    bundle: null,
-    bundle_key: null,
-    variant: null,
-    upstream_variant: null,
-    ip: ip(i),
-    status: i % 7 === 0 ? "terminated" : "active",
-    expires_at: 2_000_000_000_000,
-    updated_at: 1_700_000_000_000,
-  }));
+  const services: ServiceBrief[] = Array.from({ length: N }, (_, i) => row(i % 7 === 0 ? "terminated" : "active", { service_id: `s${i}`, ip: ip(i) }));
   const licenses: ListedLicense[] = [];
   for (let i = 0; i < N; i++) {
     if (i % 10 !== 3) licenses.push({ ip: ip(i), type: "cpanel", status: "active" });
