@@ -117,7 +117,6 @@ function adoptionRows(): object[] {
   }));
 }
 
-/** /healthz probed one request after another while `work` runs; each probe's time (ms). */
 /**
  * Every licence through GET /admin/licenses/export, read as fast as a client can, by a process of
  * its own as a real client is: read in this process, the 40 MB of lines kept its event loop busy
@@ -137,6 +136,7 @@ async function exportRead(base: string): Promise<number> {
   return Number(stdout.trim());
 }
 
+/** /healthz probed one request after another while `work` runs; each probe's time (ms). */
 async function probedDuring(base: string, work: () => Promise<unknown>): Promise<number[]> {
   const during: number[] = [];
   let done = false;
