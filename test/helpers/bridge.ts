@@ -51,9 +51,12 @@ export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<st
   };
 }
 
-/** `bridgeEnv` plus the database of the run's store (LB_TEST_STORE): a fresh PostgreSQL database in the postgres project. */
-export async function testBridgeEnv(running: RunningSandbox, dir: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  return bridgeEnv(running, dir, { ...(await databaseEnv()), ...extra });
+/**
+ * `bridgeEnv` plus the database of the run's store (LB_TEST_STORE): in the postgres project a
+ * fresh database, empty or with `migrated` already migrated, unless `extra` names one.
+ */
+export async function testBridgeEnv(running: RunningSandbox, dir: string, extra: Record<string, string> = {}, options: { migrated?: boolean } = {}): Promise<Record<string, string>> {
+  return bridgeEnv(running, dir, { ...(extra.DATABASE_URL ? {} : await databaseEnv(options)), ...extra });
 }
 
 export interface TestBridge {
@@ -120,7 +123,8 @@ export async function startTestBridge(
   options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string; consoleOperators?: ServiceOptions["consoleOperators"] } = {},
 ): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
-  const env = await testBridgeEnv(sb.running, dir, options.env);
+  // Started by the service, which would apply every migration to an empty database first.
+  const env = await testBridgeEnv(sb.running, dir, options.env, { migrated: true });
   const config = loadConfig({ env, cwd: process.cwd() });
   const service = await startService({
     config,

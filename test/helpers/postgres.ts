@@ -13,8 +13,12 @@ import { inject } from "vitest";
  * runs with fsync on; it is small otherwise (16 MB of shared buffers).
  */
 
-/** What the global setup hands the test files: where the cluster is, or why there is none. */
-export type PostgresProvided = { url: string } | { skip: string };
+/**
+ * What the global setup hands the test files: where the cluster is (and `migrated`, the name of
+ * a database with every migration applied, which a bridge's database is copied from), or why
+ * there is none.
+ */
+export type PostgresProvided = { url: string; migrated?: string } | { skip: string };
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -157,21 +161,45 @@ export function postgresSkipReason(): string | undefined {
   return "skip" in provided ? provided.skip : undefined;
 }
 
-/** A new, empty database in the run's cluster, and its URL. */
-export async function freshDatabase(): Promise<{ name: string; url: string }> {
+/**
+ * A new database in the run's cluster, and its URL: empty, or with `migrated` a copy of the
+ * template the global setup migrated (see createMigratedTemplate), so a bridge starts on it
+ * without applying the migrations again: about 0.3 s of each PostgreSQL test's start-up. Tests of
+ * migrating itself ask for an empty one.
+ */
+export async function freshDatabase(options: { migrated?: boolean } = {}): Promise<{ name: string; url: string }> {
   const provided = inject("postgres");
   if (!provided || "skip" in provided) throw new Error(`no PostgreSQL for this run: ${provided ? provided.skip : "no global setup"}`);
   const name = `lb_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: provided.url });
+  const template = options.migrated && provided.migrated ? ` TEMPLATE ${provided.migrated}` : "";
+  await asAdmin(provided.url, (admin) => admin.query(`CREATE DATABASE ${name}${template}`));
+  return { name, url: databaseUrl(provided.url, name) };
+}
+
+/**
+ * Makes `name` in the cluster at `url`, applies every migration to it with `migrate` (the store's
+ * own migrator, given the database's URL), and leaves no session on it, so that CREATE DATABASE
+ * can copy it. Called once per run by the global setup.
+ */
+export async function createMigratedTemplate(url: string, name: string, migrate: (url: string) => Promise<void>): Promise<void> {
+  await asAdmin(url, (admin) => admin.query(`CREATE DATABASE ${name}`));
+  await migrate(databaseUrl(url, name));
+}
+
+async function asAdmin(url: string, run: (admin: pg.Client) => Promise<unknown>): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await run(admin);
   } finally {
     await admin.end();
   }
-  const url = new URL(provided.url);
+}
+
+function databaseUrl(clusterUrl: string, name: string): string {
+  const url = new URL(clusterUrl);
   url.pathname = `/${name}`;
-  return { name, url: url.toString() };
+  return url.toString();
 }
 
 /**

@@ -49,7 +49,7 @@ export const postgresFactory: StoreFactory = {
     return postgresSkipReason();
   },
   async open({ clock, maxAttempts }) {
-    const { url } = await freshDatabase();
+    const { url } = await freshDatabase({ migrated: true });
     const store = await openPostgresStore(url, { clock, maxAttempts, logger: silentLogger() });
     await store.migrate();
     return { store, url, close: () => store.close() };

@@ -16,11 +16,12 @@ export const TEST_STORE: "sqlite" | "postgres" = process.env.LB_TEST_STORE === "
 
 /**
  * What a bridge's environment needs for its database beyond DATABASE_PATH: nothing for SQLite,
- * `DATABASE_URL` of a new, empty database for PostgreSQL. Pass it to every process (service,
- * CLI, a restarted instance) that must see the same data.
+ * `DATABASE_URL` of a new database for PostgreSQL: empty, or with `migrated` already at the
+ * code's migration (see freshDatabase). Pass it to every process (service, CLI, a restarted
+ * instance) that must see the same data.
  */
-export async function databaseEnv(): Promise<Record<string, string>> {
-  return TEST_STORE === "postgres" ? { DATABASE_URL: (await freshDatabase()).url } : {};
+export async function databaseEnv(options: { migrated?: boolean } = {}): Promise<Record<string, string>> {
+  return TEST_STORE === "postgres" ? { DATABASE_URL: (await freshDatabase(options)).url } : {};
 }
 
 /**

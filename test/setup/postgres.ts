@@ -1,5 +1,11 @@
 import type { TestProject } from "vitest/node";
-import { POSTGRES_REQUIRED, startScratchCluster } from "../helpers/postgres.js";
+import { systemClock } from "../../src/clock.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { openStore } from "../../src/store/open.js";
+import { createMigratedTemplate, POSTGRES_REQUIRED, startScratchCluster } from "../helpers/postgres.js";
+
+/** The database every migration is applied to once, which test bridges' databases copy. */
+const MIGRATED_TEMPLATE = "lb_migrated_template";
 
 /**
  * Global setup: one scratch PostgreSQL cluster for the whole vitest run, removed after it. The
@@ -15,6 +21,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("postgres", { skip: cluster.skip });
     return async () => {};
   }
-  project.provide("postgres", { url: cluster.url });
+  try {
+    await createMigratedTemplate(cluster.url, MIGRATED_TEMPLATE, async (url) => {
+      const store = await openStore({ DATABASE_URL: url, DATABASE_PATH: "", JOB_MAX_ATTEMPTS: 8 }, { clock: systemClock, logger: silentLogger() });
+      await store.close();
+    });
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  project.provide("postgres", { url: cluster.url, migrated: MIGRATED_TEMPLATE });
   return () => cluster.stop();
 }
