@@ -6,8 +6,12 @@ import { PERF_NODE_FLAGS } from "./perf-window.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The service under measurement: it runs with the node flags it is deployed with. */
-const SERVICE_SCRIPT = "pipeline-bridge.mjs";
+/**
+ * The servers under measurement: they run with the node flags the service is deployed with. The
+ * ingest bench's three (bare Express, the durable baseline, the bridge's route) all do, so their
+ * ratios compare one node configuration.
+ */
+const SERVICE_SCRIPTS = new Set(["pipeline-bridge.mjs", "ingest-server.mjs"]);
 
 /**
  * The node flags `npm start` gives the service (package.json), which the deployment kit gives it
@@ -40,7 +44,7 @@ export async function startChild<T>(
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
   // BENCH_PERF_DIR: named JavaScript frames for `perf` (perf-window.ts).
   const perf = process.env.BENCH_PERF_DIR ? PERF_NODE_FLAGS : [];
-  const service = script === SERVICE_SCRIPT ? serviceNodeFlags() : [];
+  const service = SERVICE_SCRIPTS.has(script) ? serviceNodeFlags() : [];
   const child = spawn(process.execPath, [...service, ...profile, ...perf, ...loader, resolve(ROOT, "bench", script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
