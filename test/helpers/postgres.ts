@@ -18,7 +18,7 @@ import { inject } from "vitest";
  * a database with every migration applied, which a bridge's database is copied from), or why
  * there is none.
  */
-export type PostgresProvided = { url: string; migrated?: string } | { skip: string };
+export type PostgresProvided = { url: string; migrated: string } | { skip: string };
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -171,7 +171,7 @@ export async function freshDatabase(options: { migrated?: boolean } = {}): Promi
   const provided = inject("postgres");
   if (!provided || "skip" in provided) throw new Error(`no PostgreSQL for this run: ${provided ? provided.skip : "no global setup"}`);
   const name = `lb_${randomBytes(6).toString("hex")}`;
-  const template = options.migrated && provided.migrated ? ` TEMPLATE ${provided.migrated}` : "";
+  const template = options.migrated ? ` TEMPLATE ${provided.migrated}` : "";
   await asAdmin(provided.url, (admin) => admin.query(`CREATE DATABASE ${name}${template}`));
   return { name, url: databaseUrl(provided.url, name) };
 }
