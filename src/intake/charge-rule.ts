@@ -51,3 +51,23 @@ export async function checkCharge(deps: { store: Pick<Store, "services" | "jobs"
   const why = chargeRefusal(purpose, svc, behind, job);
   if (why) throw new JobSkippedError(`${why}; nothing bought`);
 }
+
+/**
+ * The same projection before customer mail: an install mail tells a customer to install a
+ * licence, so none goes out for a service that is terminated or being terminated (a termination
+ * accepted while its order's answer was being settled). The mail job runs beside the service's
+ * queue, so every unfinished job of that queue is what is accepted for the service. Undefined: send.
+ */
+export function installMailRefusal(svc: ServiceRow, unfinished: readonly Job[]): string | undefined {
+  if (svc.status === "terminated") return "the service is terminated";
+  const p = project(svc, unfinished);
+  if (p.terminating) return `the service is being terminated${p.decidedBy ? ` (job ${p.decidedBy.id}, ${p.decidedBy.kind}, is queued)` : ""}`;
+  return undefined;
+}
+
+/** Reads the service and its queue again and applies installMailRefusal: the reason not to mail, or undefined. */
+export async function checkInstallMail(deps: { store: Pick<Store, "services" | "jobs"> }, serviceId: string): Promise<string | undefined> {
+  const svc = await deps.store.services.get(serviceId);
+  if (!svc) return `service ${serviceId} is not known to the bridge`;
+  return installMailRefusal(svc, await deps.store.jobs.unfinished(serviceQueueKey(serviceId)));
+}

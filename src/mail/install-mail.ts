@@ -11,6 +11,7 @@ import type { Mailer } from "./transport.js";
 import { installCommandsOf } from "../lifecycle/install-commands.js";
 import { jobChange, licenseTypes, mustGet } from "../lifecycle/service-changes.js";
 import { INSTALL_MAIL } from "../intake/jobs.js";
+import { checkInstallMail } from "../intake/charge-rule.js";
 
 
 export interface InstallMailDeps extends LifecycleDeps {
@@ -104,10 +105,9 @@ export function installMailJob(deps: InstallMailDeps) {
       log.info("service has no customer e-mail address; no install mail");
       return;
     }
-    if (svc.status === "terminated") {
-      await store.services.change(jobChange(job, svc.service_id, { history: [{ action: "install mail skipped", detail: "service was terminated before its install mail went out" }] }));
-      return;
-    }
+    const skipped = (why: string) =>
+      store.services.change(jobChange(job, svc.service_id, { history: [{ action: "install mail skipped", detail: `${why} before its install mail went out; no mail sent` }] }));
+    if (svc.status === "terminated") return void (await skipped("the service was terminated"));
 
     // Outside any transaction: upstream calls are I/O.
     const commands = await installCommands(deps, svc);
@@ -122,6 +122,14 @@ export function installMailJob(deps: InstallMailDeps) {
       if (err instanceof TemplateError) throw new JobBlockedError(`${err.message}; fix it and retry the job`);
       throw err;
     });
+
+    // Last, right before the mail is recorded and sent: a termination accepted while the
+    // commands were read (or while the order's answer was settled) still stops it.
+    const refusal = await checkInstallMail(deps, svc.service_id);
+    if (refusal) {
+      log.info({ mail_key: key, reason: refusal }, "install mail not sent");
+      return void (await skipped(refusal));
+    }
 
     const messageId = earlier?.message_id ?? installMessageId(job);
     if (earlier) {

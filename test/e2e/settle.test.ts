@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { testBridgeEnv, createdEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
+import { testBridgeEnv, createdEvent, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
@@ -83,6 +83,24 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     expect(upstreamCalls(sb!, "register")).toEqual([expect.objectContaining({ held: true })]);
     expect(charges("register")).toHaveLength(1);
     expect((await b.service.services.history(order.service.id)).find((h) => h.action === "registered")?.detail).toMatch(/found upstream after a lost answer/);
+  });
+
+  it("a termination accepted while a registration's answer is settled: no install mail goes out", async () => {
+    const b = await slowReseller(2);
+    sb!.sandbox.setFaults({ holdMs: 800, holdNext: 1 });
+    const order = createdEvent();
+    expect((await b.send(order)).status).toBe(202);
+    await waitFor(async () => (await b.service.queue.list({ kind: "register" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
+    expect((await b.send(serviceEvent("service.terminated", order.service.id))).status).toBe(202);
+
+    await waitStatus(b, order.service.id, "terminated", 15_000);
+    await untilIdle(b);
+    const actions = (await b.service.services.history(order.service.id)).map((h) => h.action);
+    expect(actions).toContain("registered");
+    expect(actions).not.toContain("install mail sent");
+    expect(actions).toContain("install mail skipped");
+    expect(await b.service.queue.list({ kind: "mail_install", state: "succeeded" })).toHaveLength(1);
+    expect(charges("register")).toHaveLength(1);
   });
 
   it("a wait is not a failure: it spends no attempt beyond the call that lost its answer", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chargeRefusal, type ChargePurpose } from "../../src/intake/charge-rule.js";
+import { chargeRefusal, installMailRefusal, type ChargePurpose } from "../../src/intake/charge-rule.js";
 import { JOB_KINDS } from "../../src/vocabulary/job-kinds.js";
 import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
 import { queued, row } from "./fixtures.js";
@@ -39,5 +39,22 @@ describe("the charging rule", () => {
 
   it("an order superseded by a newer one buys nothing", () => {
     expect(chargeRefusal("order", row("pending", { order_event_id: "ev-newer" }), [], { eventId: "ev-order" })).toMatch(/superseded.*ev-newer/);
+  });
+});
+
+const mailCases: [string, ServiceStatus, string[], RegExp | undefined][] = [
+  ["an active service is mailed", "active", [], undefined],
+  ["a service with a suspension queued is mailed (a suspension may be lifted)", "active", [suspend], undefined],
+  ["a suspended service is mailed", "suspended", [], undefined],
+  ["a service with a termination queued is not mailed", "active", [terminate], /being terminated \(job \d+, terminate/],
+  ["a terminated service is not mailed", "terminated", [], /is terminated/],
+  ["a service terminated and ordered again (queued) is mailed: the new order is wanted", "active", [terminate, register], undefined],
+];
+
+describe("the same projection before an install mail", () => {
+  it.each(mailCases)("%s", (_name, status, queue, refusal) => {
+    const why = installMailRefusal(row(status), queue.map((k) => (k === register ? queued(k, { reactivate: true }) : queued(k))));
+    if (refusal) expect(why).toMatch(refusal);
+    else expect(why).toBeUndefined();
   });
 });
