@@ -21,7 +21,8 @@ import type { AdoptedService } from "../store/store.js";
  *   the panel has suspended is adopted suspended, its licences active upstream suspended there;
  * - buy: none of them is there, and the panel does not have the service suspended (cost: the
  *   price list's, for the row's cycle);
- * - conflict: anything a person must decide (the reason says what);
+ * - conflict: anything a person must decide (the reason says what), among them a row on a
+ *   licence an earlier row of the import takes: apply takes the first, so the plan says so too;
  * - managed: the bridge has the service already.
  */
 
@@ -108,6 +109,8 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
 
   const planned: PlannedRow[] = [];
   const candidates: { row: AdoptionRow; product: CatalogProduct; at: number }[] = [];
+  // The row of this import that takes (IP, type), the first in the file: apply would write or order it first and refuse the next.
+  const takenByRow = new Map<string, string>();
   const decide = (row: AdoptionRow, action: AdoptionAction, reason: string, cost: number | null = null) => {
     const p: PlannedRow = { item: { service_identifier: row.service_identifier, action, reason, cost }, row };
     planned.push(p);
@@ -140,6 +143,14 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
       decide(row, "conflict", `service ${held[1]} of the bridge holds the ${held[0]} licence at ${row.ip}; one licence belongs to one service`);
       continue;
     }
+    const taken = typesOf(product)
+      .map((t) => [t, takenByRow.get(key(row.ip, t))] as const)
+      .find(([, by]) => by !== undefined);
+    if (taken) {
+      decide(row, "conflict", `the row of service ${taken[1]} earlier in this import takes the ${taken[0]} licence at ${row.ip}; one licence belongs to one service: keep one of the two rows`);
+      continue;
+    }
+    for (const t of typesOf(product)) takenByRow.set(key(row.ip, t), row.service_identifier);
     candidates.push({ row, product, at: planned.length });
     decide(row, "conflict", "(decided below)");
   }
