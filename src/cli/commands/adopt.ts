@@ -21,7 +21,7 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
+      const [{ readFileSync }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
           import("../../adoption/import-file.js"),
@@ -36,13 +36,16 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
         ]);
       const o = output(cmd);
       if ((opts.buy || opts.mail) && !opts.apply) throw new CliError(`${opts.buy ? "--buy" : "--mail"} takes effect only with --apply`, 2);
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(file, "utf8");
+        bytes = readFileSync(file);
       } catch (err) {
         throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
-      const imported = readImport(text);
+      // Checked as bytes first: a binary file's problems would quote its bytes to the terminal.
+      const decoded = decodeImport(bytes);
+      if (!decoded.ok) throw new CliError(`${file}: ${decoded.problem}`);
+      const imported = readImport(decoded.text);
       if (!imported.ok) {
         const shown = imported.problems.slice(0, MAX_PROBLEMS).map((p) => `  ${file}: ${p}`);
         const more = imported.problems.length > MAX_PROBLEMS ? [`  ... and ${imported.problems.length - MAX_PROBLEMS} more`] : [];
