@@ -690,8 +690,9 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: "adopt",
           summary: "Take over a running book: a panel's services against the reseller's licence list",
           description:
-            'Answers the plan. With `"apply": true` it writes the adoptions (status and expiry as the reseller holds them; nothing bought, no mail); ' +
-            '`"buy": true` also orders the missing licences through the job queue, `"mail": true` mails the customers. Rows: ' +
+            'Answers the plan, which is what apply does row by row. With `"apply": true` it writes the adoptions (status and expiry as the reseller holds them, ' +
+            "suspended where the panel has the service suspended, its licences then suspended upstream by a queued job; nothing bought, no mail); a service suspended " +
+            'in the panel is never bought; `"buy": true` also orders the missing licences through the job queue, `"mail": true` mails the customers. Rows: ' +
             Object.keys(adoptionRowSchema.shape).join(", ") +
             "; a wrong field is named as `services[<index>].<field>`.",
           security: ADMIN_SECURITY,

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog.js";
 import { jobOf } from "../jobs/define.js";
 import type { Intake } from "../intake/intake.js";
-import { INSTALL_MAIL } from "../intake/jobs.js";
+import { ENFORCE_SUSPENSION, INSTALL_MAIL } from "../intake/jobs.js";
 import { typesOf } from "../intake/rules.js";
 import type { Upstream } from "../reseller/upstream.js";
 import type { AdoptionWrite, AuditDraft, Store } from "../store/store.js";
@@ -44,7 +44,8 @@ export const ADOPTION_SOURCE = "adopt";
  * with `apply`, writes what needs no purchase: each adopted service in batches, one short
  * transaction each, so an interrupted run keeps what it committed and a rerun finds those
  * services `managed` and finishes the rest. Writing buys nothing and mails nothing; purchases
- * are orders through the intake, only with `buy`.
+ * are orders through the intake, only with `buy`. A service the panel has suspended is written
+ * suspended, with reconcile's repair queued for each of its licences the reseller has active.
  */
 export async function runAdoption(deps: AdoptionDeps, rows: readonly AdoptionRow[], options: AdoptionOptions = {}): Promise<AdoptionPlan> {
   const licenses = await deps.upstream.listLicenses();
@@ -62,13 +63,13 @@ async function writeAdoptions(deps: AdoptionDeps, planned: PlannedRow[], options
   const size = Math.max(1, options.batchSize ?? 500);
   for (let i = 0; i < adopt.length; i += size) {
     const batch = adopt.slice(i, i + size);
-    const writes: AdoptionWrite[] = batch.map((p) => ({
-      service: p.adopted!,
-      history: [p.history!],
-      ...(options.mail && p.adopted!.customer_email
-        ? { enqueue: [jobOf(INSTALL_MAIL, {}, { serviceId: p.adopted!.service_id, queueKey: serviceQueueKey(p.adopted!.service_id) })] }
-        : {}),
-    }));
+    const writes: AdoptionWrite[] = batch.map((p) => {
+      const where = { serviceId: p.adopted!.service_id, queueKey: serviceQueueKey(p.adopted!.service_id) };
+      // In the service's own queue, as reconcile queues it: a later unsuspend from the panel runs after it, never before.
+      const enqueue = (p.suspendUpstream ?? []).map((l) => jobOf(ENFORCE_SUSPENSION, l, where));
+      if (options.mail && p.adopted!.customer_email) enqueue.push(jobOf(INSTALL_MAIL, {}, where));
+      return { service: p.adopted!, history: [p.history!], ...(enqueue.length ? { enqueue } : {}) };
+    });
     const byId = new Map(batch.map((p) => [p.adopted!.service_id, p]));
     const result = await deps.store.adoption.insert(writes, (w, holders) => {
       // Checked again inside the transaction: an order may have taken the IP since the plan was made.

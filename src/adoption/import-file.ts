@@ -8,6 +8,35 @@ import { ADOPTION_COLUMNS, parseRows, type AdoptionRow } from "./rows.js";
  */
 export type ImportResult = { ok: true; rows: AdoptionRow[] } | { ok: false; problems: string[] };
 
+/**
+ * The file's bytes as text, or why they are not an export to read: a spreadsheet, an archive,
+ * UTF-16, Latin-1 or text carrying control characters is refused in one line that names the
+ * place and never quotes the bytes (a terminal would act on its escapes). Tab, CR and LF are
+ * the only control characters a CSV or JSON export holds.
+ */
+export function decodeImport(bytes: Uint8Array): { ok: true; text: string } | { ok: false; problem: string } {
+  const refuse = (what: string) => ({ ok: false as const, problem: `not a CSV or JSON export in UTF-8 (${what}); nothing planned` });
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return refuse("UTF-16 text: save the export as UTF-8");
+  if (bytes.includes(0)) return refuse("a binary file");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const lossy = new TextDecoder("utf-8").decode(bytes);
+    const at = lossy.indexOf("\uFFFD");
+    return refuse(`invalid UTF-8 on line ${lineAt(lossy, at)}, Latin-1 or another encoding: save the export as UTF-8`);
+  }
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  const control = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/.exec(text);
+  if (control) {
+    const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+    return refuse(`a control character, U+${code}, on line ${lineAt(text, control.index)}`);
+  }
+  return { ok: true, text };
+}
+
+const lineAt = (text: string, index: number) => text.slice(0, Math.max(0, index)).split("\n").length;
+
 export function readImport(text: string): ImportResult {
   const body = text.replace(/^\uFEFF/, "");
   const first = body.trimStart()[0];
@@ -70,6 +99,9 @@ export function parseCsv(text: string): { rows: string[][]; lines: number[] } {
   return { rows, lines };
 }
 
+/** A header cell as a problem quotes it: a file that is not CSV at all may have one line of megabytes. */
+const shown = (cell: string) => (cell.length > 60 ? `${cell.slice(0, 60)}…` : cell);
+
 function readCsv(text: string): ImportResult {
   const { rows, lines } = parseCsv(text);
   const nonEmpty = rows.map((r, i) => ({ r, line: lines[i]! })).filter(({ r }) => !(r.length === 1 && r[0]!.trim() === ""));
@@ -78,7 +110,7 @@ function readCsv(text: string): ImportResult {
   const names = header.r.map((h) => h.trim().toLowerCase());
   const problems: string[] = [];
   names.forEach((n, i) => {
-    if (!(ADOPTION_COLUMNS as readonly string[]).includes(n)) problems.push(`line ${header.line}, column ${i + 1} ("${header.r[i]}"): not a known column (known: ${ADOPTION_COLUMNS.join(", ")})`);
+    if (!(ADOPTION_COLUMNS as readonly string[]).includes(n)) problems.push(`line ${header.line}, column ${i + 1} ("${shown(header.r[i]!)}"): not a known column (known: ${ADOPTION_COLUMNS.join(", ")})`);
     else if (names.indexOf(n) !== i) problems.push(`line ${header.line}, column ${i + 1}: "${n}" appears twice`);
   });
   if (problems.length) return { ok: false, problems };

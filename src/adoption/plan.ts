@@ -6,7 +6,7 @@ import { isoToMs } from "../lifecycle/record.js";
 import { typesOf } from "../intake/rules.js";
 import type { NewHistory, ServiceBrief } from "../store/store.js";
 import { canonicalIp, unusableIpReason } from "../vocabulary/ip-address.js";
-import { LITESPEED_VARIANTS } from "../vocabulary/products.js";
+import { LITESPEED_VARIANTS, type ProductType } from "../vocabulary/products.js";
 import { money, type PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
 import type { AdoptedService } from "../store/store.js";
@@ -17,9 +17,12 @@ import type { AdoptedService } from "../store/store.js";
  * book of 100,000 services is planned in one pass of maps keyed by IP and type.
  *
  * - adopt: every licence the row's product needs is at the row's IP upstream, as the product
- *   wants it (type and LiteSpeed variant), active or suspended, and no service holds it;
- * - buy: none of them is there (cost: the price list's, for the row's cycle);
- * - conflict: anything a person must decide (the reason says what);
+ *   wants it (type and LiteSpeed variant), active or suspended, and no service holds it; a row
+ *   the panel has suspended is adopted suspended, its licences active upstream suspended there;
+ * - buy: none of them is there, and the panel does not have the service suspended (cost: the
+ *   price list's, for the row's cycle);
+ * - conflict: anything a person must decide (the reason says what), among them a row on a
+ *   licence an earlier row of the import takes: apply takes the first, so the plan says so too;
  * - managed: the bridge has the service already.
  */
 
@@ -55,6 +58,8 @@ export interface PlannedRow {
   history?: NewHistory;
   /** adopt: the licence types it takes at its IP, for the check made again when it is written. */
   types?: string[];
+  /** adopt, for a row the panel has suspended: its licences the reseller has active, to be suspended there. */
+  suspendUpstream?: { ip: string; type: ProductType }[];
 }
 
 export interface PlanInput {
@@ -104,6 +109,8 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
 
   const planned: PlannedRow[] = [];
   const candidates: { row: AdoptionRow; product: CatalogProduct; at: number }[] = [];
+  // The row of this import that takes (IP, type), the first in the file: apply would write or order it first and refuse the next.
+  const takenByRow = new Map<string, string>();
   const decide = (row: AdoptionRow, action: AdoptionAction, reason: string, cost: number | null = null) => {
     const p: PlannedRow = { item: { service_identifier: row.service_identifier, action, reason, cost }, row };
     planned.push(p);
@@ -136,6 +143,14 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
       decide(row, "conflict", `service ${held[1]} of the bridge holds the ${held[0]} licence at ${row.ip}; one licence belongs to one service`);
       continue;
     }
+    const taken = typesOf(product)
+      .map((t) => [t, takenByRow.get(key(row.ip, t))] as const)
+      .find(([, by]) => by !== undefined);
+    if (taken) {
+      decide(row, "conflict", `the row of service ${taken[1]} earlier in this import takes the ${taken[0]} licence at ${row.ip}; one licence belongs to one service: keep one of the two rows`);
+      continue;
+    }
+    for (const t of typesOf(product)) takenByRow.set(key(row.ip, t), row.service_identifier);
     candidates.push({ row, product, at: planned.length });
     decide(row, "conflict", "(decided below)");
   }
@@ -178,6 +193,14 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
         set("conflict", `the reseller holds ${[...new Set(other.map((l) => l.type))].join(" and ")} at ${row.ip}, not ${typesOf(product).join(" and ")}: check the row's product before buying`);
         continue;
       }
+      if (row.status === "suspended") {
+        set(
+          "conflict",
+          `suspended in the panel, and the reseller holds no ${typesOf(product).join(" or ")} licence at ${row.ip}: a suspended service is not bought; ` +
+            "import the row again once the panel has it active (then it is bought), or terminate it in the panel",
+        );
+        continue;
+      }
       const monthly = prices.product(product.productId);
       const months = catalog.months(row.billing_cycle);
       const cost = monthly === null ? null : money(monthly * months);
@@ -197,15 +220,23 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
     }
     const licenses = found.map((s) => s.license!);
     const suspended = licenses.some(isSuspended);
+    // The panel's suspension holds here as upstream: the service is suspended, and so is each licence still active there.
+    const toSuspend = row.status === "suspended" ? found.filter((s) => !isSuspended(s.license!)).map((s) => ({ ip: s.license!.ip, type: s.type as ProductType })) : [];
     const expiries = licenses.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
     const expiresAt = expiries.length ? Math.min(...expiries) : null;
     const bundleKeys = new Set(licenses.map((l) => l.bundle_key ?? null));
     const variant = licenses.find((l) => l.type === "litespeed");
-    const status = suspended ? "suspended" : "active";
-    const differs = row.status === "suspended" && !suspended ? "; the panel has it suspended: send service.suspended" : !["suspended"].includes(row.status) && suspended ? "; the panel has it active: send service.unsuspended to reactivate it" : "";
-    const reason = `the reseller holds ${licenses.map((l) => `${l.type}${l.type === "litespeed" ? ` (${heldVariant(l)})` : ""}`).join(" and ")} at ${row.ip}, ${status}, ${dateOf(expiresAt)}; nothing to buy${differs}`;
+    const status = suspended || row.status === "suspended" ? "suspended" : "active";
+    const upstream = suspended ? (toSuspend.length ? "partly suspended" : "suspended") : "active";
+    const differs = toSuspend.length
+      ? `; the panel has it suspended: adopted suspended, and ${toSuspend.map((x) => x.type).join(" and ")} to be suspended at the reseller by a job in the service's queue`
+      : row.status !== "suspended" && suspended
+        ? "; the panel has it active: send service.unsuspended to reactivate it"
+        : "";
+    const reason = `the reseller holds ${licenses.map((l) => `${l.type}${l.type === "litespeed" ? ` (${heldVariant(l)})` : ""}`).join(" and ")} at ${row.ip}, ${upstream}, ${dateOf(expiresAt)}; nothing to buy${differs}`;
     set("adopt", reason, 0);
     p.types = typesOf(product);
+    if (toSuspend.length) p.suspendUpstream = toSuspend;
     p.history = { action: "adopted from import", detail: reason };
     p.adopted = {
       service_id: row.service_identifier,

@@ -167,6 +167,46 @@ describe("adopting a running book (POST /admin/adopt)", () => {
     expect(sb.sandbox.ledger()).toHaveLength(charges + 2);
   });
 
+  it("a second row on one licence is a conflict naming the first row's service, in the plan as when applied, whether the reseller holds it or not", async () => {
+    const { sb, bridge } = world();
+    await holdUpstream(sb, "203.0.113.150", "cpanel");
+    const services = [
+      row({ service_identifier: "held-1", ip: "203.0.113.150" }),
+      row({ service_identifier: "held-2", ip: "203.0.113.150" }),
+      row({ service_identifier: "free-1", ip: "203.0.113.151" }),
+      row({ service_identifier: "free-2", ip: "203.0.113.151" }),
+      row({ service_identifier: "bundle-1", package_identifier: "20", ip: "203.0.113.152" }),
+      row({ service_identifier: "part-2", package_identifier: "17", ip: "203.0.113.152" }),
+    ];
+    const charges = sb.sandbox.ledger().length;
+    const outline = (p: Plan) => p.plan.map((i) => [i.service_identifier, i.action, i.cost]);
+
+    const plan = await adopt(bridge, { services });
+    expect(outline(plan.body)).toEqual([
+      ["held-1", "adopt", 0],
+      ["held-2", "conflict", null],
+      ["free-1", "buy", 15],
+      ["free-2", "conflict", null],
+      ["bundle-1", "buy", 25],
+      ["part-2", "conflict", null],
+    ]);
+    const reason = (p: Plan, id: string) => p.plan.find((i) => i.service_identifier === id)!.reason;
+    expect(reason(plan.body, "held-2")).toContain("held-1");
+    expect(reason(plan.body, "free-2")).toContain("free-1");
+    expect(reason(plan.body, "part-2")).toContain("bundle-1");
+
+    const applied = await adopt(bridge, { services, apply: true, buy: true });
+    expect(outline(applied.body)).toEqual(outline(plan.body));
+    for (const id of ["held-2", "free-2", "part-2"]) expect(reason(applied.body, id)).toBe(reason(plan.body, id));
+    for (const id of ["held-1", "free-1", "bundle-1"]) await waitStatus(bridge, id, "active");
+    await untilIdle(bridge);
+    for (const id of ["held-2", "free-2", "part-2"]) expect(await bridge.service.services.get(id)).toBeUndefined();
+    expect(sb.sandbox.ledger().slice(charges).map((c) => [c.op, c.ip, c.type]).sort()).toEqual([
+      ["bundle", "203.0.113.152", "cpanel-cloudlinux"],
+      ["register", "203.0.113.151", "cpanel"],
+    ]);
+  });
+
   it("refuses a bad row with 422 naming the row and field, and writes nothing", async () => {
     const { bridge } = world();
     const counts = await bridge.service.store.counts();

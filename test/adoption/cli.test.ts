@@ -67,4 +67,36 @@ describe("license-bridge adopt <file>", () => {
     expect(badHeader.stderr).toContain('line 1, column 2 ("package"): not a known column');
     expect((await runCli(["adopt", csv, "--buy"], bridge.env)).code).toBe(2);
   });
+
+  it("refuses a binary or non-UTF-8 file with one line that prints none of its bytes, planning nothing", async () => {
+    const { bridge } = world();
+    const files = {
+      // A spreadsheet saved where the CSV should be: a zip, with a terminal escape among its bytes.
+      "services.xlsx": Buffer.concat([Buffer.from("PK\x03\x04\x14\x00\x06\x00", "latin1"), Buffer.from("\x1b[2J\x07service_identifier\xff\xfe", "latin1")]),
+      // Excel's "Unicode text": UTF-16 with its byte-order mark.
+      "services-utf16.csv": Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${HEADER}\n101,12,203.0.113.120,,,monthly,,active\n`, "utf16le")]),
+      // An export in Latin-1: "Müller" is not UTF-8.
+      "services-latin1.csv": Buffer.from(`${HEADER}\n101,12,203.0.113.120,,M\xfcller,monthly,,active\n`, "latin1"),
+      // Valid UTF-8 carrying a terminal escape.
+      "services-escape.csv": Buffer.from(`${HEADER}\n101,12,203.0.113.120,,\x1b]0;owned\x07,monthly,,active\n`, "utf8"),
+    };
+    for (const [name, bytes] of Object.entries(files)) {
+      const file = join(bridge.dir, name);
+      writeFileSync(file, bytes);
+
+      const run = await runCli(["adopt", file], bridge.env);
+
+      expect(run.code, name).toBe(1);
+      expect(run.stdout, name).toBe("");
+      const [line, ...rest] = run.stderr.split("\n");
+      expect(rest, name).toEqual([""]);
+      expect(line!.startsWith(`license-bridge: ${file}: `), line).toBe(true);
+      expect(line, name).toMatch(/UTF-8|text/);
+      // Nothing of the file reaches the terminal: no control character, no byte of it beyond the name.
+      // eslint-disable-next-line no-control-regex -- finding control characters is the point
+      expect(run.stderr, name).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]/);
+      expect(run.stderr, name).not.toMatch(/PK|service_identifier|M.ller|owned/);
+    }
+    expect(await bridge.service.services.get("101")).toBeUndefined();
+  });
 });

@@ -10,18 +10,19 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
     .command("adopt")
     .description("take over a running book: a panel's services (CSV or JSON) against the reseller's licence list; prints the plan")
     .argument("<file>", `CSV with a header line (service_identifier, package_identifier, ip, customer_email, customer_name, billing_cycle, next_due_date, status), or JSON: an array of such rows or {"services": [...]}`)
-    .option("--apply", "write the adoptions: the services as the reseller holds them; buys nothing, mails nothing")
+    .option("--apply", "write the adoptions: the services as the reseller holds them, suspended where the panel has them suspended; buys nothing, mails nothing")
     .option("--buy", "with --apply: order the licences the reseller does not hold, through the job queue (charges the balance)")
     .option("--mail", "with --apply: mail the customers their install command")
     .option("--json", 'machine-readable output: {"plan": [...], "orphans": [...]}, as POST /admin/adopt')
     .addHelpText(
       "after",
-      "\nActions: adopt (the reseller holds it, free, as the product wants it), buy (it does not), conflict (for a person:\n" +
-        "the reason says why), managed (the bridge has the service already). A second run finds what the first wrote managed.",
+      "\nActions: adopt (the reseller holds it, free, as the product wants it), buy (it does not, and the panel has the service\n" +
+        "not suspended), conflict (for a person: the reason says why), managed (the bridge has the service already). The plan is\n" +
+        "what --apply does, row by row. A second run finds what the first wrote managed.",
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
+      const [{ readFileSync }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
           import("../../adoption/import-file.js"),
@@ -36,13 +37,16 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
         ]);
       const o = output(cmd);
       if ((opts.buy || opts.mail) && !opts.apply) throw new CliError(`${opts.buy ? "--buy" : "--mail"} takes effect only with --apply`, 2);
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(file, "utf8");
+        bytes = readFileSync(file);
       } catch (err) {
         throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
-      const imported = readImport(text);
+      // Checked as bytes first: a binary file's problems would quote its bytes to the terminal.
+      const decoded = decodeImport(bytes);
+      if (!decoded.ok) throw new CliError(`${file}: ${decoded.problem}`);
+      const imported = readImport(decoded.text);
       if (!imported.ok) {
         const shown = imported.problems.slice(0, MAX_PROBLEMS).map((p) => `  ${file}: ${p}`);
         const more = imported.problems.length > MAX_PROBLEMS ? [`  ... and ${imported.problems.length - MAX_PROBLEMS} more`] : [];

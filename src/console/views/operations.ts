@@ -37,7 +37,7 @@ export function adoptionPage(session: ConsoleSession, o: { text?: string; plan?:
     session,
     section: "adoption",
     body: html`<h1>Adoption</h1>
-      <p>Paste the panel's service list (JSON, as <code>POST /admin/adopt</code> takes it) to see what the bridge would adopt, buy or leave. Applying buys and mails nothing.</p>
+      <p>Paste the panel's service list (JSON, as <code>POST /admin/adopt</code> takes it) to see what the bridge would adopt, buy or leave. Applying buys and mails nothing; a service the panel has suspended is adopted suspended (its licences suspended at the reseller where they are active) and never bought.</p>
       ${o.error ? html`<p class="notice bad" role="alert">${o.error}</p>` : ""}
       <form method="post" action="/console/adoption" class="stack">${csrfField(session)}
         <label for="services">Service list <textarea id="services" name="services" required>${o.text ?? ""}</textarea></label>
