@@ -305,7 +305,12 @@ export interface IntakeItem<E extends StoredEvent = StoredEvent> {
   audit?: AuditDraft;
 }
 
-export type AcceptedItem<R> = { duplicate: string } | { result: R; eventId?: string; jobId?: number };
+/**
+ * `duplicate`: the id of the event first accepted under the same (source, webhook id), and its
+ * `type` (a source whose type rests on an unsigned input compares it with its own), whether the
+ * event is still stored or a prune left only its key.
+ */
+export type AcceptedItem<R> = { duplicate: string; type: string } | { result: R; eventId?: string; jobId?: number };
 
 /** One received event as stored: where it came from, and what came of it. */
 export interface EventRow {

@@ -64,6 +64,12 @@ export function pgRetention(db: PgDb): RetentionOps {
         for (const { service_id: id } of found) {
           const [still] = await t.q(`SELECT 1 FROM services s WHERE s.service_id = $2 AND ${TERMINATED_WHERE} FOR UPDATE`, [before, id]);
           if (!still) continue;
+          // Its events' keys first: exactly-once needs them for ever (migration 015).
+          await t.run(
+            `INSERT INTO webhook_keys (source, webhook_id, event_id, type)
+             SELECT source, webhook_id, id, type FROM events WHERE service_id = $1 ON CONFLICT (source, webhook_id) DO NOTHING`,
+            [id],
+          );
           for (const table of ["history", "events", "jobs", "mails"]) await t.run(`DELETE FROM ${table} WHERE service_id = $1`, [id]);
           await t.run("UPDATE services SET records_pruned_at = $1 WHERE service_id = $2", [now, id]);
           n++;
