@@ -28,7 +28,7 @@ export interface Store {
   readonly alerts: AlertOps;
   readonly renewals: RenewalOps;
   readonly health: HealthOps;
-  /** What RETENTION_DAYS lets go: old succeeded and cancelled jobs, processed events' payloads, sent mail records. */
+  /** What RETENTION_DAYS lets go: old succeeded and cancelled jobs, processed events' payloads, sent mail records; and the terminated records and audit entries their own settings let go. */
   readonly retention: RetentionOps;
   /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
   readonly adoption: AdoptionOps;
@@ -660,7 +660,9 @@ export const PRUNED_PAYLOAD = "{}";
  *   the whole record of a service terminated long ago: see pruneTerminatedBatch), and the space
  *   the payload held is freed (not left inside the row's page);
  * - `mails`: sent mail records whose job is finished, deleted.
- * History, services, alerts and any other table are never touched.
+ * History, services, alerts and any other table are never touched, but for the records of a
+ * service terminated long ago (pruneTerminatedBatch) and the audit trail (pruneAuditBatch), each
+ * with its own age; the keys of webhook_keys (migration 015) are never deleted.
  */
 export interface RetentionOps {
   /** How many rows of each kind a prune at `before` would touch. */
@@ -684,6 +686,10 @@ export interface RetentionOps {
    * Returns how many services.
    */
   pruneTerminatedBatch(before: number, limit: number, now: number): Promise<number>;
+  /** AUDIT_RETENTION_DAYS: how many audit entries were written before `before`. */
+  auditPrunable(before: number): Promise<number>;
+  /** Up to `limit` of the audit entries written before `before`, oldest first, deleted in one short transaction; returns how many. */
+  pruneAuditBatch(before: number, limit: number): Promise<number>;
 }
 
 // ---- adoption -----------------------------------------------------------------------------

@@ -151,4 +151,24 @@ describeEachStore("retention on $name", { maxAttempts: 3 }, ({ store, clock }) =
     expect((await deliver("upmind", "order-t1", "service.renewed")).items[0]).toMatchObject({ result: "new" });
     expect((await store.counts()).events).toBe(1);
   });
+
+  it("deletes audit entries older than AUDIT_RETENTION_DAYS in batches, keeping younger ones; the dry run counts them", async () => {
+    const entry = (action: string) => store.audit.record({ actor: "alice", action, service_id: "s1", outcome: "ok" });
+    for (let i = 0; i < 5; i++) await entry(`old.${i}`);
+    clock.advance(200 * DAY);
+    await entry("young");
+    const pruneAudit = (o: { dryRun?: boolean; auditDays?: number } = {}) => prune({ store, clock, days, auditDays: o.auditDays ?? 365, batchSize: 2 }, o);
+
+    clock.advance(165 * DAY);
+    expect(await pruneAudit()).toMatchObject({ audit_retention_days: 365, audit_entries: 0 });
+    clock.advance(1 * DAY);
+    expect(await pruneAudit({ dryRun: true })).toMatchObject({ dry_run: true, audit_entries: 5 });
+    expect((await store.audit.list()).total).toBe(6);
+    expect(await pruneAudit()).toMatchObject({ dry_run: false, audit_retention_days: 365, audit_before: new Date(clock.now() - 365 * DAY).toISOString(), audit_entries: 5 });
+    expect((await store.audit.list()).entries.map((e) => e.action)).toEqual(["young"]);
+    // RETENTION_DAYS (90) is not the audit trail's: without AUDIT_RETENTION_DAYS it is kept.
+    clock.advance(400 * DAY);
+    expect(await prune({ store, clock, days }, {})).toMatchObject({ audit_retention_days: null, audit_entries: 0 });
+    expect((await store.audit.list()).total).toBe(1);
+  });
 });

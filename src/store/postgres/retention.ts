@@ -77,11 +77,17 @@ export function pgRetention(db: PgDb): RetentionOps {
         return n;
       });
     },
+    async auditPrunable(before) {
+      return Number((await db.q<{ n: number }>("SELECT COUNT(*)::bigint AS n FROM audit WHERE at < $1", [before]))[0]!.n);
+    },
+    async pruneAuditBatch(before, limit) {
+      return db.run("DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < $1 ORDER BY at LIMIT $2)", [before, limit]);
+    },
     // The rows a prune deletes (and the old versions of the events it empties) are dead tuples
     // until a VACUUM marks their space free; autovacuum gets there in its own time, while the
     // day's new rows extend the tables. A plain VACUUM (not FULL) takes no lock writers wait for.
     async reclaim() {
-      await db.q("VACUUM (ANALYZE) jobs, events, mails, history");
+      await db.q("VACUUM (ANALYZE) jobs, events, mails, history, audit");
     },
   };
 }

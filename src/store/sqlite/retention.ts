@@ -83,6 +83,11 @@ export function sqliteRetention(db: Db): RetentionOps {
     }
     return ids.length;
   });
+  // Through audit_at (at): the oldest first, so a batch never reads past what it deletes.
+  const audit = {
+    count: db.prepare("SELECT COUNT(*) AS n FROM audit WHERE at < ?"),
+    batch: db.prepare("DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ? ORDER BY at LIMIT ?)"),
+  };
   const emptyEvents = db.transaction((before: number, limit: number) => {
     const rows = s.eventsToEmpty.all({ before, limit }) as { rid: number }[];
     for (const r of rows) s.deleteEvent.run(r.rid);
@@ -106,6 +111,12 @@ export function sqliteRetention(db: Db): RetentionOps {
     },
     async pruneTerminatedBatch(before, limit, now) {
       return pruneTerminated.immediate(before, limit, now);
+    },
+    async auditPrunable(before) {
+      return (audit.count.get(before) as { n: number }).n;
+    },
+    async pruneAuditBatch(before, limit) {
+      return audit.batch.run(before, limit).changes;
     },
   };
 }
