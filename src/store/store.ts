@@ -331,7 +331,8 @@ export interface EventRow {
 export interface EventOps {
   /**
    * Accepts one delivery's events durably (the commit is fsynced before this resolves): each is
-   * a duplicate of an event seen before under (source, webhook id), or judged by `decide` with
+   * a duplicate of an event seen before under (source, webhook id) (its row, or the key a prune
+   * left of it in webhook_keys: a delivery is a duplicate for ever), or judged by `decide` with
    * the view read inside the transaction. When `keep` says no (a rule refused one of several),
    * nothing is stored (`stored: false`). Results carry the new event id and job id.
    */
@@ -341,6 +342,7 @@ export interface EventOps {
     decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>,
     keep: (results: AcceptedItem<R>[]) => boolean,
   ): Promise<{ stored: boolean; items: AcceptedItem<R>[] }>;
+  /** The event as stored; undefined once a prune deleted it (its key stays: see accept). */
   get(eventId: string): Promise<EventRow | undefined>;
 }
 
