@@ -123,7 +123,7 @@ describe("migration 013 (SQLite rebuilds the jobs table for the cancelled state)
     const clock = manualClock(Date.UTC(2026, 3, 2));
     const migrated = openSqliteStore(file, { clock, maxAttempts: 1 });
     try {
-      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14]);
+      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14, 15]);
       expect(await migrated.jobs.list({ limit: 100 })).toEqual(before.jobs);
       expect(await migrated.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect((await migrated.jobs.page({ limit: 1 })).total).toBe(before.total);
@@ -174,7 +174,7 @@ describe("migration 013 on PostgreSQL (the CHECK dropped and made again)", () =>
       await store.jobs.finish(job!, "w1", { state: "blocked", error: "no balance", code: "insufficient_balance" });
       const before = { jobs: await store.jobs.list(), counts: await store.jobs.counts() };
 
-      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14]);
+      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14, 15]);
       expect(await store.jobs.list()).toEqual(before.jobs);
       expect(await store.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect(await store.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked, state: "cancelled" } });

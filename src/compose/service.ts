@@ -401,7 +401,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   healTimer.unref();
   // RETENTION_DAYS as the running configuration has it (a SIGHUP applies a new value at the next prune).
   const outboxDir = resolve(config.dataDir, "outbox");
-  const pruneNow = (o: { dryRun?: boolean } = {}) => prune({ store, clock, days: current.config.RETENTION_DAYS, terminatedDays: current.config.TERMINATED_RETENTION_DAYS, outboxDir }, o);
+  const pruneNow = (o: { dryRun?: boolean } = {}) =>
+    prune({ store, clock, days: current.config.RETENTION_DAYS, terminatedDays: current.config.TERMINATED_RETENTION_DAYS, auditDays: current.config.AUDIT_RETENTION_DAYS, outboxDir }, o);
   const retention = options.retentionSchedule === false ? null : scheduleRetention(() => pruneNow(), logger.child({ component: "retention" }));
   // Every minute, on its own timer (not in maintenance(), which tests run after moving a manual
   // clock by days): a lag is noticed within a minute of crossing QUEUE_LAG_ALERT_MINUTES.

@@ -105,12 +105,16 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   SHUTDOWN_GRACE_MS: { meaning: "on `SIGTERM`, how long running jobs may finish; the rest resume on restart" },
   RETENTION_DAYS: {
     meaning:
-      "succeeded and cancelled jobs, processed events' payloads, sent mail records and outbox `.eml` files older than this are pruned daily (`license-bridge prune`); history, webhook ids, unfinished jobs and their charge intents are kept (see [Retention](#retention))",
+      "succeeded and cancelled jobs, processed events' payloads, sent mail records and outbox `.eml` files older than this are pruned daily (`license-bridge prune`); history, unfinished jobs and their charge intents are kept, and every webhook id (and each panel adapter's dedupe key) for ever, whatever the retention, so a replay is always a duplicate (see [Retention](#retention))",
   },
   TERMINATED_RETENTION_DAYS: {
     meaning:
-      "once a service has been terminated this long, with nothing of it unfinished, the daily prune deletes its history, events, jobs and mail records and keeps its row, so a late event or a new order of it is decided as before (see [Retention](#retention))",
+      "once a service has been terminated this long, with nothing of it unfinished, the daily prune deletes its history, events, jobs and mail records and keeps its row and its events' webhook ids (as compact keys: a delivery sent again is still a duplicate), so a late event or a new order of it is decided as before (see [Retention](#retention))",
     unset: "a terminated service's records are kept for ever",
+  },
+  AUDIT_RETENTION_DAYS: {
+    meaning:
+      "the daily prune (`license-bridge prune`) deletes audit entries older than this, in batches (see [Operators, roles and the audit trail](#operators-roles-and-the-audit-trail))",
   },
   HOSTBILL_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/hostbill` (HostBill WebHooks plugin), 16+ characters" },
   UPMIND_WEBHOOK_SECRET: { meaning: "enables `POST /webhooks/upmind`, 16+ characters" },

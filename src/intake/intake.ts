@@ -53,12 +53,11 @@ export function createIntake(deps: IntakeDeps): Intake {
   /** One delivery's events are stored together or not at all (a refused IP change must not leave its renewal behind). */
   const keepAll = (results: readonly AcceptedItem<Verdict>[]) => !results.some((r) => "result" in r && r.result.status === "invalid");
   const keepAny = () => true;
-  const storedType = async (eventId: string) => (await store.events.get(eventId))!.type;
   /** The job an event stored earlier queued: a duplicate's work is the first delivery's. */
   const jobOf = async (serviceId: string, eventId: string) => (await store.jobs.list({ serviceId, limit: 50 })).find((j) => j.eventId === eventId)?.id;
-  const duplicate = async (item: IntakeItem, eventId: string): Promise<IntakeResult> => {
+  const duplicate = async (item: IntakeItem, eventId: string, type: string): Promise<IntakeResult> => {
     const jobId = await jobOf(item.event.service.id, eventId);
-    return { status: "duplicate", eventId, type: await storedType(eventId), ...(jobId === undefined ? {} : { jobId }) };
+    return { status: "duplicate", eventId, type, ...(jobId === undefined ? {} : { jobId }) };
   };
 
   return async (source, items) => {
@@ -80,7 +79,7 @@ export function createIntake(deps: IntakeDeps): Intake {
     const results = accepted.items.map((r, i): IntakeResult | Promise<IntakeResult> => {
       if ("duplicate" in r) {
         lookUps = true;
-        return duplicate(items[i]!, r.duplicate);
+        return duplicate(items[i]!, r.duplicate, r.type);
       }
       if (!accepted.stored && r.result.status === "accepted") return { status: "retry_later", reason: "not stored: another event of the same delivery was refused" };
       if (r.result.status === "accepted") {

@@ -7,9 +7,10 @@ import { PRUNABLE_KINDS, type PrunableKind, type Store } from "../store/store.js
 const DAY_MS = 86_400_000;
 
 /**
- * The webhook replay window (Standard Webhooks' timestamp tolerance, 5 minutes). Event rows are
- * never deleted, so a replayed webhook id is a duplicate for ever; the prune also never empties
- * a payload younger than this, whatever RETENTION_DAYS says.
+ * The webhook replay window (Standard Webhooks' timestamp tolerance, 5 minutes). Every webhook id
+ * is kept for ever (in its event's row, or as a key in webhook_keys once TERMINATED_RETENTION_DAYS
+ * deletes the event), so a replayed one is a duplicate for ever; the prune also never empties a
+ * payload younger than this, whatever RETENTION_DAYS says.
  */
 export const REPLAY_WINDOW_MS = 5 * 60_000;
 
@@ -33,6 +34,8 @@ export interface RetentionDeps {
    * (history, events, jobs, mail records), keeping its row. Absent: kept for ever.
    */
   terminatedDays?: number;
+  /** AUDIT_RETENTION_DAYS: audit entries written longer ago than this are deleted. Absent: kept for ever. */
+  auditDays?: number;
 }
 
 /** What a prune removed (or, dry, would remove), older than `before`. */
@@ -51,6 +54,12 @@ export interface PruneReport {
   outbox_files: number;
   /** Terminated services whose records were pruned (TERMINATED_RETENTION_DAYS; 0 when unset). */
   terminated_services: number;
+  /** AUDIT_RETENTION_DAYS, null when the audit trail is not pruned. */
+  audit_retention_days: number | null;
+  /** ISO 8601: audit entries older than this were in scope; null with audit_retention_days. */
+  audit_before: string | null;
+  /** Audit entries deleted. */
+  audit_entries: number;
 }
 
 /** The time before which things may go: RETENTION_DAYS ago, and never inside the replay window. */
@@ -83,7 +92,9 @@ export async function prune(deps: RetentionDeps, options: { dryRun?: boolean } =
     }
   }
   const terminated = deps.terminatedDays === undefined ? 0 : await pruneTerminated(deps, pruneBefore(deps.clock.now(), deps.terminatedDays), dryRun);
-  if (!dryRun && counts.jobs + counts.events + counts.mails + terminated > 0) await deps.store.retention.reclaim();
+  const auditBefore = deps.auditDays === undefined ? undefined : pruneBefore(deps.clock.now(), deps.auditDays);
+  const audit = auditBefore === undefined ? 0 : await pruneAudit(deps, auditBefore, batch, dryRun);
+  if (!dryRun && counts.jobs + counts.events + counts.mails + terminated + audit > 0) await deps.store.retention.reclaim();
   const files = deps.outboxDir ? await pruneOutbox(deps.outboxDir, before, dryRun) : 0;
   return {
     dry_run: dryRun,
@@ -94,7 +105,22 @@ export async function prune(deps: RetentionDeps, options: { dryRun?: boolean } =
     mails: counts.mails,
     outbox_files: files,
     terminated_services: terminated,
+    audit_retention_days: deps.auditDays ?? null,
+    audit_before: auditBefore === undefined ? null : new Date(auditBefore).toISOString(),
+    audit_entries: audit,
   };
+}
+
+/** The audit entries written before `before`, `batch` per transaction, as the other kinds. */
+async function pruneAudit(deps: RetentionDeps, before: number, batch: number, dryRun: boolean): Promise<number> {
+  if (dryRun) return deps.store.retention.auditPrunable(before);
+  let total = 0;
+  for (;;) {
+    const n = await deps.store.retention.pruneAuditBatch(before, batch);
+    total += n;
+    if (n < batch) return total;
+    await yieldToOthers();
+  }
 }
 
 /** The records of services terminated before `before`, a few services per transaction. */

@@ -15,7 +15,7 @@ import { whyNotWritable } from "../config/file-problems.js";
  */
 
 /** The tables copied, in the order they are copied (events first: their seq follows SQLite's rowid). */
-export const IMPORTED_TABLES = ["events", "services", "history", "jobs", "mails", "alerts", "audit"] as const;
+export const IMPORTED_TABLES = ["events", "services", "history", "jobs", "mails", "alerts", "audit", "webhook_keys"] as const;
 export type ImportedTable = (typeof IMPORTED_TABLES)[number];
 
 /**
@@ -28,7 +28,10 @@ const DERIVED_TABLES: readonly string[] = ["job_counts", "service_counts"];
 const LEFT_BEHIND: readonly string[] = ["console_sessions"];
 
 /** Tables a target must not hold a row of: the state of services some instance already keeps. */
-const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails", "audit"] as const;
+const MUST_BE_EMPTY = ["services", "events", "jobs", "history", "mails", "audit", "webhook_keys"] as const;
+
+/** How a refusal names a table's rows, where its name does not say it. */
+const TABLE_WORDS: Partial<Record<(typeof MUST_BE_EMPTY)[number], string>> = { history: "history entries", audit: "audit entries", webhook_keys: "webhook keys of pruned events" };
 
 /** Identity columns whose sequences must continue after the copied rows (events.seq stands for SQLite's rowid). */
 const SEQUENCES: { table: ImportedTable; column: string }[] = [
@@ -185,7 +188,7 @@ async function copy(sqlite: Db, t: Tx, target: string, batchRows: number): Promi
   const nonEmpty = MUST_BE_EMPTY.filter((table) => held![table] > 0);
   if (nonEmpty.length) {
     throw new Refusal(
-      `the PostgreSQL database at ${target} is not empty (it holds ${nonEmpty.map((table) => `${held![table]} ${table === "history" ? "history entries" : table === "audit" ? "audit entries" : table}`).join(", ")}): ` +
+      `the PostgreSQL database at ${target} is not empty (it holds ${nonEmpty.map((table) => `${held![table]} ${TABLE_WORDS[table] ?? table}`).join(", ")}): ` +
         "import-sqlite copies only into a database no instance has used; nothing was copied",
     );
   }
@@ -244,7 +247,9 @@ async function copyTable(sqlite: Db, t: Tx, table: ImportedTable, columns: Colum
       `the columns of ${table} differ: SQLite has ${sourceColumns.join(", ")}; PostgreSQL has ${want.join(", ")} (same migration, so this is a bug); nothing was copied`,
     );
   }
-  const select = sqlite.prepare(`SELECT ${columns.map((c) => (fromRowid(c) ? "rowid" : ident(c.name))).join(", ")} FROM ${table} ORDER BY rowid`).raw(true);
+  // webhook_keys has no rowid (migration 015): its key is its order.
+  const order = table === "webhook_keys" ? "source, webhook_id" : "rowid";
+  const select = sqlite.prepare(`SELECT ${columns.map((c) => (fromRowid(c) ? "rowid" : ident(c.name))).join(", ")} FROM ${table} ORDER BY ${order}`).raw(true);
   const insert =
     `INSERT INTO ${table} (${columns.map((c) => ident(c.name)).join(", ")})` +
     // seq is GENERATED ALWAYS: a value of our own needs saying so.

@@ -28,7 +28,7 @@ export interface Store {
   readonly alerts: AlertOps;
   readonly renewals: RenewalOps;
   readonly health: HealthOps;
-  /** What RETENTION_DAYS lets go: old succeeded and cancelled jobs, processed events' payloads, sent mail records. */
+  /** What RETENTION_DAYS lets go: old succeeded and cancelled jobs, processed events' payloads, sent mail records; and the terminated records and audit entries their own settings let go. */
   readonly retention: RetentionOps;
   /** Services taken over from a panel's export (`POST /admin/adopt`), as the reseller holds them. */
   readonly adoption: AdoptionOps;
@@ -305,7 +305,12 @@ export interface IntakeItem<E extends StoredEvent = StoredEvent> {
   audit?: AuditDraft;
 }
 
-export type AcceptedItem<R> = { duplicate: string } | { result: R; eventId?: string; jobId?: number };
+/**
+ * `duplicate`: the id of the event first accepted under the same (source, webhook id), and its
+ * `type` (a source whose type rests on an unsigned input compares it with its own), whether the
+ * event is still stored or a prune left only its key.
+ */
+export type AcceptedItem<R> = { duplicate: string; type: string } | { result: R; eventId?: string; jobId?: number };
 
 /** One received event as stored: where it came from, and what came of it. */
 export interface EventRow {
@@ -326,7 +331,8 @@ export interface EventRow {
 export interface EventOps {
   /**
    * Accepts one delivery's events durably (the commit is fsynced before this resolves): each is
-   * a duplicate of an event seen before under (source, webhook id), or judged by `decide` with
+   * a duplicate of an event seen before under (source, webhook id) (its row, or the key a prune
+   * left of it in webhook_keys: a delivery is a duplicate for ever), or judged by `decide` with
    * the view read inside the transaction. When `keep` says no (a rule refused one of several),
    * nothing is stored (`stored: false`). Results carry the new event id and job id.
    */
@@ -336,6 +342,7 @@ export interface EventOps {
     decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>,
     keep: (results: AcceptedItem<R>[]) => boolean,
   ): Promise<{ stored: boolean; items: AcceptedItem<R>[] }>;
+  /** The event as stored; undefined once a prune deleted it (its key stays: see accept). */
   get(eventId: string): Promise<EventRow | undefined>;
 }
 
@@ -655,7 +662,9 @@ export const PRUNED_PAYLOAD = "{}";
  *   the whole record of a service terminated long ago: see pruneTerminatedBatch), and the space
  *   the payload held is freed (not left inside the row's page);
  * - `mails`: sent mail records whose job is finished, deleted.
- * History, services, alerts and any other table are never touched.
+ * History, services, alerts and any other table are never touched, but for the records of a
+ * service terminated long ago (pruneTerminatedBatch) and the audit trail (pruneAuditBatch), each
+ * with its own age; the keys of webhook_keys (migration 015) are never deleted.
  */
 export interface RetentionOps {
   /** How many rows of each kind a prune at `before` would touch. */
@@ -679,6 +688,10 @@ export interface RetentionOps {
    * Returns how many services.
    */
   pruneTerminatedBatch(before: number, limit: number, now: number): Promise<number>;
+  /** AUDIT_RETENTION_DAYS: how many audit entries were written before `before`. */
+  auditPrunable(before: number): Promise<number>;
+  /** Up to `limit` of the audit entries written before `before`, oldest first, deleted in one short transaction; returns how many. */
+  pruneAuditBatch(before: number, limit: number): Promise<number>;
 }
 
 // ---- adoption -----------------------------------------------------------------------------

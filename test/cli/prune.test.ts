@@ -71,9 +71,31 @@ describe("prune command", () => {
     expect(entries[1]!.detail).toMatch(/2 job\(s\), 1 event payload\(s\), 1 mail record\(s\), 1 outbox file\(s\); via the CLI/);
   });
 
-  it("refuses a bad RETENTION_DAYS with exit code 78", async () => {
+  it("prunes audit entries older than AUDIT_RETENTION_DAYS and says how many", async () => {
+    // Written on the bridge's clock, 100 days ago.
+    await bridge.service.store.audit.record({ actor: "alice", action: "service.suspend", service_id: serviceId, outcome: "refused", detail: "a viewer may not" });
+    const env = { ...bridge.env, AUDIT_RETENTION_DAYS: "30" };
+    const dry = await runCli(["prune", "--dry-run", "--json"], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json<PruneReport>()).toMatchObject({ dry_run: true, audit_retention_days: 30, audit_entries: 1 });
+    const human = await runCli(["prune", "--dry-run"], env);
+    expect(human.stdout).toMatch(/audit entries older than \S+ \(AUDIT_RETENTION_DAYS=30\)\s+1/);
+
+    const run = await runCli(["prune", "--json"], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json<PruneReport>()).toMatchObject({ dry_run: false, audit_entries: 1 });
+    expect((await bridge.service.store.audit.list({ action: "service.suspend" })).total).toBe(0);
+    // The run's own entry says what it removed.
+    const [latest] = (await bridge.service.store.audit.list({ action: "prune" })).entries;
+    expect(latest!.detail).toMatch(/1 audit entr/);
+  });
+
+  it("refuses a bad RETENTION_DAYS or AUDIT_RETENTION_DAYS with exit code 78", async () => {
     const run = await runCli(["prune", "--dry-run"], { ...bridge.env, RETENTION_DAYS: "0" });
     expect(run.code).toBe(78);
     expect(run.stderr).toMatch(/RETENTION_DAYS/);
+    const audit = await runCli(["prune", "--dry-run"], { ...bridge.env, AUDIT_RETENTION_DAYS: "0" });
+    expect(audit.code).toBe(78);
+    expect(audit.stderr).toMatch(/AUDIT_RETENTION_DAYS/);
   });
 });

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.js";
+import { manualClock, systemClock, type Clock } from "../../src/clock.js";
 import { loadConfig } from "../../src/config/load.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { startService, type RunningService } from "../../src/compose/service.js";
@@ -39,9 +39,9 @@ interface Bridge {
 }
 
 /** A bridge in this process on exactly `env` (bridgeEnv is SQLite unless `env` names a DATABASE_URL). */
-async function startBridge(env: Record<string, string>): Promise<Bridge> {
+async function startBridge(env: Record<string, string>, clock?: Clock): Promise<Bridge> {
   const config = loadConfig({ env, cwd: process.cwd() });
-  const service = await startService({ config, logger: silentLogger(), pollMs: 50, baseDelayMs: 40, shutdownGraceMs: 2000 });
+  const service = await startService({ config, logger: silentLogger(), clock, pollMs: 50, baseDelayMs: 40, shutdownGraceMs: 2000 });
   return { service, url: service.url, close: async () => void (await service.close()) };
 }
 
@@ -89,8 +89,8 @@ describe("license-bridge import-sqlite", () => {
     dirs.removeAll();
   });
 
-  const start = async (env: Record<string, string>) => {
-    const b = await startBridge(env);
+  const start = async (env: Record<string, string>, clock?: Clock) => {
+    const b = await startBridge(env, clock);
     bridges.push(b);
     return b;
   };
@@ -152,7 +152,7 @@ describe("license-bridge import-sqlite", () => {
     expect(run.json()).toEqual({
       source: old.file,
       target: databaseLocation({ DATABASE_URL: databaseUrl, DATABASE_PATH: old.file }),
-      copied: { ...before.counts, alerts: before.alerts.length, audit: before.audit.length },
+      copied: { ...before.counts, alerts: before.alerts.length, audit: before.audit.length, webhook_keys: 0 },
     });
 
     // Row for row what SQLite held: services, their histories (events in the same order, same ids), jobs, mail, alerts.
@@ -238,6 +238,37 @@ describe("license-bridge import-sqlite", () => {
     expectNoPassword(run, listed, retried, second, human);
   });
 
+  it("copies the keys a prune kept of a terminated service's events: the panel's old delivery is a duplicate on PostgreSQL too", { timeout: 60_000 }, async () => {
+    sb = await startTestSandbox();
+    const clock = manualClock(Date.now());
+    const env = bridgeEnv(sb.running, tempDir(), { TERMINATED_RETENTION_DAYS: "60" });
+    const bridge = await start(env, clock);
+    const order = createdEvent({ id: "imp-pruned", ip: "198.18.200.9" });
+    const first = await sendTo(bridge.url, order, "imp-msg-pruned");
+    expect(first.status).toBe(202);
+    await waitFor(async () => (await bridge.service.services.get("imp-pruned"))?.status === "active", 10_000, "imp-pruned active");
+    expect((await sendTo(bridge.url, serviceEvent("service.terminated", "imp-pruned"))).status).toBe(202);
+    await waitFor(async () => (await bridge.service.services.get("imp-pruned"))?.status === "terminated", 10_000, "imp-pruned terminated");
+    await waitFor(() => idle(bridge.service), 10_000, "the queue to settle");
+    clock.advance(61 * DAY);
+    expect(await bridge.service.prune()).toMatchObject({ terminated_services: 1 });
+    await stop(bridge);
+
+    const databaseUrl = await targetDatabase();
+    const run = await runCli(["import-sqlite", env.DATABASE_PATH!, "--json"], { ...env, DATABASE_URL: databaseUrl });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json<{ copied: Record<string, number> }>().copied).toMatchObject({ events: 0, services: 1, webhook_keys: 2 });
+
+    const moved = await start(bridgeEnv(sb.running, tempDir(), { DATABASE_URL: databaseUrl }));
+    const again = await sendTo(moved.url, order, "imp-msg-pruned");
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ status: "duplicate", event_id: first.body.event_id });
+    await waitFor(() => idle(moved.service), 10_000, "the queue to settle");
+    expect(await moved.service.services.get("imp-pruned")).toMatchObject({ status: "terminated" });
+    expect(sb.sandbox.ledger().filter((c) => c.ip === "198.18.200.9")).toHaveLength(1);
+    expectNoPassword(run);
+  });
+
   it("refuses a source another process has open: a writer holding its lock, or a service still running on it", { timeout: 60_000 }, async () => {
     const old = await oldInstance();
     const databaseUrl = await targetDatabase();
@@ -305,7 +336,7 @@ describe("license-bridge import-sqlite", () => {
     expect(down.stderr).toMatch(/127\.0\.0\.1:1/);
     const ok = await runCli(["import-sqlite", file, "--json"], { ...env, DATABASE_URL: databaseUrl });
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.json<{ copied: Record<string, number> }>().copied).toEqual({ events: 0, services: 0, history: 0, jobs: 0, mails: 0, alerts: 0, audit: 0 });
+    expect(ok.json<{ copied: Record<string, number> }>().copied).toEqual({ events: 0, services: 0, history: 0, jobs: 0, mails: 0, alerts: 0, audit: 0, webhook_keys: 0 });
     expectNoPassword(noUrl, behind, missing, junk, down, ok);
   });
 
@@ -324,7 +355,7 @@ describe("license-bridge import-sqlite", () => {
 
     const databaseUrl = (await freshDatabase()).url;
     const outcome = await importSqlite(file, databaseUrl, "the test database", { logger: silentLogger(), batchRows: 2 });
-    expect(outcome).toEqual({ copied: { events: 0, services: 0, history: 0, jobs: 7, mails: 0, alerts: 1, audit: 0 }, requeued: 2 });
+    expect(outcome).toEqual({ copied: { events: 0, services: 0, history: 0, jobs: 7, mails: 0, alerts: 1, audit: 0, webhook_keys: 0 }, requeued: 2 });
 
     const env = { DATABASE_URL: databaseUrl, DATABASE_PATH: file };
     const after = await readStoreOf(env, async (store) => {

@@ -72,4 +72,18 @@ describe("retention on a running bridge", () => {
     expect(await bridge.service.queue.get(blocked!.id)).toMatchObject({ state: "blocked", intent: blocked!.intent });
     expect((await bridge.service.store.events.get(sent.body.event_id as string))?.payload).toContain(event.service.id);
   });
+
+  it("keeps the operators' audit trail a year by default (AUDIT_RETENTION_DAYS), then the daily prune deletes what is older and says how many", async () => {
+    const clock = manualClock(Date.now());
+    const { bridge } = await startPair({ clock });
+    await bridge.service.store.audit.record({ actor: "alice", action: "service.suspend", service_id: "svc-audited", outcome: "refused", detail: "a viewer may not" });
+
+    clock.advance(364 * DAY);
+    expect(await bridge.service.prune()).toMatchObject({ audit_retention_days: 365, audit_entries: 0 });
+    clock.advance(2 * DAY);
+    expect(await bridge.service.prune({ dryRun: true })).toMatchObject({ dry_run: true, audit_entries: 1 });
+    expect((await bridge.admin("/admin/audit")).body).toMatchObject({ total: 1 });
+    expect(await bridge.service.prune()).toMatchObject({ dry_run: false, audit_retention_days: 365, audit_entries: 1 });
+    expect((await bridge.admin("/admin/audit")).body).toMatchObject({ audit: [], total: 0 });
+  });
 });

@@ -155,9 +155,9 @@ describe("several instances on one PostgreSQL database", () => {
     for (let i = 0; i < deliveries.length; i++) {
       const [x, y] = [results[2 * i]!.items[0]!, results[2 * i + 1]!.items[0]!];
       const accepted = [x, y].filter((r) => "result" in r && r.result === "accepted") as { eventId: string }[];
-      const duplicates = [x, y].filter((r) => "duplicate" in r) as { duplicate: string }[];
+      const duplicates = [x, y].filter((r) => "duplicate" in r) as { duplicate: string; type: string }[];
       expect(accepted).toHaveLength(1);
-      expect(duplicates).toEqual([{ duplicate: accepted[0]!.eventId }]);
+      expect(duplicates).toEqual([{ duplicate: accepted[0]!.eventId, type: "service.created" }]);
     }
     expect(await a.counts()).toMatchObject({ events: 10, services: 10, jobs: 10 });
   });

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { prune } from "../../src/retention/retention.js";
-import { PRUNED_PAYLOAD, type IntakeDecision, type IntakeItem, type NewJob, type StoredEvent } from "../../src/store/store.js";
+import { PRUNED_PAYLOAD, type IntakeDecision, type IntakeItem, type NewJob, type NewService, type ServicePatch, type StoredEvent } from "../../src/store/store.js";
 import { describeEachStore } from "../helpers/stores.js";
 
 // What RETENTION_DAYS lets go, and what it never touches, on both stores: the rows are written
@@ -112,7 +112,63 @@ describeEachStore("retention on $name", { maxAttempts: 3 }, ({ store, clock }) =
     expect(await store.mails.get("sending")).toMatchObject({ state: "sending" });
 
     // The same delivery again is still a duplicate: the event's row and webhook id are kept.
-    expect((await accept("wh-1", "s1", "applied")).items[0]).toEqual({ duplicate: processed.eventId });
+    expect((await accept("wh-1", "s1", "applied")).items[0]).toEqual({ duplicate: processed.eventId, type: "service.renewed" });
     expect(await pruneNow()).toMatchObject({ jobs: 0, event_payloads: 0, mails: 0 });
+  });
+
+  it("keeps the key of every event a terminated service's prune deletes: the same delivery is then a duplicate, with its event's id and type, whatever is decided", async () => {
+    /** One event of service t1 from `source`, processed; `write: false` is a decision that refuses it. */
+    const deliver = (source: string, webhookId: string, type: string, o: { write?: boolean; order?: { insert?: NewService; update?: ServicePatch } } = {}) =>
+      store.events.accept(
+        source,
+        [{ webhookId, event: { type, service: { id: "t1" } }, queueKey: "svc:t1", ip: undefined } satisfies IntakeItem<StoredEvent>],
+        (): IntakeDecision<string> =>
+          o.write === false
+            ? { write: false, result: "refused" }
+            : { write: true, result: "new", event: { type, serviceId: "t1", payload: "{}", outcome: "applied", detail: null }, ...(o.order ? { order: o.order } : {}) },
+        () => true,
+      );
+    const row: NewService = {
+      service_id: "t1", product_id: "12", kind: "licence", type: "cpanel", bundle: null, variant: null, ip: "203.0.113.7",
+      billing_cycle: "monthly", months: 1, status: "terminated", customer_email: null, customer_name: null, paid_until: null, order_event_id: null,
+    };
+    const order = (await deliver("billing", "order-t1", "service.created", { order: { insert: row } })).items[0] as { eventId: string };
+    const end = (await deliver("hostbill", "end-t1", "service.terminated")).items[0] as { eventId: string };
+
+    clock.advance(61 * DAY);
+    const pruneRecords = (dryRun: boolean) => prune({ store, clock, days, terminatedDays: 60 }, { dryRun });
+    expect(await pruneRecords(true)).toMatchObject({ terminated_services: 1 });
+    expect(await pruneRecords(false)).toMatchObject({ terminated_services: 1 });
+    expect(await store.events.get(order.eventId)).toBeUndefined();
+    expect((await store.counts()).events).toBe(0);
+    expect(await pruneRecords(true)).toMatchObject({ terminated_services: 0 });
+
+    // Decided anew (a terminated service ordered again writes), or refused: a duplicate either way, and nothing stored.
+    expect((await deliver("billing", "order-t1", "service.created", { order: { update: { status: "pending" } } })).items[0]).toEqual({ duplicate: order.eventId, type: "service.created" });
+    expect((await deliver("hostbill", "end-t1", "service.suspended", { write: false })).items[0]).toEqual({ duplicate: end.eventId, type: "service.terminated" });
+    expect((await store.counts()).events).toBe(0);
+    // The key is the source's: another panel's delivery of the same id is new.
+    expect((await deliver("upmind", "order-t1", "service.renewed")).items[0]).toMatchObject({ result: "new" });
+    expect((await store.counts()).events).toBe(1);
+  });
+
+  it("deletes audit entries older than AUDIT_RETENTION_DAYS in batches, keeping younger ones; the dry run counts them", async () => {
+    const entry = (action: string) => store.audit.record({ actor: "alice", action, service_id: "s1", outcome: "ok" });
+    for (let i = 0; i < 5; i++) await entry(`old.${i}`);
+    clock.advance(200 * DAY);
+    await entry("young");
+    const pruneAudit = (o: { dryRun?: boolean; auditDays?: number } = {}) => prune({ store, clock, days, auditDays: o.auditDays ?? 365, batchSize: 2 }, o);
+
+    clock.advance(165 * DAY);
+    expect(await pruneAudit()).toMatchObject({ audit_retention_days: 365, audit_entries: 0 });
+    clock.advance(1 * DAY);
+    expect(await pruneAudit({ dryRun: true })).toMatchObject({ dry_run: true, audit_entries: 5 });
+    expect((await store.audit.list()).total).toBe(6);
+    expect(await pruneAudit()).toMatchObject({ dry_run: false, audit_retention_days: 365, audit_before: new Date(clock.now() - 365 * DAY).toISOString(), audit_entries: 5 });
+    expect((await store.audit.list()).entries.map((e) => e.action)).toEqual(["young"]);
+    // RETENTION_DAYS (90) is not the audit trail's: without AUDIT_RETENTION_DAYS it is kept.
+    clock.advance(400 * DAY);
+    expect(await prune({ store, clock, days }, {})).toMatchObject({ audit_retention_days: null, audit_entries: 0 });
+    expect((await store.audit.list()).total).toBe(1);
   });
 });

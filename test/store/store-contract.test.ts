@@ -107,7 +107,7 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
     it("accepts a webhook id once: the same delivery again is a duplicate and writes nothing", async () => {
       const first = await order("s1", "203.0.113.1");
       const again = await accept([item("order-s1", created("s1", "203.0.113.1"))]);
-      expect(again).toEqual({ stored: true, items: [{ duplicate: first.eventId }] });
+      expect(again).toEqual({ stored: true, items: [{ duplicate: first.eventId, type: "service.created" }] });
       // The id is per source: another panel may use the same one.
       const other = await store.events.accept("hostbill", [item("order-s1", ipChanged("s1", "203.0.113.9"))], decide(), allOrNothing);
       expect(other.items[0]).toMatchObject({ result: "accepted" });

@@ -6,15 +6,19 @@ export function pruneCommand(program: Command, output: (cmd: Command) => Output)
   program
     .command("prune")
     .description(
-      "remove what RETENTION_DAYS lets go (the service does it daily): succeeded and cancelled jobs, processed events' payloads, sent mail records, outbox files; with TERMINATED_RETENTION_DAYS, the records of services terminated longer ago",
+      "remove what RETENTION_DAYS lets go (the service does it daily): succeeded and cancelled jobs, processed events' payloads, sent mail records, outbox files; audit entries older than AUDIT_RETENTION_DAYS; with TERMINATED_RETENTION_DAYS, the records of services terminated longer ago",
     )
     .option("--dry-run", "count what would go, remove nothing")
-    .option("--json", "machine-readable output: {dry_run, retention_days, before, jobs, event_payloads, mails, outbox_files, terminated_services}")
+    .option(
+      "--json",
+      "machine-readable output: {dry_run, retention_days, before, jobs, event_payloads, mails, outbox_files, terminated_services, audit_retention_days, audit_before, audit_entries}",
+    )
     .addHelpText(
       "after",
-      "\nKept whatever their age: history, every event's row and webhook id (a replay stays a duplicate), queued,\n" +
-        "running, blocked and failed jobs with their charge intents, mails not yet sent, and every other table;\n" +
-        "only TERMINATED_RETENTION_DAYS, when set, removes a terminated service's history and events (its row stays).",
+      "\nKept whatever their age: every webhook id (a replay stays a duplicate), queued, running, blocked and failed\n" +
+        "jobs with their charge intents, mails not yet sent, history, and every other table; only\n" +
+        "TERMINATED_RETENTION_DAYS, when set, removes a terminated service's history and events (its row and its\n" +
+        "events' webhook ids stay).",
     )
     .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
@@ -32,7 +36,11 @@ export function pruneCommand(program: Command, output: (cmd: Command) => Output)
       const dryRun = opts.dryRun === true;
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const report = await withBridgeStore(config, async (store) => {
-        const run = () => prune({ store, clock: systemClock, days: config.RETENTION_DAYS, terminatedDays: config.TERMINATED_RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") }, { dryRun });
+        const run = () =>
+          prune(
+            { store, clock: systemClock, days: config.RETENTION_DAYS, terminatedDays: config.TERMINATED_RETENTION_DAYS, auditDays: config.AUDIT_RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") },
+            { dryRun },
+          );
         // Counting removes nothing and anyone may look; removing is an admin's, and audited.
         if (dryRun) return run();
         await requireRole(store, actor, "admin", AUDIT_ACTIONS.prune);
@@ -53,7 +61,8 @@ export function pruneCommand(program: Command, output: (cmd: Command) => Output)
 /** What a run removed, for its audit entry. */
 const prunedSummary = (r: PruneReport) =>
   `older than ${r.before}: ${r.jobs} job(s), ${r.event_payloads} event payload(s), ${r.mails} mail record(s), ${r.outbox_files} outbox file(s)` +
-  (r.terminated_services > 0 ? `, the records of ${r.terminated_services} terminated service(s)` : "");
+  (r.terminated_services > 0 ? `, the records of ${r.terminated_services} terminated service(s)` : "") +
+  (r.audit_entries > 0 ? `, ${r.audit_entries} audit entr${r.audit_entries === 1 ? "y" : "ies"} older than ${r.audit_before}` : "");
 
 function humanReport(r: PruneReport): string {
   const rows = [
@@ -62,6 +71,7 @@ function humanReport(r: PruneReport): string {
     { what: "sent mail records", count: r.mails },
     { what: "outbox .eml files", count: r.outbox_files },
     { what: "terminated services' records (TERMINATED_RETENTION_DAYS)", count: r.terminated_services },
+    ...(r.audit_retention_days === null ? [] : [{ what: `audit entries older than ${r.audit_before} (AUDIT_RETENTION_DAYS=${r.audit_retention_days})`, count: r.audit_entries }]),
   ];
   const verb = r.dry_run ? "would be pruned" : "pruned";
   return [table(rows, ["what", "count"]), "", `older than ${r.before} (RETENTION_DAYS=${r.retention_days}): ${verb}${r.dry_run ? "; run without --dry-run to prune" : ""}`].join("\n");

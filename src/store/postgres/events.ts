@@ -26,11 +26,19 @@ function intakeLocks(source: string, items: readonly IntakeItem[]): LockKey[] {
   ]);
 }
 
+/**
+ * A delivery seen before: its event, or the key its event left when a prune deleted it
+ * (migration 015), in one statement, so the look-up costs the round trip it always did. A prune
+ * writes the key and deletes the event in one transaction: one snapshot sees one or the other.
+ */
+const SEEN = `SELECT id, type FROM events WHERE source = $1 AND webhook_id = $2
+  UNION ALL SELECT event_id, type FROM webhook_keys WHERE source = $1 AND webhook_id = $2 LIMIT 1`;
+
 /** The intake's transaction on PostgreSQL: one per delivery, committed (and flushed) before it resolves. */
 export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs, audit: PgAudit): EventOps {
   async function acceptOne<R, E extends StoredEvent>(t: Tx, source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): Promise<AcceptedItem<R>> {
-    const [dup] = await t.q<{ id: string }>("SELECT id FROM events WHERE source = $1 AND webhook_id = $2", [source, item.webhookId]);
-    if (dup) return { duplicate: dup.id };
+    const [dup] = await t.q<{ id: string; type: string }>(SEEN, [source, item.webhookId]);
+    if (dup) return { duplicate: dup.id, type: dup.type };
     const existing = await services.getForUpdate(t, item.event.service.id);
     const view: IntakeView = {
       existing,
@@ -49,8 +57,8 @@ export function pgEvents(db: PgDb, services: PgServices, jobs: PgJobs, audit: Pg
     );
     if (!inserted) {
       // Only if the webhook lock was not held: then the other delivery won, and this one is its duplicate.
-      const [first] = await t.q<{ id: string }>("SELECT id FROM events WHERE source = $1 AND webhook_id = $2", [source, item.webhookId]);
-      return { duplicate: first!.id };
+      const [first] = await t.q<{ id: string; type: string }>(SEEN, [source, item.webhookId]);
+      return { duplicate: first!.id, type: first!.type };
     }
     if (d.order?.insert) await services.insertIn(t, { ...d.order.insert, order_event_id: eventId }, now);
     if (d.order?.update) await services.updateIn(t, d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);

@@ -64,6 +64,12 @@ export function pgRetention(db: PgDb): RetentionOps {
         for (const { service_id: id } of found) {
           const [still] = await t.q(`SELECT 1 FROM services s WHERE s.service_id = $2 AND ${TERMINATED_WHERE} FOR UPDATE`, [before, id]);
           if (!still) continue;
+          // Its events' keys first: exactly-once needs them for ever (migration 015).
+          await t.run(
+            `INSERT INTO webhook_keys (source, webhook_id, event_id, type)
+             SELECT source, webhook_id, id, type FROM events WHERE service_id = $1 ON CONFLICT (source, webhook_id) DO NOTHING`,
+            [id],
+          );
           for (const table of ["history", "events", "jobs", "mails"]) await t.run(`DELETE FROM ${table} WHERE service_id = $1`, [id]);
           await t.run("UPDATE services SET records_pruned_at = $1 WHERE service_id = $2", [now, id]);
           n++;
@@ -71,11 +77,17 @@ export function pgRetention(db: PgDb): RetentionOps {
         return n;
       });
     },
+    async auditPrunable(before) {
+      return Number((await db.q<{ n: number }>("SELECT COUNT(*)::bigint AS n FROM audit WHERE at < $1", [before]))[0]!.n);
+    },
+    async pruneAuditBatch(before, limit) {
+      return db.run("DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < $1 ORDER BY at LIMIT $2)", [before, limit]);
+    },
     // The rows a prune deletes (and the old versions of the events it empties) are dead tuples
     // until a VACUUM marks their space free; autovacuum gets there in its own time, while the
     // day's new rows extend the tables. A plain VACUUM (not FULL) takes no lock writers wait for.
     async reclaim() {
-      await db.q("VACUUM (ANALYZE) jobs, events, mails, history");
+      await db.q("VACUUM (ANALYZE) jobs, events, mails, history, audit");
     },
   };
 }

@@ -16,13 +16,26 @@ class RolledBack<R> extends Error {
 
 /** The intake's transaction on SQLite: one savepoint in the group commit's transaction per delivery. */
 export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services: SqliteServices, jobs: SqliteJobs, audit: SqliteAudit): EventOps {
-  const findEvent = db.prepare("SELECT id FROM events WHERE source = ? AND webhook_id = ?");
-  // A delivery seen before conflicts on (source, webhook_id) and writes nothing: the insert is the
-  // dedupe look-up, so a new delivery, nearly every one, costs no SELECT of its own.
-  const insertEvent = db.prepare(
-    `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, webhook_id) DO NOTHING`,
-  );
+  // Prepared on first use: a store opened on a database not yet at migration 015 (the migration
+  // tests') must still open, and has no webhook_keys for these statements to name.
+  const statements = () => ({
+    // A delivery seen before: its event, or the key its event left when a prune deleted it.
+    find: db.prepare(
+      `SELECT id, type FROM events WHERE source = @source AND webhook_id = @webhookId
+       UNION ALL SELECT event_id, type FROM webhook_keys WHERE source = @source AND webhook_id = @webhookId LIMIT 1`,
+    ),
+    // A delivery seen before conflicts on (source, webhook_id), or finds its pruned event's key,
+    // and writes nothing: the insert is the dedupe look-up, so a new delivery, nearly every one,
+    // costs no SELECT of its own.
+    insert: db.prepare(
+      `INSERT INTO events (id, source, webhook_id, type, service_id, payload, received_at, outcome, detail)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM webhook_keys WHERE source = ? AND webhook_id = ?)
+       ON CONFLICT (source, webhook_id) DO NOTHING`,
+    ),
+  });
+  let prepared: ReturnType<typeof statements> | undefined;
+  const st = () => (prepared ??= statements());
+  const findEvent = (source: string, webhookId: string) => st().find.get({ source, webhookId }) as { id: string; type: string } | undefined;
   const byId = db.prepare("SELECT * FROM events WHERE id = ?");
 
   function acceptOne<R, E extends StoredEvent>(source: string, item: IntakeItem<E>, decide: (item: IntakeItem<E>, view: IntakeView) => IntakeDecision<R>): AcceptedItem<R> {
@@ -36,14 +49,15 @@ export function sqliteEvents(db: Db, clock: Clock, group: GroupCommit, services:
     };
     const d = decide(item, view);
     if (!d.write) {
-      const dup = findEvent.get(source, item.webhookId) as { id: string } | undefined;
-      return dup ? { duplicate: dup.id } : { result: d.result };
+      const dup = findEvent(source, item.webhookId);
+      return dup ? { duplicate: dup.id, type: dup.type } : { result: d.result };
     }
     const now = clock.now();
     const eventId = newEventId(now);
     const e = d.event;
-    if (insertEvent.run(eventId, source, item.webhookId, e.type, e.serviceId, e.payload, now, e.outcome, e.detail).changes === 0) {
-      return { duplicate: (findEvent.get(source, item.webhookId) as { id: string }).id };
+    if (st().insert.run(eventId, source, item.webhookId, e.type, e.serviceId, e.payload, now, e.outcome, e.detail, source, item.webhookId).changes === 0) {
+      const dup = findEvent(source, item.webhookId)!;
+      return { duplicate: dup.id, type: dup.type };
     }
     if (d.order?.insert) services.insertSync({ ...d.order.insert, order_event_id: eventId }, now);
     if (d.order?.update) services.updateSync(d.event.serviceId, { ...d.order.update, order_event_id: eventId }, now);

@@ -63,6 +63,11 @@ export function sqliteRetention(db: Db): RetentionOps {
     count: db.prepare(`SELECT COUNT(*) AS n FROM services s WHERE ${TERMINATED_WHERE}`),
     candidates: db.prepare(`SELECT s.service_id FROM services s WHERE ${TERMINATED_WHERE} ORDER BY s.updated_at LIMIT @limit`),
     history: db.prepare("DELETE FROM history WHERE service_id = ?"),
+    // Written before its events go: exactly-once needs their keys for ever (migration 015).
+    keys: db.prepare(
+      `INSERT INTO webhook_keys (source, webhook_id, event_id, type)
+       SELECT source, webhook_id, id, type FROM events WHERE service_id = ? ON CONFLICT (source, webhook_id) DO NOTHING`,
+    ),
     events: db.prepare("DELETE FROM events WHERE service_id = ?"),
     jobs: db.prepare("DELETE FROM jobs WHERE service_id = ?"),
     mails: db.prepare("DELETE FROM mails WHERE service_id = ?"),
@@ -73,11 +78,16 @@ export function sqliteRetention(db: Db): RetentionOps {
     t ??= terminatedStatements();
     const ids = (t.candidates.all({ before, limit }) as { service_id: string }[]).map((r) => r.service_id);
     for (const id of ids) {
-      for (const table of [t.history, t.events, t.jobs, t.mails]) table.run(id);
+      for (const statement of [t.history, t.keys, t.events, t.jobs, t.mails]) statement.run(id);
       t.mark.run(now, id);
     }
     return ids.length;
   });
+  // Through audit_at (at): the oldest first, so a batch never reads past what it deletes.
+  const audit = {
+    count: db.prepare("SELECT COUNT(*) AS n FROM audit WHERE at < ?"),
+    batch: db.prepare("DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ? ORDER BY at LIMIT ?)"),
+  };
   const emptyEvents = db.transaction((before: number, limit: number) => {
     const rows = s.eventsToEmpty.all({ before, limit }) as { rid: number }[];
     for (const r of rows) s.deleteEvent.run(r.rid);
@@ -101,6 +111,12 @@ export function sqliteRetention(db: Db): RetentionOps {
     },
     async pruneTerminatedBatch(before, limit, now) {
       return pruneTerminated.immediate(before, limit, now);
+    },
+    async auditPrunable(before) {
+      return (audit.count.get(before) as { n: number }).n;
+    },
+    async pruneAuditBatch(before, limit) {
+      return audit.batch.run(before, limit).changes;
     },
   };
 }
