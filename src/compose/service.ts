@@ -304,6 +304,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
       secrets: secretValues(cfg),
+      // The operators' tokens are known only by their SHA-256: found in a path by hashing.
+      secretDigests: cfg.operators.map((o) => o.token_sha256),
       trustProxy: cfg.TRUST_PROXY,
       routers: [
         healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
