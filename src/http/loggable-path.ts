@@ -138,9 +138,11 @@ export function loggablePath(target: string, secrets: readonly string[] = [], di
   if (digests.size > 0) {
     const pieces = decodedFully(logged)
       .split(SEPARATORS)
-      .filter((p) => p !== "")
       .map((p) => p.split(";", 1)[0]!);
+    // As written (a token may begin or end with a slash, or hold two), and as a router that merges `//` reads it.
+    const merged = pieces.filter((p) => p !== "");
     if (pieces.length > MAX_HASHED_SEGMENTS || isHashedToken(runsOf(pieces), digests)) return SECRET_MASK;
+    if (merged.length < pieces.length && isHashedToken(runsOf(merged), digests)) return SECRET_MASK;
   }
   return logged;
 }

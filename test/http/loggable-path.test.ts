@@ -169,7 +169,8 @@ describe("paths in log lines", () => {
 
   describe("an operator's token, which OPERATORS_FILE knows only by its SHA-256", () => {
     const OPERATOR = "Op3rator+tok/en=0123";
-    const digests = new Set([createHash("sha256").update(OPERATOR).digest("hex")]);
+    const digestOf = (token: string) => createHash("sha256").update(token).digest("hex");
+    const digests = new Set([digestOf(OPERATOR)]);
 
     it("is masked as a segment, in any encoding and with path parameters", () => {
       expect(loggablePath(`/admin/services/${OPERATOR.replace("/", "%2F")}`, [], digests)).toBe("/admin/services/[redacted]");
@@ -181,6 +182,10 @@ describe("paths in log lines", () => {
       expect(loggablePath(`/x%2F${encodeURIComponent(OPERATOR)}/y`, [], digests)).toBe("[redacted]");
       expect(loggablePath(`/admin/services/${OPERATOR}/history`, [], digests)).toBe("[redacted]");
       expect(loggablePath(`//admin//services//${OPERATOR.replace("/", "//")}`, [], digests)).toBe("[redacted]");
+      // Base64 may begin or end with a slash, or hold two in a row.
+      for (const token of ["/Leading-slash+token=", "trailing-slash+token/", "two//slashes+token="]) {
+        expect(loggablePath(`/admin/services/${token}`, [], new Set([digestOf(token)])), token).toBe("[redacted]");
+      }
     });
 
     it("leaves every other path as it was, another letter case of the token included", () => {
