@@ -145,6 +145,36 @@ describe("configuration", () => {
     expect(described).toContain("db.example:5432/licences");
   });
 
+  it("describes every URL setting by where it points, never its userinfo, query or fragment", () => {
+    const c = loadConfig({
+      env: {
+        ...live,
+        RESELLER_API_URL: "https://resUser:resPassw0rd-api@reseller.example/api/v1",
+        RESELLER_LEGACY_URL: "https://legacyTok3n-in-userinfo@legacy.example/v2#legacyFragm3nt",
+        RESELLER_LEGACY_TOKEN: "legacy-token",
+        BLESTA_API_URL: "https://blUser:bl3staPassword@billing.example/api",
+        BLESTA_API_USER: "api",
+        BLESTA_API_KEY: "key",
+        HOSTBILL_API_URL: "https://hostbill.example/admin/api.php?api_key=hbQu3rySecret",
+        HOSTBILL_API_ID: "id",
+        HOSTBILL_API_KEY: "key",
+        SMTP_URL: "smtp://smtpTok3n-in-userinfo@mail.example:587",
+        DATABASE_PATH: join(tempDir(), "x.db"),
+      },
+      cwd: process.cwd(),
+    });
+    const described = describeConfig(c);
+    const text = JSON.stringify(described);
+    const credentials = ["resUser", "resPassw0rd-api", "legacyTok3n-in-userinfo", "legacyFragm3nt", "blUser", "bl3staPassword", "hbQu3rySecret", "smtpTok3n-in-userinfo"];
+    for (const secret of credentials) expect(text, secret).not.toContain(secret);
+    expect(described.RESELLER_API_URL).toBe("https://****:****@reseller.example/api/v1");
+    expect(described.RESELLER_LEGACY_URL).toBe("https://****@legacy.example/v2#****");
+    expect(described.HOSTBILL_API_URL).toBe("https://hostbill.example/admin/api.php?****");
+    expect(described.SMTP_URL).toBe("smtp://****@mail.example:587");
+    // The logs' second net knows them too, so a client that sends one in a path has it masked.
+    expect(secretValues(c)).toEqual(expect.arrayContaining(["resPassw0rd-api", "legacyTok3n-in-userinfo", "bl3staPassword", "hbQu3rySecret", "smtpTok3n-in-userinfo"]));
+  });
+
   it("the CLI exits 78 with one line naming the variable", () => {
     const res = spawnSync(process.execPath, ["bin/license-bridge.mjs", "migrate"], {
       env: { ...process.env, ...live, RESELLER_API_TOKEN: "", RENEWAL_CRON: "bad", DATABASE_PATH: join(tempDir(), "x.db") },

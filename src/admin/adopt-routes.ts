@@ -11,7 +11,7 @@ import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
 import type { FieldErrors } from "../validation/field-errors.js";
 
-export interface AdoptRouteDeps extends AdoptionDeps, Pick<AdminAccessDeps, "operators"> {
+export interface AdoptRouteDeps extends AdoptionDeps, Pick<AdminAccessDeps, "operators" | "failures"> {
   logger?: Logger;
 }
 
@@ -37,7 +37,7 @@ export function adoptRouter(deps: AdoptRouteDeps): Router {
     next();
   };
 
-  router.post("/admin/adopt", ...adminAccess({ operators: deps.operators, audit: deps.store.audit }), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
+  router.post("/admin/adopt", ...adminAccess({ operators: deps.operators, failures: deps.failures, audit: deps.store.audit }), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
     const body = adoptBodySchema.safeParse(req.body ?? {});
     if (!body.success) {
       const errors: FieldErrors = Object.create(null) as FieldErrors;

@@ -1,5 +1,6 @@
 import { connect } from "node:net";
 import express, { type Response, type Router } from "express";
+import { bareUrl, withoutUrlCredentials } from "../log/url-credentials.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store } from "../store/store.js";
 
@@ -61,14 +62,7 @@ export async function checkMigrations(store: Store): Promise<CheckResult> {
 }
 
 /** Where an URL points, without credentials, query or fragment: safe to show. */
-function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return "(invalid URL)";
-  }
-}
+const describeUrl = (url: string): string => bareUrl(url) ?? "(invalid URL)";
 
 function networkCode(err: unknown): string {
   let current: unknown = err;
@@ -78,17 +72,22 @@ function networkCode(err: unknown): string {
     if (typeof code === "string") return code;
     current = (current as { cause?: unknown }).cause;
   }
-  return err instanceof Error ? err.message : String(err);
+  // A message may quote the URL (fetch's does when it refuses one with credentials).
+  return withoutUrlCredentials(err instanceof Error ? err.message : String(err));
 }
 
-/** Each URL answers something within the timeout; only a network error or a timeout fails. */
+/**
+ * Each URL answers something within the timeout; only a network error or a timeout fails. Asked
+ * without the URL's userinfo and query: reaching it needs no credentials (and fetch refuses a URL
+ * that carries them).
+ */
 export async function checkUpstream(urls: readonly string[], timeoutMs: number): Promise<CheckResult> {
   if (urls.length === 0) return { status: "ok", detail: "no upstream URL configured" };
   const failures: string[] = [];
   await Promise.all(
     urls.map(async (url) => {
       try {
-        const res = await fetch(url, { method: "GET", redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+        const res = await fetch(bareUrl(url) ?? url, { method: "GET", redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
         await res.body?.cancel().catch(() => {});
       } catch (err) {
         failures.push(`${describeUrl(url)} unreachable (${networkCode(err)})`);

@@ -311,6 +311,19 @@ const pageOf = (key: string, schemaName: string, extra: Record<string, JsonSchem
 
 const ADMIN_SECURITY = [{ adminToken: [] }];
 const UNAUTHORIZED = answer("No or wrong `Authorization: Bearer <ADMIN_TOKEN or an operator's token>`");
+const TOO_MANY_FAILURES = answer(
+  "Too many wrong tokens from this client address (admin API tokens and console logins together, whatever succeeded in between): refused, the right token too, until `Retry-After` (seconds, also `retry_after_seconds`)",
+);
+
+/** Every operation behind the admin token may also refuse a client with too many wrong ones. */
+function withFailureLimit<T extends Record<string, object>>(paths: T): T {
+  for (const operations of Object.values(paths)) {
+    for (const op of Object.values(operations) as { responses?: Record<string, unknown> }[]) {
+      if (op.responses?.["401"] === UNAUTHORIZED) op.responses["429"] = TOO_MANY_FAILURES;
+    }
+  }
+  return paths;
+}
 /** Roles (OPERATORS_FILE): a viewer reads, an operator also acts on licences and jobs, an admin also repairs, adopts and runs the reseller's accounts. */
 const FORBIDDEN = answer(`The operator's role (${ROLES.join(" < ")}) does not allow this; \`required_role\` names the one needed. Audited as refused.`);
 const INVALID = answer("Validation error", "ValidationError");
@@ -412,7 +425,7 @@ export function openApiDocument(): Record<string, unknown> {
       { name: "provisioning", description: "For panel modules (WHMCS, Blesta, FOSSBilling, Paymenter, HostBill) and Upmind's Generic software-licence provider" },
       { name: "operations", description: "Health, readiness, metrics, this document" },
     ],
-    paths: {
+    paths: withFailureLimit({
       "/webhooks/billing": {
         post: {
           tags: ["webhooks"],
@@ -746,7 +759,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "200": { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } },
         },
       },
-    },
+    }),
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (the admin named admin), or an operator's token (OPERATORS_FILE; its role decides what it may do)" },

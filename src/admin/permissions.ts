@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import { authenticate, operatorOf, type OperatorDirectory } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
+import type { FailureLimit } from "../http/failure-limit.js";
 import type { AuditOps } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { ROLE_MEANING, roleAllows, type Role } from "../vocabulary/roles.js";
@@ -65,6 +66,8 @@ function pathMatches(pattern: string, path: string): boolean {
 
 export interface AdminAccessDeps {
   operators: OperatorDirectory;
+  /** Failed tokens per client, shared with the console's logins (429 over the limit). (Default: no limit) */
+  failures?: FailureLimit;
   /** Where a refused action is recorded. */
   audit: Pick<AuditOps, "record">;
 }
@@ -115,8 +118,9 @@ function subjectOf(path: string): { serviceId?: string; jobId?: number } {
 }
 
 /**
- * The admin API's door, mounted on `/admin` by every admin router: a valid token (401 otherwise),
- * then the role its route needs by the table above (403 otherwise, audited for a mutating route).
+ * The admin API's door, mounted on `/admin` by every admin router: a valid token (401 otherwise;
+ * 429 for a client with too many failed ones), then the role its route needs by the table above
+ * (403 otherwise, audited for a mutating route).
  * A route whose need depends on the body (reconcile's `fix`) checks that again once it has read it.
  */
 export function adminAccess(deps: AdminAccessDeps): RequestHandler[] {
@@ -128,5 +132,5 @@ export function adminAccess(deps: AdminAccessDeps): RequestHandler[] {
       next,
     );
   };
-  return [authenticate(deps.operators), authorize];
+  return [authenticate(deps.operators, deps.failures), authorize];
 }

@@ -36,7 +36,7 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     next();
   };
 
-  const access = { operators: deps.operators, audit: deps.store.audit };
+  const access = { operators: deps.operators, failures: deps.failures, audit: deps.store.audit };
   router.post("/admin/reconcile", ...adminAccess(access), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });

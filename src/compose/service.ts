@@ -11,8 +11,8 @@ import { adminRouter } from "../admin/admin-routes.js";
 import { adminActions } from "../admin/actions.js";
 import { consoleRouter } from "../console/routes.js";
 import { adminFunctions } from "../console/admin-functions.js";
-import { loginLimit } from "../console/login-limit.js";
 import { createApp } from "../http/app.js";
+import { failureLimit } from "../http/failure-limit.js";
 import { healthRouter } from "../admin/health-routes.js";
 import { hostPort, listen } from "../http/listen.js";
 import { openApiRouter } from "../admin/openapi.js";
@@ -285,13 +285,15 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   const directoryOf = (cfg: Config): OperatorDirectory => operatorDirectory(cfg.ADMIN_TOKEN, cfg.operators);
   /** Who logs in to the console (a test may give it operators of its own). */
   const consoleDirectoryOf = (cfg: Config): OperatorDirectory => options.consoleOperators?.(cfg) ?? directoryOf(cfg);
-  // The console's failed logins outlive a reload: a new router must not forget a guesser.
-  const consoleLogins = loginLimit();
+  // Failed console logins and admin API tokens, counted together per client (one guesser, one
+  // count); they outlive a reload: a new router must not forget a guesser. The provisioning
+  // API's token is left out: its client is the panel, whose lock-out would stop orders.
+  const tokenFailures = failureLimit({ clock });
 
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
-    const access = { operators: directoryOf(cfg), audit: store.audit };
+    const access = { operators: directoryOf(cfg), failures: tokenFailures, audit: store.audit };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
     const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
@@ -302,6 +304,8 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
       secrets: secretValues(cfg),
+      // The operators' tokens are known only by their SHA-256: found in a path by hashing.
+      secretDigests: cfg.operators.map((o) => o.token_sha256),
       trustProxy: cfg.TRUST_PROXY,
       routers: [
         healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
@@ -320,9 +324,10 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
               provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
-        reconcileRouter({ operators: access.operators, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        reconcileRouter({ operators: access.operators, failures: tokenFailures, store, upstream, logger: logger.child({ component: "reconcile" }) }),
         adoptRouter({
           operators: access.operators,
+          failures: tokenFailures,
           store,
           upstream,
           catalog: cfg.catalog,
@@ -337,7 +342,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
                 store,
                 actions,
                 operators: consoleDirectoryOf(cfg),
-                loginLimit: consoleLogins,
+                loginLimit: tokenFailures,
                 balance,
                 catalog: cfg.catalog,
                 installCommands,

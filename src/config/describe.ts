@@ -1,20 +1,17 @@
+import { maskedUrl, urlCredentials } from "../log/url-credentials.js";
 import type { Config } from "./load.js";
 import { CONFIG_KEYS, SECRET_KEYS } from "./schema.js";
+
+/**
+ * The settings that hold a URL, secret or not: any of them may carry credentials (userinfo, a
+ * token in the query), so each is printed as where it points and no more.
+ */
+const isUrlKey = (key: string) => key.endsWith("_URL");
 
 /** Hides a secret but tells whether it is set; URLs keep their host so the operator can check it. */
 export function maskSecret(key: string, value: unknown): string {
   if (value === undefined || value === null) return "(unset)";
-  if ((key === "SMTP_URL" || key === "DATABASE_URL") && typeof value === "string") {
-    try {
-      const u = new URL(value);
-      if (u.password) u.password = "****";
-      // A password may ride in the query string too (?password=...).
-      if (u.search) u.search = "?****";
-      return u.toString();
-    } catch {
-      return "****";
-    }
-  }
+  if (isUrlKey(key) && typeof value === "string") return maskedUrl(value);
   if (Array.isArray(value)) return `**** (${value.length} set)`;
   return "****";
 }
@@ -24,7 +21,7 @@ export function describeConfig(config: Config): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of CONFIG_KEYS) {
     const value = (config as unknown as Record<string, unknown>)[key];
-    out[key] = (SECRET_KEYS as readonly string[]).includes(key)
+    out[key] = (SECRET_KEYS as readonly string[]).includes(key) || isUrlKey(key)
       ? maskSecret(key, value)
       : value === undefined
         ? "(unset)"
@@ -36,8 +33,8 @@ export function describeConfig(config: Config): Record<string, string> {
 
 /**
  * The value of every secret setting, for the logs' second net (a path or id that holds one is
- * masked, however a client came to send it): a URL gives its password too, a webhook secret
- * the base64 key after `whsec_`.
+ * masked, however a client came to send it): a webhook secret gives the base64 key after
+ * `whsec_` too, and every URL setting, secret or not, the credentials it carries.
  */
 export function secretValues(config: Config): string[] {
   const out: string[] = [];
@@ -47,15 +44,11 @@ export function secretValues(config: Config): string[] {
       if (typeof v !== "string" || v === "") continue;
       out.push(v);
       if (v.startsWith("whsec_")) out.push(v.slice("whsec_".length));
-      if (key === "SMTP_URL" || key === "DATABASE_URL") {
-        try {
-          const password = decodeURIComponent(new URL(v).password);
-          if (password) out.push(password);
-        } catch {
-          // Not a URL, or a password that is not valid percent-encoding: the whole value is in already.
-        }
-      }
     }
+  }
+  for (const key of CONFIG_KEYS.filter(isUrlKey)) {
+    const value = (config as unknown as Record<string, unknown>)[key];
+    if (typeof value === "string") out.push(...urlCredentials(value));
   }
   if (config.upstream.mode === "live") {
     out.push(config.upstream.apiToken);

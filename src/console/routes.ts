@@ -8,6 +8,7 @@ import { resendMailBodySchema } from "../admin/direct-actions.js";
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import type { OperatorDirectory } from "../http/auth.js";
+import { failureLimit, tooManyFailures, type FailureLimit } from "../http/failure-limit.js";
 import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
@@ -16,7 +17,6 @@ import type { AdminFunctions } from "./admin-functions.js";
 import { CONSOLE_CSS } from "./assets.js";
 import { CSRF_FIELD, requireCsrf } from "./csrf.js";
 import { html, type Html } from "./html.js";
-import { loginLimit, type LoginLimit } from "./login-limit.js";
 import { refreshedInBackground } from "./refreshed-in-background.js";
 import { securityHeaders } from "./security-headers.js";
 import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf } from "./session.js";
@@ -45,8 +45,11 @@ export interface ConsoleDeps {
   /** The admin API's functions behind adoption, the audit trail, the forecast and the queue. */
   admin: AdminFunctions;
   clock: Clock;
-  /** Failed logins per address; given by the composition so a reload (a new router) does not forget them. */
-  loginLimit?: LoginLimit;
+  /**
+   * Failed logins per address, counted with the admin API's failed tokens; given by the
+   * composition so a reload (a new router) does not forget them. (Default: a limit of its own)
+   */
+  loginLimit?: FailureLimit;
   logger?: Logger;
 }
 
@@ -76,7 +79,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   const { store, actions, clock } = deps;
   const router = express.Router();
   const sessions = consoleSessions(store.sessions, clock, deps.operators);
-  const limit = deps.loginLimit ?? loginLimit();
+  const limit = deps.loginLimit ?? failureLimit({ clock });
   // The 30-day chart counts a month of orders, renewals and failures: at a large book that is the
   // overview's slowest read, and a minute-old chart says the same, so no view waits for it.
   const dailyActivity = refreshedInBackground(() => store.consoleReads.daily(clock.now() - 30 * DAY_MS), CHART_FRESH_MS, clock);
@@ -96,11 +99,11 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     "/console/login",
     form,
     h(async (req, res) => {
-      const client = req.ip ?? "unknown";
-      const wait = limit.refused(client, clock.now());
+      const client = req.ip;
+      const wait = limit.refused(client);
       if (wait !== undefined) {
         res.setHeader("Retry-After", String(wait));
-        return send(res, 429, loginPage({ csrf: sessions.loginToken(req, res), error: `Too many failed logins from your address: try again in ${Math.ceil(wait / 60)} minutes.` }));
+        return send(res, 429, loginPage({ csrf: sessions.loginToken(req, res), error: tooManyFailures(wait) }));
       }
       const body = (req.body ?? {}) as Record<string, unknown>;
       const expected = cookiesOf(req)[LOGIN_COOKIE];
@@ -109,11 +112,11 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       }
       const actor = typeof body.token === "string" && body.token !== "" ? deps.operators.identify(body.token) : undefined;
       if (!actor) {
-        limit.failed(client, clock.now());
+        limit.failed(client);
         deps.logger?.warn({ client }, "console: a login with an unknown token");
         return send(res, 401, loginPage({ csrf: sessions.loginToken(req, res), error: "That token is not an operator's." }));
       }
-      limit.succeeded(client);
+      // A success clears no failure: a viewer's token must not buy a guesser fresh guesses.
       await sessions.open(req, res, actor);
       deps.logger?.info({ operator: actor.name }, "console: login");
       res.redirect(303, "/console");

@@ -13,6 +13,8 @@ export interface AppDeps {
   isBusy?: (err: unknown) => boolean;
   /** The configured secrets: masked in any path or id a log line names, wherever they appear. (Default: none) */
   secrets?: readonly string[];
+  /** SHA-256 (hex) of tokens known only by their hash (OPERATORS_FILE's): masked in the same places. (Default: none) */
+  secretDigests?: readonly string[];
   /** Express's `trust proxy` (TRUST_PROXY): which proxies' X-Forwarded-For names the client. (Default: none trusted) */
   trustProxy?: boolean | number | string[];
 }
@@ -26,9 +28,10 @@ export function createApp(deps: AppDeps): Express {
   // Every answer is dynamic and no client sends If-None-Match: an ETag would hash each body for nothing.
   app.set("etag", false);
   const secrets = deps.secrets ?? [];
-  if (deps.logRequests !== false) app.use(requestLog(deps.logger, secrets));
+  const digests = new Set((deps.secretDigests ?? []).map((d) => d.toLowerCase()));
+  if (deps.logRequests !== false) app.use(requestLog(deps.logger, secrets, digests));
   for (const r of deps.routers) app.use(r);
   app.use((_req, res) => sendError(res, 404, "not_found", "Not found"));
-  app.use(errorHandler(deps.logger, deps.isBusy, secrets));
+  app.use(errorHandler(deps.logger, deps.isBusy, secrets, digests));
   return app;
 }

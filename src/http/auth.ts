@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { RequestHandler, Response } from "express";
 import { ADMIN_TOKEN_ACTOR, type Actor, type Role } from "../vocabulary/roles.js";
 import { sendError } from "./errors.js";
+import { tooManyFailures, type FailureLimit } from "./failure-limit.js";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
 
@@ -95,16 +96,28 @@ export function operatorOf(res: Response): Actor | undefined {
   return res.locals.operator as Actor | undefined;
 }
 
+/** 429 with Retry-After and when to try again, for a client the failure limit refuses now. */
+export function sendTooManyFailures(res: Response, retryAfterSeconds: number): void {
+  res.setHeader("Retry-After", String(retryAfterSeconds));
+  sendError(res, 429, "too_many_failures", tooManyFailures(retryAfterSeconds), { retry_after_seconds: retryAfterSeconds });
+}
+
 /**
  * The admin API's authentication: `Authorization: Bearer <ADMIN_TOKEN or an operator's token>`,
  * else 401. Sets `res.locals.operator` ({name, role}) for the role checks and the audit trail.
+ * With `failures`, a bearer token that is nobody's counts against the client (`req.ip`: the
+ * socket's address, or the one a trusted proxy forwards), and a client over the limit is refused
+ * with 429 whatever it sends. A request without a bearer token guesses nothing and is not counted.
  */
-export function authenticate(directory: OperatorDirectory): RequestHandler {
+export function authenticate(directory: OperatorDirectory, failures?: FailureLimit): RequestHandler {
   return (req, res, next) => {
     if (operatorOf(res)) return next();
+    const wait = failures?.refused(req.ip);
+    if (wait !== undefined) return sendTooManyFailures(res, wait);
     const token = bearerOf(req.headers.authorization);
     const actor = token === undefined ? undefined : directory.identify(token);
     if (!actor) {
+      if (token !== undefined) failures?.failed(req.ip);
       res.setHeader("WWW-Authenticate", 'Bearer realm="license-bridge admin"');
       return sendError(res, 401, "unauthorized", "Unauthorized: send Authorization: Bearer <ADMIN_TOKEN or an operator's token (OPERATORS_FILE)>");
     }

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
-import { loggablePath } from "./loggable-path.js";
+import { loggablePath, type TokenDigests } from "./loggable-path.js";
 
 /**
  * Every error answer has this shape: `{"error": "...", "code": "..."}` plus details, with the real
@@ -34,9 +34,14 @@ export const BUSY_RETRY_AFTER_SECONDS = 5;
  * Maps body-parser failures to their statuses; an unavailable service and a store error that
  * `isBusy` says is worth trying again soon (SQLite: a database locked by another process, a
  * backup or an operator's sqlite3 shell) to 503 with Retry-After; anything unexpected to a 500
- * without internals. No answer echoes the path, and the paths it logs are masked (`secrets`).
+ * without internals. No answer echoes the path, and the paths it logs are masked (`secrets`, `digests`).
  */
-export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean = () => false, secrets: readonly string[] = []): ErrorRequestHandler {
+export function errorHandler(
+  logger: Logger,
+  isBusy: (err: unknown) => boolean = () => false,
+  secrets: readonly string[] = [],
+  digests?: TokenDigests,
+): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const unavailable =
@@ -46,7 +51,7 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
           ? new ServiceUnavailableError("the database is busy; try again in a few seconds", BUSY_RETRY_AFTER_SECONDS)
           : undefined;
     if (unavailable) {
-      logger.warn({ path: loggablePath(req.originalUrl, secrets), reason: unavailable.message }, "refused: service unavailable");
+      logger.warn({ path: loggablePath(req.originalUrl, secrets, digests), reason: unavailable.message }, "refused: service unavailable");
       res.setHeader("Retry-After", String(unavailable.retryAfterSeconds));
       return sendError(res, 503, "unavailable", unavailable.message);
     }
@@ -59,7 +64,7 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
     if (err instanceof URIError) return sendError(res, 400, "bad_request", "The path holds a malformed percent-encoding");
     const status = e.status ?? e.statusCode;
     if (status && status >= 400 && status < 500) return sendError(res, status, "bad_request", e.message ?? "Bad request");
-    logger.error({ err, path: loggablePath(req.originalUrl, secrets) }, "unhandled error");
+    logger.error({ err, path: loggablePath(req.originalUrl, secrets, digests) }, "unhandled error");
     sendError(res, 500, "internal", "Internal error");
   };
 }

@@ -4,6 +4,8 @@
  * every text that leaves the client passes through here first.
  */
 
+import { withoutUrlCredentials } from "../log/url-credentials.js";
+
 export const REDACTED = "[redacted]";
 
 // Keys whose values are secrets whatever they hold (a created reseller's token, a password).
@@ -23,9 +25,12 @@ export function scrubText(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** Masks the `token` query parameter (v2 sends the token there) and any secret left elsewhere. */
+/**
+ * Masks the `token` query parameter (v2 sends the token there), the userinfo (a reseller URL may
+ * carry a Basic auth user and password) and any secret left elsewhere.
+ */
 export function scrubUrl(url: string, secrets: readonly string[]): string {
-  return scrubText(url.replace(/([?&]token=)[^&#]*/gi, `$1${REDACTED}`), secrets);
+  return scrubText(withoutUrlCredentials(url.replace(/([?&]token=)[^&#]*/gi, `$1${REDACTED}`), REDACTED), secrets);
 }
 
 /** A deep copy of a parsed body with every occurrence of each secret masked. */

@@ -3,6 +3,7 @@ import { createConnectionPool, ExchangeFailure, type ConnectionPool, type Exchan
 import { ResellerError, UnexpectedAnswerError, UpstreamUnavailableError, type ResellerErrorKind } from "./errors.js";
 import { readBody, streamedBody, type Answer } from "./answer-body.js";
 import type { JsonStream } from "./list-json.js";
+import { withoutUrlCredentials } from "../log/url-credentials.js";
 import { redactSecrets, scrubText, scrubUrl } from "./redact.js";
 
 export type { Answer } from "./answer-body.js";
@@ -375,5 +376,5 @@ export function classifyExchangeFailure(
 }
 
 function errorText(cause: unknown, secrets: readonly string[]): string {
-  return cause instanceof Error ? scrubText(cause.message, secrets) : "request failed";
+  return cause instanceof Error ? scrubText(withoutUrlCredentials(cause.message), secrets) : "request failed";
 }

@@ -19,6 +19,7 @@ import {
 } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
+import { urlCredentials } from "../log/url-credentials.js";
 import type { ConnectionPool } from "./connection-pool.js";
 import { listJsonStream, type Keep } from "./list-json.js";
 import { createTransport, DEFAULT_LICENSE_LIST_MAX_ANSWER_BYTES, observeCall, type Answer, type Call, type RetryOptions, type UpstreamObserver } from "./transport.js";
@@ -137,6 +138,8 @@ export function createV1Client(options: V1ClientOptions): V1Client {
     pool: options.pool,
     maxAnswerBytes: options.maxAnswerBytes,
   });
+  // Basic auth in the base URL: scrubbed like the token, should an answer or an error quote it.
+  for (const credential of urlCredentials(options.baseUrl)) transport.addSecret(credential);
   const headers = {
     Authorization: `Bearer ${options.token}`,
     "Content-Type": "application/json",

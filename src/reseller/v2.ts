@@ -3,6 +3,7 @@ import type { Logger } from "../log/logger.js";
 import { readV2Answer } from "./answers.js";
 import { checkInput } from "./input.js";
 import { redactSecrets } from "./redact.js";
+import { urlCredentials } from "../log/url-credentials.js";
 import type { ConnectionPool } from "./connection-pool.js";
 import { createTransport, observeCall, type RetryOptions, type UpstreamObserver } from "./transport.js";
 import { billingCycleMonthsSchema, coreSchema, ipSchema, productTypeSchema } from "../vocabulary/products.js";
@@ -72,6 +73,8 @@ export function createV2Client(options: V2ClientOptions): V2Client {
     pool: options.pool,
     maxAnswerBytes: options.maxAnswerBytes,
   });
+  // Basic auth in the base URL: scrubbed like the token, should an answer or an error quote it.
+  for (const credential of urlCredentials(options.baseUrl)) transport.addSecret(credential);
 
   let token = options.token;
 

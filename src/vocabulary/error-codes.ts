@@ -6,6 +6,7 @@
 export const ERROR_CODES = {
   // The request itself.
   unauthorized: "The bearer token (or webhook signature) is missing or wrong.",
+  too_many_failures: "Too many wrong tokens (admin API bearer tokens and console logins together) from this client address: refused, the right token too, for `retry_after_seconds` (also the Retry-After header) (429).",
   forbidden: "The request comes from an address that is not allowed, or the operator's role does not allow the action (`required_role` names the role it needs).",
   not_found: "No such route.",
   provisioning_off: "The provisioning API is off: PROVISIONING_TOKEN is not set on the bridge (404).",

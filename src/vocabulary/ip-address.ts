@@ -28,7 +28,7 @@ export function sameIp(a: string, b: string): boolean {
 }
 
 /** Eight 16-bit groups of a valid IPv6 address (an embedded IPv4 tail becomes the last two). */
-function ipv6Groups(s: string): number[] {
+export function ipv6Groups(s: string): number[] {
   let text = s.toLowerCase();
   const tail: number[] = [];
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);

@@ -19,6 +19,8 @@ export const testOperators = (config: Config) =>
 export class ConsoleClient {
   cookies = new Map<string, string>();
   csrf = "";
+  /** Sent with every request too (e.g. the X-Forwarded-For of a proxy in front). */
+  headers: Record<string, string> = {};
   constructor(readonly base: string) {}
 
   private remember(res: Response): void {
@@ -37,7 +39,7 @@ export class ConsoleClient {
   }
 
   async get(path: string): Promise<{ status: number; text: string; res: Response }> {
-    const res = await fetch(this.base + path, { headers: { cookie: this.cookieHeader() }, redirect: "manual" });
+    const res = await fetch(this.base + path, { headers: { ...this.headers, cookie: this.cookieHeader() }, redirect: "manual" });
     this.remember(res);
     const text = await res.text();
     const m = /name="csrf" value="([^"]+)"/.exec(text);
@@ -50,7 +52,7 @@ export class ConsoleClient {
     const body = new URLSearchParams({ ...fields, ...(csrf === null ? {} : { csrf }) });
     const res = await fetch(this.base + path, {
       method: "POST",
-      headers: { cookie: this.cookieHeader(), "content-type": "application/x-www-form-urlencoded" },
+      headers: { ...this.headers, cookie: this.cookieHeader(), "content-type": "application/x-www-form-urlencoded" },
       body,
       redirect: "manual",
     });

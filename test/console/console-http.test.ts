@@ -86,6 +86,16 @@ describe("the operator console over HTTP", () => {
     expect(r.res.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
+  it("counts failed logins on when a valid login comes in between: nine wrong, a viewer's, one wrong, then 429", async () => {
+    const c = client();
+    for (let i = 0; i < 9; i++) expect((await c.login(`wrong-token-${i}`)).status).toBe(401);
+    expect((await c.login(VIEWER_TOKEN)).status).toBe(303);
+    expect((await c.login("wrong-token-9")).status).toBe(401);
+    const r = await c.login(TEST_ADMIN_TOKEN);
+    expect(r.status).toBe(429);
+    expect(r.text).toMatch(/try again in 15 minutes/);
+  });
+
   it("refuses a viewer's action on the server, changing nothing", async () => {
     const id = await orderActive(bridge, {});
     const c = client();

@@ -33,7 +33,9 @@ let maxJobId = 0;
 /** The one failed job, which a retry can requeue. */
 let failedJobId = 0;
 
-const pair = usePairPerFile({ setup });
+// Each request comes from an address of its own, through a trusted proxy: a wrong token is 401
+// every time, as the properties say, and never the failure limit's 429 (test/e2e/failed-logins.test.ts).
+const pair = usePairPerFile({ setup, env: { TRUST_PROXY: "loopback" } });
 
 async function setup({ bridge }: TestPair): Promise<void> {
   port = Number(new URL(bridge.url).port);
@@ -73,6 +75,13 @@ interface RawResponse {
   json: unknown;
 }
 
+let clients = 0;
+/** A client address no request before used (2001:db8::/32, one /64 each: the limit counts an IPv6 client by its /64). */
+const nextClient = () => {
+  const n = ++clients;
+  return `2001:db8:${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}::1`;
+};
+
 /**
  * One request with the exact path, headers and body given (node:http adds host and connection).
  * The length is always explicit: for OPTIONS (and GET, DELETE...) node:http would otherwise send
@@ -82,7 +91,7 @@ interface RawResponse {
 function send(method: string, path: string, headers: Record<string, string>, body?: Buffer | string): Promise<RawResponse> {
   const framing = body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) };
   return new Promise((ok, fail) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers: { ...headers, ...framing } }, (res) => {
+    const req = request({ host: "127.0.0.1", port, method, path, headers: { ...headers, ...framing, "x-forwarded-for": nextClient() } }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("error", fail);

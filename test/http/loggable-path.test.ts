@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import express from "express";
 import request from "supertest";
 import { describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
 import { createApp } from "../../src/http/app.js";
 import { loggablePath } from "../../src/http/loggable-path.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -10,7 +11,7 @@ import { rawRequest } from "../helpers/raw-http.js";
 
 const TOKEN = "blesta-token-that-must-never-be-logged-0123456789";
 
-function capturingApp(routers: express.Router[] = [], secrets: readonly string[] = []) {
+function capturingApp(routers: express.Router[] = [], secrets: readonly string[] = [], secretDigests: readonly string[] = []) {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -18,7 +19,7 @@ function capturingApp(routers: express.Router[] = [], secrets: readonly string[]
       done();
     },
   });
-  const app = createApp({ logger: createLogger({ level: "trace", destination, pretty: false }), routers, secrets });
+  const app = createApp({ logger: createLogger({ level: "trace", destination, pretty: false }), routers, secrets, secretDigests });
   return { app, log: () => lines.join("") };
 }
 
@@ -164,5 +165,56 @@ describe("paths in log lines", () => {
     expect(res.headers["x-request-id"]).not.toContain(TOKEN);
     expect(log()).toContain('"webhook_id":"[redacted]"');
     expect(log()).not.toContain(TOKEN);
+  });
+
+  describe("an operator's token, which OPERATORS_FILE knows only by its SHA-256", () => {
+    const OPERATOR = "Op3rator+tok/en=0123";
+    const digestOf = (token: string) => createHash("sha256").update(token).digest("hex");
+    const digests = new Set([digestOf(OPERATOR)]);
+
+    it("is masked as a segment, in any encoding and with path parameters", () => {
+      expect(loggablePath(`/admin/services/${OPERATOR.replace("/", "%2F")}`, [], digests)).toBe("/admin/services/[redacted]");
+      expect(loggablePath(`/admin/services/${encoded(OPERATOR)}/history?limit=1`, [], digests)).toBe("/admin/services/[redacted]/history");
+      expect(loggablePath(`/admin/services/${encodeURIComponent(encodeURIComponent(OPERATOR))};v=1`, [], digests)).toBe("/admin/services/[redacted]");
+    });
+
+    it("masks the whole path when the token's slash spans two segments, as written or once decoded", () => {
+      expect(loggablePath(`/x%2F${encodeURIComponent(OPERATOR)}/y`, [], digests)).toBe("[redacted]");
+      expect(loggablePath(`/admin/services/${OPERATOR}/history`, [], digests)).toBe("[redacted]");
+      expect(loggablePath(`//admin//services//${OPERATOR.replace("/", "//")}`, [], digests)).toBe("[redacted]");
+      // Base64 may begin or end with a slash, or hold two in a row.
+      for (const token of ["/Leading-slash+token=", "trailing-slash+token/", "two//slashes+token="]) {
+        expect(loggablePath(`/admin/services/${token}`, [], new Set([digestOf(token)])), token).toBe("[redacted]");
+      }
+    });
+
+    it("leaves every other path as it was, another letter case of the token included", () => {
+      expect(loggablePath("/admin/services/4711/history", [], digests)).toBe("/admin/services/4711/history");
+      expect(loggablePath(`/admin/services/${encodeURIComponent(OPERATOR.toLowerCase())}`, [], digests)).toBe(`/admin/services/${encodeURIComponent(OPERATOR.toLowerCase())}`);
+    });
+
+    it("masks a path of more segments than any route has rather than hash it run by run", () => {
+      expect(loggablePath(`/${"a/".repeat(100)}`, [], digests)).toBe("[redacted]");
+      expect(loggablePath(`/${"a/".repeat(100)}`)).toBe(`/${"a/".repeat(100)}`);
+    });
+
+    it("is not in the request line or the error handler's, nor echoed as X-Request-Id", async () => {
+      const router = express.Router();
+      router.get("/admin/services/:id", () => {
+        throw new Error("database is locked");
+      });
+      const id = encodeURIComponent(OPERATOR);
+      const { app, log } = capturingApp([router], [], [...digests]);
+      const res = await request(app).get(`/admin/services/${id}`).set("x-request-id", "Op3rator-token-as-an-id").expect(500);
+      const { app: other, log: otherLog } = capturingApp([], [], [createHash("sha256").update("Op3rator-token-as-an-id").digest("hex")]);
+      const echoed = await request(other).get("/x").set("x-request-id", "Op3rator-token-as-an-id").set("webhook-id", "Op3rator-token-as-an-id");
+      expect(log()).toContain("unhandled error");
+      expect(log()).toContain('"path":"/admin/services/[redacted]"');
+      expect(log()).not.toContain(id);
+      expect(res.headers["x-request-id"]).toBe("Op3rator-token-as-an-id");
+      expect(echoed.headers["x-request-id"]).not.toBe("Op3rator-token-as-an-id");
+      expect(otherLog()).toContain('"webhook_id":"[redacted]"');
+      expect(otherLog()).not.toContain("Op3rator-token-as-an-id");
+    });
   });
 });

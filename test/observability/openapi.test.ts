@@ -214,6 +214,6 @@ describe("/openapi.json", () => {
     const notStopped = await bridge.admin(`/admin/jobs/${register.id}/cancel`, { method: "POST" });
     expect(notStopped.status).toBe(409);
     expect(fits(doc, answerOf("/admin/jobs/{id}/cancel", "409"), notStopped.body)).toBe(true);
-    expect(Object.keys(doc.paths["/admin/jobs/{id}/cancel"]!.post!.responses as Schema).sort()).toEqual(["200", "401", "403", "404", "409", "422"]);
+    expect(Object.keys(doc.paths["/admin/jobs/{id}/cancel"]!.post!.responses as Schema).sort()).toEqual(["200", "401", "403", "404", "409", "422", "429"]);
   });
 });
