@@ -262,12 +262,10 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   // Draining (SIGTERM): /readyz says so at once, new events and provisioning calls are refused
   // with 503 and Retry-After (a balancer or the panel sends them to another instance or later),
   // and calls waiting for their work are answered 202 pending before the listener closes.
+  // (A lost database needs no check here: the store refuses every write, whichever way it came.)
   let draining = false;
-  const unavailable = () => {
-    const why = lost();
-    if (why) return { message: "the database is unavailable; send the event again later", retryAfterSeconds: 60 };
-    return draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
-  };
+  const unavailable = () =>
+    draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
 
   // Install commands for the panels' client areas: through the upstream, within WORKER_CONCURRENCY, as the install mail reads them.
   const installCommands = cachedInstallCommands(upstream, clock);

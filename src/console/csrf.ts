@@ -1,4 +1,5 @@
 import type { RequestHandler } from "express";
+import { sendError } from "../http/errors.js";
 import { sameSecret, sessionOf } from "./session.js";
 
 /** The hidden field every console form carries. */
@@ -12,8 +13,7 @@ export const CSRF_FIELD = "csrf";
 export const requireCsrf: RequestHandler = (req, res, next) => {
   const given = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
   if (typeof given !== "string" || !sameSecret(given, sessionOf(res).csrf)) {
-    res.status(403).type("text/plain").send("This form has expired or did not come from the console (CSRF check failed): reload the page and try again.");
-    return;
+    return sendError(res, 403, "forbidden", "This form has expired or did not come from the console (CSRF check failed): reload the page and try again.");
   }
   next();
 };

@@ -9,6 +9,7 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import type { OperatorDirectory } from "../http/auth.js";
 import { failureLimit, tooManyFailures, type FailureLimit } from "../http/failure-limit.js";
+import { ServiceUnavailableError, type ErrorAnswer } from "../http/errors.js";
 import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
@@ -19,15 +20,22 @@ import { CSRF_FIELD, requireCsrf } from "./csrf.js";
 import { html, type Html } from "./html.js";
 import { refreshedInBackground } from "./refreshed-in-background.js";
 import { securityHeaders } from "./security-headers.js";
-import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf } from "./session.js";
+import { consoleSessions, cookiesOf, LOGIN_COOKIE, sameSecret, sessionOf, type ConsoleSession } from "./session.js";
 import { confirmCancel, confirmRetry, JOB_SECTIONS, jobsPage } from "./views/jobs.js";
-import { outcomePage, page, type Section } from "./views/layout.js";
+import { errorPage, outcomePage, page, type Section } from "./views/layout.js";
 import { confirmLicenceAction, licencePage, licencesPage } from "./views/licences.js";
 import { loginPage } from "./views/login.js";
 import { adoptionPage, auditPage, reconcilePage } from "./views/operations.js";
 import { overviewPage } from "./views/overview.js";
 
 const DAY_MS = 86_400_000;
+/** The console's forms carry a token, an IP, a request id and the CSRF value: a few hundred bytes. */
+const FORM_LIMIT = "16kb";
+/**
+ * The adoption page's pasted service list: some 30,000 panel rows as a form encodes them. A larger
+ * book is adopted from its file (`license-bridge adopt <file>`, POST /admin/adopt: 64 MiB).
+ */
+const ADOPTION_FORM_LIMIT = "8mb";
 /** How old the overview's chart may be before a view asks for a new one. */
 const CHART_FRESH_MS = 60_000;
 /** How long the overview waits for the reseller's balance before it shows the last reading. */
@@ -67,6 +75,12 @@ const LICENCE_ACTIONS = ["suspend", "unsuspend", "change-ip", "resend-install-ma
 
 const send = (res: Response, status: number, body: Html) => res.status(status).type("html").send(body.text);
 
+/** An error answer (src/http/errors.ts's ErrorAnswer) as the console's page, in the session when there is one. */
+const answerAsPage: ErrorAnswer = (res, status, _code, error) => {
+  const retryAfter = Number(res.getHeader("retry-after"));
+  send(res, status, errorPage({ session: res.locals.session as ConsoleSession | undefined, status, message: error, retryAfterSeconds: Number.isInteger(retryAfter) ? retryAfter : undefined }));
+};
+
 /** A parameter that is wrong, named, as the admin API names it. */
 function invalid(res: Response, error: z.ZodError) {
   const issue = error.issues[0]!;
@@ -78,16 +92,22 @@ function invalid(res: Response, error: z.ZodError) {
 export function consoleRouter(deps: ConsoleDeps): Router {
   const { store, actions, clock } = deps;
   const router = express.Router();
-  const sessions = consoleSessions(store.sessions, clock, deps.operators);
+  const sessions = consoleSessions(store.sessions, clock, deps.operators, (err) => store.isBusy(err) || err instanceof ServiceUnavailableError);
   const limit = deps.loginLimit ?? failureLimit({ clock });
   // The 30-day chart counts a month of orders, renewals and failures: at a large book that is the
   // overview's slowest read, and a minute-old chart says the same, so no view waits for it.
   const dailyActivity = refreshedInBackground(() => store.consoleReads.daily(clock.now() - 30 * DAY_MS), CHART_FRESH_MS, clock);
-  const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 20 });
+  const form = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 20 });
   // A handler's rejection goes to the app's error handler, whatever the handler returns.
   const h = (fn: (req: Request, res: Response) => Promise<unknown>) => (req: Request, res: Response, next: express.NextFunction) => void fn(req, res).catch(next);
 
   router.use("/console", securityHeaders);
+  // Every error answer to a console request is a page, whatever raised it (the store busy or its
+  // file lost: 503; a form too large: 413; a path that is no page: 404), with its status kept.
+  router.use("/console", (_req, res, next) => {
+    res.locals.errorAnswer = answerAsPage;
+    next();
+  });
   router.get("/console/assets/console.css", (_req, res) => {
     // The stylesheet is the same for everyone and holds nothing private: a day in the cache.
     res.setHeader("Cache-Control", "public, max-age=86400");
@@ -125,6 +145,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
 
   // Everything below needs a live session; every POST its CSRF value.
   router.use("/console", sessions.require);
+  // The adoption form's own limit; the parser below then finds its body read and passes it on.
+  router.post("/console/adoption", express.urlencoded({ extended: false, limit: ADOPTION_FORM_LIMIT, parameterLimit: 20 }));
   router.post("/console/*splat", form, requireCsrf);
   router.post(
     "/console/logout",

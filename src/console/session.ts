@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Clock } from "../clock.js";
 import type { OperatorDirectory } from "../http/auth.js";
+import { sendError } from "../http/errors.js";
 import type { SessionOps } from "../store/store.js";
 import type { Actor } from "../vocabulary/roles.js";
 
@@ -9,7 +10,12 @@ import type { Actor } from "../vocabulary/roles.js";
 export const SESSION_IDLE_MS = 30 * 60_000;
 /** ...and 12 hours after its login, used or not: a working day, then the token again. */
 export const SESSION_MAX_MS = 12 * 60 * 60_000;
-/** last_seen_at is written at most once a minute: pages are reads, and mostly stay that way. */
+/**
+ * last_seen_at is written at most once a minute: pages are reads, and mostly stay that way. A
+ * page whose write cannot be made now (another process holds SQLite's write lock, or the store
+ * refuses writes) is shown without it: the idle limit then counts from the visit recorded
+ * before, so a skipped write can end a session sooner, never later.
+ */
 const TOUCH_EVERY_MS = 60_000;
 
 export const SESSION_COOKIE = "lb_console";
@@ -72,8 +78,14 @@ export interface Sessions {
  * `operators`: the directory of the running configuration. A session acts with the role its
  * operator has now, not the one they logged in with, and ends when they are no longer listed:
  * a reload (SIGHUP) that demotes or removes an operator takes effect on their next click.
+ * `unwritable`: a store error that says no write can be made now (Store.isBusy, or a refusal).
  */
-export function consoleSessions(store: SessionOps, clock: Clock, operators: Pick<OperatorDirectory, "named">): Sessions {
+export function consoleSessions(store: SessionOps, clock: Clock, operators: Pick<OperatorDirectory, "named">, unwritable: (err: unknown) => boolean): Sessions {
+  /** A write the request can do without: left undone while the store takes none, anything else thrown. */
+  const unlessUnwritable = (write: Promise<unknown>) =>
+    write.catch((err: unknown) => {
+      if (!unwritable(err)) throw err;
+    });
   return {
     async open(req, res, actor) {
       const now = clock.now();
@@ -91,12 +103,16 @@ export function consoleSessions(store: SessionOps, clock: Clock, operators: Pick
         const now = clock.now();
         const actor = row ? operators.named(row.operator) : undefined;
         if (!id || !key || !row || !actor || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) {
-          if (key && row) await store.delete(key);
+          // Ended either way: a row left behind now is expired, and the next login deletes it.
+          if (key && row) await unlessUnwritable(store.delete(key));
           if (req.method === "GET") return res.redirect(303, "/console/login");
-          res.status(401).type("text/plain").send("Your console session has ended: log in again.");
-          return;
+          return sendError(res, 401, "unauthorized", "Your console session has ended: log in again.");
         }
-        if (now - row.last_seen_at > TOUCH_EVERY_MS) await store.touch(key, now);
+        if (now - row.last_seen_at > TOUCH_EVERY_MS) {
+          const touched = store.touch(key, now);
+          // A page is shown without its visit recorded; a form that writes meets the store's refusal itself.
+          await (req.method === "GET" ? unlessUnwritable(touched) : touched);
+        }
         res.locals.session = { actor, csrf: csrfOf(id), key } satisfies ConsoleSession;
         next();
       })().catch(next);

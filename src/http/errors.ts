@@ -4,12 +4,30 @@ import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { loggablePath, type TokenDigests } from "./loggable-path.js";
 
 /**
+ * An error answer in a router's own form, for a surface that people read rather than programs:
+ * the console's HTML page. A router sets one as `res.locals.errorAnswer` for its requests, and
+ * every error answer to them takes that form with its status kept, wherever it arises (the
+ * router's own, a body parser's 413, the store's 503, the app's 404).
+ */
+export type ErrorAnswer = (res: Response, status: number, code: ErrorCode, error: string) => void;
+
+/**
  * Every error answer has this shape: `{"error": "...", "code": "..."}` plus details, with the real
  * status. `code` is one of ERROR_CODES (stable; modules match on it). The provisioning API's
- * answers also carry `"success": false` (its router marks the response so).
+ * answers also carry `"success": false` (its router marks the response so); the console's are
+ * pages (ErrorAnswer).
  */
 export function sendError(res: Response, status: number, code: ErrorCode, error: string, extra: Record<string, unknown> = {}): void {
+  const answer = res.locals.errorAnswer as ErrorAnswer | undefined;
+  if (answer) return answer(res, status, code, error);
   res.status(status).json({ ...(res.locals.successFlag ? { success: false } : {}), error, code, ...extra });
+}
+
+/** A body parser's limit in the words its 413 uses: "64 KiB", "8 MiB". */
+function sizeInWords(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }
 
 /**
@@ -21,8 +39,9 @@ export class ServiceUnavailableError extends Error {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "ServiceUnavailableError";
   }
 }
@@ -51,12 +70,17 @@ export function errorHandler(
           ? new ServiceUnavailableError("the database is busy; try again in a few seconds", BUSY_RETRY_AFTER_SECONDS)
           : undefined;
     if (unavailable) {
-      logger.warn({ path: loggablePath(req.originalUrl, secrets, digests), reason: unavailable.message }, "refused: service unavailable");
+      // What lies behind the answer's words (the store's lost file, PostgreSQL's error) is for the log only.
+      const cause = unavailable.cause instanceof Error ? unavailable.cause.message : unavailable.cause;
+      logger.warn({ path: loggablePath(req.originalUrl, secrets, digests), reason: unavailable.message, ...(cause === undefined ? {} : { cause }) }, "refused: service unavailable");
       res.setHeader("Retry-After", String(unavailable.retryAfterSeconds));
       return sendError(res, 503, "unavailable", unavailable.message);
     }
-    const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
-    if (e.type === "entity.too.large") return sendError(res, 413, "payload_too_large", "Request body too large (64 KiB at most)");
+    const e = err as { type?: string; status?: number; statusCode?: number; message?: string; limit?: number };
+    // The limit of the parser that refused: each route has its own (64 KiB for a webhook, 64 MiB for an adoption).
+    if (e.type === "entity.too.large") {
+      return sendError(res, 413, "payload_too_large", typeof e.limit === "number" ? `Request body too large (${sizeInWords(e.limit)} at most)` : "Request body too large");
+    }
     if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
     if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");

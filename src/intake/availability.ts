@@ -9,8 +9,9 @@ export interface Unavailable {
 
 /**
  * The intake as every webhook route and the provisioning API use it: refuses with 503 and
- * Retry-After, never a 202, while `unavailable` says why (the database file is not the one the
- * service has open; the service is shutting down). The panel keeps the event and sends it again.
+ * Retry-After, never a 202, while `unavailable` says why (the service is shutting down). The
+ * panel keeps the event and sends it again. (A store that has lost its database refuses the
+ * intake's write itself, with the same answer: StoreUnavailableError.)
  */
 export function guardAccept(accept: Intake, unavailable: () => Unavailable | undefined): Intake {
   return async (...args) => {

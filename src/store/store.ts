@@ -8,6 +8,7 @@ import type { ServiceRow } from "./service-row.js";
 
 export { decodeCursor, eachPage, encodeCursor, PAGE_LIMIT, yieldToEventLoop, type Listing, type Page, type PageRequest } from "./paging.js";
 export { licenseView, type ServiceRow } from "./service-row.js";
+export { StoreUnavailableError } from "./unavailable.js";
 
 /**
  * The one place the bridge's state is kept: every business operation is one call here, one
@@ -57,7 +58,7 @@ export interface Store {
   isBusy(err: unknown): boolean;
   /**
    * Why the database is no longer the one this process opened (SQLite: the file was deleted or
-   * replaced), or undefined. Once lost, always lost: nothing may be accepted into it.
+   * replaced), or undefined. Once lost, always lost: every write throws StoreUnavailableError.
    */
   lost(): string | undefined;
   close(): Promise<void>;

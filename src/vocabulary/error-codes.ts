@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   bad_request: "The request is malformed (e.g. a header too long).",
   bad_json: "The body is not valid JSON.",
   unsupported_media_type: "The body's Content-Type is not one this route reads.",
-  payload_too_large: "The body is larger than 64 KiB.",
+  payload_too_large: "The body is larger than the route takes (64 KiB for webhooks and most of the API); the error names the limit.",
   validation: "A parameter is wrong; `errors` names each one.",
   unknown_service: "The bridge does not know this service (or licence key).",
   unknown_job: "The bridge has no job with this id.",

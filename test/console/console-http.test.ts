@@ -239,6 +239,43 @@ describe("the operator console over HTTP", () => {
     expect(r.text).toContain("status:");
   });
 
+  it("refuses an action's form over 16 KiB with an HTML 413 page naming that limit, and takes one just under it", async () => {
+    const id = await orderActive(bridge, {});
+    const c = client();
+    await c.login(OPERATOR_TOKEN);
+    await c.get(`/console/licences/${id}/confirm/change-ip`);
+    // The form's other fields (csrf=...&ip=) and the padding: the body is 16 KiB plus one byte.
+    const over = 16 * 1024 + 1 - `csrf=${c.csrf}&ip=`.length;
+    const refused = await c.post(`/console/licences/${id}/change-ip`, { ip: "x".repeat(over) });
+    expect(refused.status).toBe(413);
+    expect(refused.res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(refused.text).toContain("16 KiB");
+    const under = await c.post(`/console/licences/${id}/change-ip`, { ip: "x".repeat(over - 1) });
+    expect(under.status).toBe(422);
+  });
+
+  const pasted = JSON.stringify({ services: [{ service_identifier: "pasted-1", package_identifier: "12", ip: "203.0.113.86", customer_email: "ann@example.com", billing_cycle: "monthly" }] });
+
+  it("takes a pasted service list of 2 MiB on the adoption page", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    await c.get("/console/adoption");
+    // A panel's export as pasted, padded with the blanks JSON allows.
+    const r = await c.post("/console/adoption", { services: pasted + " ".repeat(2 * 1024 * 1024), apply: "false" });
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("pasted-1");
+  });
+
+  it("answers a pasted service list over 8 MiB with an HTML 413 page naming that limit", async () => {
+    const c = client();
+    await c.login(TEST_ADMIN_TOKEN);
+    await c.get("/console/adoption");
+    const r = await c.post("/console/adoption", { services: pasted + " ".repeat(8 * 1024 * 1024), apply: "false" });
+    expect(r.status).toBe(413);
+    expect(r.res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(r.text).toContain("8 MiB");
+  });
+
   it("ends the session at logout: the old cookie opens nothing", async () => {
     const c = client();
     await c.login(TEST_ADMIN_TOKEN);

@@ -184,11 +184,12 @@ describe("webhook intake: malformed requests", () => {
     expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
   });
 
-  it("answers a body over 64 KiB with 413", async () => {
+  it("answers a body over 64 KiB with 413, naming that limit", async () => {
     const { bridge } = pair();
     const event = { ...createdEvent(), padding: "x".repeat(65 * 1024) };
     const res = await bridge.send(event);
     expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: "Request body too large (64 KiB at most)", code: "payload_too_large" });
     expect(await rowCounts(bridge)).toEqual({ events: 0, jobs: 0 });
   });
 });

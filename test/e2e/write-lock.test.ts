@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bridgeEnv, createdEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
+import { createHash } from "node:crypto";
+import { bridgeEnv, createdEvent, startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, freePort, readyz, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
-import { sleep } from "../helpers/e2e-harness.js";
+import { orderActive, sleep, untilIdle } from "../helpers/e2e-harness.js";
+import { ConsoleClient, OPERATOR_TOKEN, testOperators } from "../console/client.js";
 import { holdWriteLock, type WriteLock } from "../helpers/sqlite.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -82,5 +84,82 @@ describe("another process holding SQLite's write lock", () => {
 
     await waitFor(async () => (await adminGet(child!.url, "/admin/services/in-flight")).body.status === "active", 15_000, "the licence to be active");
     expect(sandbox.ledger().filter((c) => c.op === "register")).toHaveLength(1);
+  });
+});
+
+describe("the console while another process holds SQLite's write lock", () => {
+  let sb: TestSandbox | undefined;
+  let bridge: TestBridge | undefined;
+  let other: WriteLock | undefined;
+  afterEach(async () => {
+    other?.release();
+    await bridge?.close();
+    await sb?.close();
+    sb = bridge = other = undefined;
+  });
+
+  /** A bridge with an active licence and an operator logged in to the console, last seen two minutes ago (their next page records the visit). */
+  async function loggedIn() {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb, { consoleOperators: testOperators });
+    const id = await orderActive(bridge, { product_id: "13" });
+    await untilIdle(bridge);
+    const job = (await bridge.service.queue.list({ serviceId: id }))[0]!;
+    const operator = new ConsoleClient(bridge.url);
+    await operator.login(OPERATOR_TOKEN);
+    await operator.get(`/console/licences/${id}`);
+    const key = createHash("sha256").update(operator.cookies.get("lb_console")!).digest("hex");
+    await bridge.service.store.sessions.touch(key, Date.now() - 2 * 60_000);
+    return { id, job, operator };
+  }
+
+  it("shows a logged-in operator every page", async () => {
+    const { id, job, operator } = await loggedIn();
+    other = holdWriteLock(bridge!.config.DATABASE_PATH);
+    const pages = [
+      "/console",
+      "/console/licences",
+      `/console/licences/${id}`,
+      `/console/licences/${id}/confirm/suspend`,
+      "/console/jobs",
+      `/console/jobs/${job.id}/confirm/retry`,
+      "/console/reconcile",
+      "/console/adoption",
+      "/console/audit",
+    ];
+    for (const page of pages) {
+      const r = await operator.get(page);
+      expect(r.status, `${page}: ${r.text.slice(0, 300)}`).toBe(200);
+      expect(r.text, page).toContain("otto (operator)");
+    }
+  });
+
+  it("answers a form that would write with an HTML 503 page and Retry-After, and the same form once released does its work", async () => {
+    const { id, operator } = await loggedIn();
+    await bridge!.service.store.services.change({ serviceId: id, patch: { ip_changes: 2 } });
+    other = holdWriteLock(bridge!.config.DATABASE_PATH);
+
+    const refused = await operator.post(`/console/licences/${id}/reset-ip-changes`);
+    expect(refused.status).toBe(503);
+    expect(refused.res.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(refused.res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(refused.text).toMatch(/<h1>[^<]+<\/h1>/);
+    expect(refused.text).toContain("busy");
+    expect((await bridge!.service.services.get(id))?.ip_changes).toBe(2);
+
+    other.release();
+    const done = await operator.post(`/console/licences/${id}/reset-ip-changes`);
+    expect(done.status).toBe(200);
+    expect((await bridge!.service.services.get(id))?.ip_changes).toBe(0);
+  });
+
+  it("answers a login as an HTML 503 page with Retry-After: a session cannot be opened meanwhile", async () => {
+    sb = await startTestSandbox();
+    bridge = await startTestBridge(sb);
+    other = holdWriteLock(bridge.config.DATABASE_PATH);
+    const r = await new ConsoleClient(bridge.url).login(TEST_ADMIN_TOKEN);
+    expect(r.status).toBe(503);
+    expect(r.res.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(r.res.headers.get("content-type")).toMatch(/^text\/html/);
   });
 });

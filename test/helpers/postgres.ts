@@ -186,6 +186,16 @@ export async function createMigratedTemplate(url: string, name: string, migrate:
   await migrate(databaseUrl(url, name));
 }
 
+/**
+ * Drops a test's database under whoever is connected to it (WITH (FORCE) ends their sessions), as
+ * an operator's mistake or a lost volume would take it from a running service.
+ */
+export async function dropDatabase(name: string): Promise<void> {
+  const provided = inject("postgres");
+  if (!provided || "skip" in provided) throw new Error(`no PostgreSQL for this run: ${provided ? provided.skip : "no global setup"}`);
+  await asAdmin(provided.url, (admin) => admin.query(`DROP DATABASE ${name} WITH (FORCE)`));
+}
+
 async function asAdmin(url: string, run: (admin: pg.Client) => Promise<unknown>): Promise<void> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();

@@ -132,3 +132,12 @@ export function countStatements(): StatementCount {
     stop: () => methods.forEach((m, i) => (proto[m] = originals[i]!)),
   };
 }
+
+/**
+ * Rows the store's own connection has inserted, updated or deleted since it opened (SQLite's
+ * total_changes()), for test/e2e/database-file.test.ts: that a store which lost its file wrote
+ * nothing more into the file it still holds open, which no Store operation could show.
+ */
+export function rowsChangedBy(store: SqliteStore): number {
+  return (store.db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+}

@@ -61,3 +61,33 @@ export function outcomePage(o: { session: ConsoleSession; section: Section; titl
       <p><a href="${o.back}">Back</a></p>`,
   });
 }
+
+/** What an error page's heading says, by status; any other status is named by its number. */
+const ERROR_TITLES: Record<number, string> = {
+  400: "Bad request",
+  401: "Session ended",
+  403: "Not allowed",
+  404: "Not found",
+  413: "Too large",
+  415: "Unsupported form",
+  429: "Too many attempts",
+  500: "Something went wrong",
+  503: "Try again shortly",
+};
+
+/**
+ * An error as a page, with its status kept: what the admin API would answer in JSON, in words,
+ * with the way on (the overview for a session, the login without one) and, when the answer has a
+ * Retry-After, when to send the form again.
+ */
+export function errorPage(o: { session?: ConsoleSession; status: number; message: string; retryAfterSeconds?: number }): Html {
+  const title = ERROR_TITLES[o.status] ?? `Error ${o.status}`;
+  return page({
+    title,
+    session: o.session,
+    body: html`<h1>${title}</h1>
+      <p class="notice bad" role="alert">${o.message}</p>
+      ${o.retryAfterSeconds === undefined ? "" : html`<p>Try again in ${o.retryAfterSeconds} seconds.</p>`}
+      <p>${o.session ? html`<a href="/console">Overview</a>` : html`<a href="/console/login">Log in</a>`}</p>`,
+  });
+}

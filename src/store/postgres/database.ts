@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/logger.js";
+import { StoreUnavailableError } from "../unavailable.js";
 
 /**
  * The database's "now" in Unix milliseconds. clock_timestamp(), not now(): a transaction that
@@ -117,6 +118,23 @@ function storable(values: unknown[] | undefined): unknown[] | undefined {
   return values.map((v) => (Array.isArray(v) ? v.map(clean) : clean(v)));
 }
 
+/**
+ * SQLSTATEs that say the database itself is gone, PostgreSQL's side of SQLite's lost file: an
+ * operation meeting one is answered as StoreUnavailableError (503 with Retry-After), not a 500.
+ * - 3D000 invalid_catalog_name: no such database (every connection opened after a DROP DATABASE).
+ * - 57P04 database_dropped: the session's database was dropped under it.
+ * (A server that is down, restarting or cut off is `isPostgresBusy`: also a 503.)
+ */
+const GONE_STATES = new Set(["3D000", "57P04"]);
+
+/** `err`, or the store's refusal when it says the database is gone. */
+function goneOr(err: unknown): unknown {
+  return GONE_STATES.has(sqlState(err) ?? "") ? new StoreUnavailableError((err as Error).message, { cause: err }) : err;
+}
+const rethrow = (err: unknown): never => {
+  throw goneOr(err);
+};
+
 /** Errors that roll a transaction back without anything being wrong with it: run it again. */
 const RERUN = new Set(["40001", "40P01"]);
 
@@ -152,7 +170,7 @@ export function openPool(url: string, options: OpenPoolOptions): PgDb {
         return await txOnce(fn);
       } catch (err) {
         if (attempt < 3 && RERUN.has(sqlState(err) ?? "")) continue;
-        throw err;
+        throw goneOr(err);
       }
     }
   };
@@ -223,9 +241,9 @@ export function openPool(url: string, options: OpenPoolOptions): PgDb {
     pool,
     logger,
     clockParam,
-    q: async <R>(text: string, values?: unknown[]) => (await pool.query(text, storable(values))).rows as R[],
-    prepared: async <R>(name: string, text: string, values?: unknown[]) => (await pool.query({ name, text, values: storable(values) })).rows as R[],
-    run: async (text, values) => (await pool.query(text, storable(values))).rowCount ?? 0,
+    q: async <R>(text: string, values?: unknown[]) => (await pool.query(text, storable(values)).catch(rethrow)).rows as R[],
+    prepared: async <R>(name: string, text: string, values?: unknown[]) => (await pool.query({ name, text, values: storable(values) }).catch(rethrow)).rows as R[],
+    run: async (text, values) => (await pool.query(text, storable(values)).catch(rethrow)).rowCount ?? 0,
     tx,
     async end() {
       const closed = open === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allClosed = resolve));

@@ -5,6 +5,7 @@ import { pgAlerts } from "./alerts.js";
 import { pgAudit } from "./audit.js";
 import { pgConsoleReads, pgSessions } from "./console.js";
 import { isPostgresBusy, openPool, Rollback, type PgDb } from "./database.js";
+import { StoreUnavailableError } from "../unavailable.js";
 import { pgEvents } from "./events.js";
 import { pgJobs } from "./jobs.js";
 import { pgListings, positional } from "./listings.js";
@@ -56,7 +57,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     }
   } catch (err) {
     await db.end();
-    throw err instanceof Error && err.message.startsWith("DATABASE_URL:") ? err : new Error(`DATABASE_URL: cannot use PostgreSQL at ${where(url)}: ${(err as Error).message}`, { cause: err });
+    if (err instanceof Error && err.message.startsWith("DATABASE_URL:")) throw err;
+    const why = err instanceof StoreUnavailableError ? err.reason : (err as Error).message;
+    throw new Error(`DATABASE_URL: cannot use PostgreSQL at ${where(url)}: ${why}`, { cause: err });
   }
 
   const hub = jobReadyHub(db, url, logger);
@@ -95,7 +98,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
           })
           .then(
             () => undefined,
-            (err: unknown) => `not writable: ${(err as Error).message}${isPostgresBusy(err) ? " (busy or unreachable; worth trying again)" : ""}`,
+            (err: unknown) =>
+              `not writable: ${err instanceof StoreUnavailableError ? err.reason : (err as Error).message}${isPostgresBusy(err) ? " (busy or unreachable; worth trying again)" : ""}`,
           );
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<string>((resolve) => {

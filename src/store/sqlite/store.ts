@@ -6,6 +6,8 @@ import { sqliteConsoleReads, sqliteSessions } from "./console.js";
 import { isDatabaseBusy, openDatabase, type Db } from "./database.js";
 import { sqliteEvents } from "./events.js";
 import { watchDatabaseFile } from "./database-file.js";
+import { refuseWrites } from "./write-guard.js";
+import { StoreUnavailableError } from "../unavailable.js";
 import { createGroupCommit } from "./group-commit.js";
 import { walSync } from "./wal-sync.js";
 import { sqliteJobs } from "./jobs.js";
@@ -42,6 +44,13 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions): Sqli
 
 export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   const { clock } = options;
+  let file: ReturnType<typeof watchDatabaseFile> | undefined;
+  // Once the file is lost (watchFile), the connection would write into a file nobody reads again:
+  // every write refuses instead, before it runs, so nothing is accepted that a restart would forget.
+  refuseWrites(db, () => {
+    const lost = file?.check();
+    return lost === undefined ? undefined : new StoreUnavailableError(lost);
+  });
   const listeners = new Set<() => void>();
   const notify = () => {
     for (const l of listeners) l();
@@ -75,7 +84,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions): SqliteStore {
   // Statements are prepared against the schema, so only once the migrations have run.
   const ready = () => (parts ??= build());
   const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-  let file: ReturnType<typeof watchDatabaseFile> | undefined;
 
   return {
     dialect: "sqlite",
