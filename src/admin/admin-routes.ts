@@ -12,6 +12,7 @@ import { pageBody, pagingFields } from "./paging.js";
 import { balanceView, historyView, jobView, licenseView, modulesView, queuedMailView, queueView } from "./views.js";
 import { changeIpBodySchema, type ActionOutcome, type AdminActions } from "./actions.js";
 import { resendMailBodySchema } from "./direct-actions.js";
+import { JOB_ID_RULE, jobIdSchema } from "./ids.js";
 import type { Actor } from "../vocabulary/roles.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { hasBody } from "../http/request-body.js";
@@ -65,17 +66,7 @@ function refuse(res: Response, error: z.ZodError): void {
 export const balanceQuerySchema = z.strictObject({
   fresh: noFilterIfEmpty(z.enum(["", "true", "false"])).describe("true: ask the reseller now rather than answer the reading of the last 60 s"),
 });
-/** What a job id looks like wherever one is typed (admin API, CLI). */
-export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";
-/**
- * Plain decimal digits only: `Number()` (or `z.coerce`) would read `0x1` as job 1 and `1e3` as
- * job 1000, so an id written any other way would act on a job nobody named.
- */
-export const jobIdSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{0,15}$/, { error: JOB_ID_RULE })
-  .transform(Number)
-  .refine(Number.isSafeInteger, { error: JOB_ID_RULE });
+export { JOB_ID_RULE, jobIdSchema } from "./ids.js";
 
 /** Who a request acts as: the operator its token belongs to (ADMIN_TOKEN: the admin named "admin"), set by authenticate(). */
 const actorOf = (res: Response): Actor => {
@@ -197,14 +188,14 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   router.post("/admin/jobs/:id/retry", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { field: "id", errors: { id: [JOB_ID_RULE] } });
     // The retry and its audit entry (ok, or refused when the job is not failed or blocked) commit together.
     sendOutcome(res, await deps.actions.retryJob(actorOf(res), { id: id.data }), (job) => res.status(202).json({ job: jobView(job) }));
   });
 
   router.post("/admin/jobs/:id/cancel", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { field: "id", errors: { id: [JOB_ID_RULE] } });
     // The cancel and its audit entry (ok, or refused saying why) commit together; it is done when answered.
     sendOutcome(res, await deps.actions.cancelJob(actorOf(res), { id: id.data }), (job) => res.json({ job: jobView(job) }));
   });

@@ -2,14 +2,25 @@ import { z } from "zod";
 import { billingCycleSchema } from "../catalog/catalog.js";
 import { ipSchema } from "../vocabulary/products.js";
 import { EVENT_TYPES, type EventType } from "../vocabulary/event-types.js";
+import { atMost } from "../validation/length.js";
 
 export { EVENT_TYPES, type EventType };
 
+/** The longest id the bridge takes (a service's, a product's), wherever one comes in: panels, paths, the CLI. */
+export const ID_MAX = 64;
+const ID_CHARACTERS = z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" });
+
 /** Panels send ids as strings or numbers; we keep them as strings. */
 export const idSchema = z
-  .union([z.string().trim().min(1).max(64), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
+  .union([z.string().trim().min(1).max(ID_MAX, atMost(ID_MAX)), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
   .transform(String)
-  .pipe(z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" }));
+  .pipe(ID_CHARACTERS);
+
+/**
+ * A service id as an operator names one (a path's `:id`, a CLI argument): the intake's rule, so
+ * no id refused here can belong to a service, and none is stored or audited before it is checked.
+ */
+export const serviceIdText = z.string().min(1, { error: "must not be empty" }).max(ID_MAX, atMost(ID_MAX)).pipe(ID_CHARACTERS);
 
 export const dateSchema = z
   .string()

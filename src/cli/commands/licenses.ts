@@ -30,6 +30,12 @@ function licenseRows(list: License[]) {
   }));
 }
 
+/** A service id as the admin API's paths take it, or a usage error before anything is audited. */
+async function checkedServiceId(serviceId: string): Promise<void> {
+  const [{ serviceIdSchema }, { checkedAsApi }] = await Promise.all([import("../../admin/ids.js"), import("../arguments.js")]);
+  checkedAsApi(serviceIdSchema, "service-id", serviceId);
+}
+
 const unknownService = (serviceId: string) => `unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`;
 
 export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
@@ -101,6 +107,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../admin/direct-actions.js"),
         import("../../admin/views.js"),
       ]);
+      await checkedServiceId(serviceId);
       const config = configOrExit();
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const queued = await withBridgeStore(config, async (store) => {
@@ -124,6 +131,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../vocabulary/audit.js"),
         import("../../admin/direct-actions.js"),
       ]);
+      await checkedServiceId(serviceId);
       const config = configOrExit();
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const svc = await withBridgeStore(config, async (store) => {
