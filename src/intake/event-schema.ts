@@ -2,6 +2,7 @@ import { z } from "zod";
 import { billingCycleSchema } from "../catalog/catalog.js";
 import { ipSchema } from "../vocabulary/products.js";
 import { EVENT_TYPES, type EventType } from "../vocabulary/event-types.js";
+import { formatControlIn, hasControlCharacter } from "../vocabulary/text.js";
 import { atMost } from "../validation/length.js";
 
 export { EVENT_TYPES, type EventType };
@@ -35,14 +36,21 @@ function isCalendarDate(s: string): boolean {
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
-/** Printable text: a control character (NUL, ESC, CR, ...) has no business in a name that reaches a mail. */
+/**
+ * Printable text: a control character (NUL, ESC, CR, ...) has no business in a name that reaches
+ * a mail, nor an invisible format character (U+202E and the other bidirectional controls), which
+ * would make the name in the mail's header read as something else. Refused, not stripped: the
+ * panel's record is what is wrong, and a 422 naming the field gets it corrected there.
+ */
 export const printableText = (max: number) =>
   z
     .string()
     .trim()
     .max(max)
-    // eslint-disable-next-line no-control-regex -- finding control characters is the point
-    .refine((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s), { error: "must not contain control characters" });
+    .refine((s) => !hasControlCharacter(s), { error: "must not contain control characters" })
+    .refine((s) => formatControlIn(s) === undefined, {
+      error: (issue) => `must not contain ${formatControlIn(String(issue.input))} (an invisible bidirectional or formatting control)`,
+    });
 
 export const customerEmailSchema = z.email({ error: "must be an e-mail address" }).max(254);
 
