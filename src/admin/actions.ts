@@ -12,6 +12,7 @@ import type { Job } from "../vocabulary/jobs.js";
 import { cancelJob, resendInstallMail, resetIpChanges, type ActionOutcome, type QueuedMail } from "./direct-actions.js";
 import type { ServiceRow } from "../store/store.js";
 import { roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
+import { withArticle } from "../vocabulary/text.js";
 import { serviceIdProblem } from "./ids.js";
 
 /**
@@ -65,7 +66,11 @@ export interface AdminActionDeps {
 }
 
 /** The body of `POST /admin/services/:id/change-ip`. */
-export const changeIpBodySchema = z.strictObject({ ip: z.string({ error: "is required: the new IP address" }).max(64) });
+export const changeIpBodySchema = z.strictObject({
+  ip: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required: the new IP address" : "must be a string: the new IP address, e.g. \"203.0.113.10\"") })
+    .max(64, { error: "must be at most 64 characters: an IPv4 or IPv6 address" }),
+});
 
 /** The intake's source of the events operators make: its own namespace of webhook ids. */
 export const OPERATOR_SOURCE = "operator";
@@ -95,7 +100,7 @@ export async function refuse(
   action: ActionName,
   about: { service_id?: string | null; job_id?: number | null } = {},
 ): Promise<ActionOutcome<never>> {
-  const message = `${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}; ${action} needs the ${ACTION_ROLES[action]} role`;
+  const message = `${actor.name} is ${withArticle(actor.role)}; ${action} needs the ${ACTION_ROLES[action]} role`;
   await audit.record({ actor: actor.name, action: REFUSED_AS[action], service_id: about.service_id ?? null, job_id: about.job_id ?? null, outcome: "refused", detail: `forbidden: ${message}` });
   return { ok: false, status: 403, code: "forbidden", message };
 }

@@ -4,6 +4,7 @@ import { sendError } from "../http/errors.js";
 import type { AuditOps } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { ROLE_MEANING, roleAllows, type Role } from "../vocabulary/roles.js";
+import { withArticle } from "../vocabulary/text.js";
 import type { FieldErrors } from "../validation/field-errors.js";
 import { JOB_ID_RULE, jobIdSchema, serviceIdProblem } from "./ids.js";
 
@@ -95,14 +96,14 @@ export async function allowOrRefuse(
       service_id: what.serviceId ?? null,
       job_id: what.jobId ?? null,
       outcome: "refused",
-      detail: `forbidden: ${what.method} ${what.path} needs the ${need} role; ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`,
+      detail: `forbidden: ${what.method} ${what.path} needs the ${need} role; ${actor.name} is ${withArticle(actor.role)}`,
     });
   }
   sendError(
     res,
     403,
     "forbidden",
-    `Forbidden: ${what.method} ${what.path} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`,
+    `Forbidden: ${what.method} ${what.path} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${withArticle(actor.role)}`,
     { required_role: need, role: actor.role },
   );
   return false;
