@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
+import { NOT_AN_OBJECT } from "../validation/field-errors.js";
 import { loggablePath } from "./loggable-path.js";
 
 /**
@@ -53,7 +54,11 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
     if (e.type === "entity.too.large") return sendError(res, 413, "payload_too_large", "Request body too large (64 KiB at most)");
     if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
-    if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
+    if (e.type === "entity.parse.failed") {
+      // The parser takes objects and lists only: `null`, `1` or `"x"` is JSON, just not what a route takes.
+      if (isJson((err as { body?: unknown }).body)) return sendError(res, 422, "validation", "Validation error", { errors: { "(body)": [NOT_AN_OBJECT] } });
+      return sendError(res, 400, "bad_json", "Request body is not valid JSON");
+    }
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");
     // The router's "Failed to decode param '<value>'" would echo the value: Blesta's token, there.
     if (err instanceof URIError) return sendError(res, 400, "bad_request", "The path holds a malformed percent-encoding");
@@ -62,4 +67,14 @@ export function errorHandler(logger: Logger, isBusy: (err: unknown) => boolean =
     logger.error({ err, path: loggablePath(req.originalUrl, secrets) }, "unhandled error");
     sendError(res, 500, "internal", "Internal error");
   };
+}
+
+function isJson(text: unknown): boolean {
+  if (typeof text !== "string") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
