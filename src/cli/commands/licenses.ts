@@ -50,7 +50,12 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
   )
     .option("--json", "machine-readable output: {\"licenses\": [...], \"next_cursor\", \"total\"}")
     .action(async (opts: { status?: ServiceStatus; q?: string } & PagingOptions, cmd: Command) => {
-      const { licenseView, configOrExit, withBridgeStore } = await deps();
+      const [{ licenseView, configOrExit, withBridgeStore }, { searchSchema }, { checkedAsApi }] = await Promise.all([
+        deps(),
+        import("../../admin/filters.js"),
+        import("../arguments.js"),
+      ]);
+      const q = checkedAsApi(searchSchema, "--q", opts.q);
       const first = await pageRequest("licenses", opts);
       const config = configOrExit();
       await withBridgeStore(config, (store) =>
@@ -59,7 +64,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
           opts,
           first,
           async (page) => {
-            const p = await store.services.page({ status: opts.status, q: opts.q?.trim() || undefined, ...page });
+            const p = await store.services.page({ status: opts.status, q, ...page });
             return { ...p, items: p.items.map(licenseView) };
           },
           { key: "licenses", noun: `licence(s)${opts.status ? ` ${opts.status}` : ""}`, table: (list) => table(licenseRows(list)) },
