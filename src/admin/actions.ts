@@ -12,6 +12,8 @@ import type { Job } from "../vocabulary/jobs.js";
 import { cancelJob, resendInstallMail, resetIpChanges, type ActionOutcome, type QueuedMail } from "./direct-actions.js";
 import type { ServiceRow } from "../store/store.js";
 import { roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
+import { withArticle } from "../vocabulary/text.js";
+import { serviceIdProblem } from "./ids.js";
 
 /**
  * Every change an operator can make, as one function `(actor, params) => outcome` that the admin
@@ -64,7 +66,11 @@ export interface AdminActionDeps {
 }
 
 /** The body of `POST /admin/services/:id/change-ip`. */
-export const changeIpBodySchema = z.strictObject({ ip: z.string({ error: "is required: the new IP address" }).max(64) });
+export const changeIpBodySchema = z.strictObject({
+  ip: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required: the new IP address" : "must be a string: the new IP address, e.g. \"203.0.113.10\"") })
+    .max(64, { error: "must be at most 64 characters: an IPv4 or IPv6 address" }),
+});
 
 /** The intake's source of the events operators make: its own namespace of webhook ids. */
 export const OPERATOR_SOURCE = "operator";
@@ -94,7 +100,7 @@ export async function refuse(
   action: ActionName,
   about: { service_id?: string | null; job_id?: number | null } = {},
 ): Promise<ActionOutcome<never>> {
-  const message = `${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}; ${action} needs the ${ACTION_ROLES[action]} role`;
+  const message = `${actor.name} is ${withArticle(actor.role)}; ${action} needs the ${ACTION_ROLES[action]} role`;
   await audit.record({ actor: actor.name, action: REFUSED_AS[action], service_id: about.service_id ?? null, job_id: about.job_id ?? null, outcome: "refused", detail: `forbidden: ${message}` });
   return { ok: false, status: 403, code: "forbidden", message };
 }
@@ -108,6 +114,16 @@ const draftOf = (actor: Actor & { via?: string }, action: string): AuditDraft =>
 /** The audit action of each licence action. */
 const LICENCE_AUDIT = { suspend: "service.suspend", unsuspend: "service.unsuspend", changeIp: "service.change_ip" } as const;
 
+/**
+ * A service id no service can have (the intake's rule: at most 64 letters, digits and . _ : -):
+ * 422 naming `id`, before the role is checked, so that it is refused alike for everyone and
+ * never written into an entry.
+ */
+function badServiceId(serviceId: string): ActionOutcome<never> | undefined {
+  const errors = serviceIdProblem(serviceId);
+  return errors ? { ok: false, status: 422, code: "validation", message: "Validation error", errors } : undefined;
+}
+
 export function adminActions(deps: AdminActionDeps): AdminActions {
   const { store } = deps;
   const forbidden = (actor: Actor, action: ActionName, about?: { service_id?: string | null; job_id?: number | null }) => refuse(store.audit, actor, action, about);
@@ -115,8 +131,10 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
   let reconciling = false;
 
   /** An operator's change to a licence is an event like a panel's, decided by the one deciding core. */
-  const licenceEvent = async (actor: Actor, action: ActionName, raw: unknown): Promise<ActionOutcome<LicenceActionResult>> => {
-    if (!mayAct(actor, action)) return forbidden(actor, action, { service_id: (raw as { service: { id: string } }).service.id });
+  const licenceEvent = async (actor: Actor, action: ActionName, raw: { type: string; service: { id: string }; changes?: { ip: string } }): Promise<ActionOutcome<LicenceActionResult>> => {
+    const bad = badServiceId(raw.service.id);
+    if (bad) return bad;
+    if (!mayAct(actor, action)) return forbidden(actor, action, { service_id: raw.service.id });
     const parsed = billingEventSchema.safeParse(raw);
     if (!parsed.success) return { ok: false, status: 422, code: "validation", message: "Validation error", errors: fieldErrors(parsed.error) };
     // The operator's name in the webhook id: the event row says who made it until the audit trail does.
@@ -157,10 +175,14 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
     unsuspend: (actor, { serviceId }) => licenceEvent(actor, "unsuspend", { type: "service.unsuspended", service: { id: serviceId } }),
     changeIp: (actor, { serviceId, ip }) => licenceEvent(actor, "changeIp", { type: "service.ip_changed", service: { id: serviceId }, changes: { ip } }),
     async resendInstallMail(actor, params) {
+      const bad = badServiceId(params.serviceId);
+      if (bad) return bad;
       if (!mayAct(actor, "resendInstallMail")) return forbidden(actor, "resendInstallMail", { service_id: params.serviceId });
       return resendInstallMail(store, draftOf(actor, AUDIT_ACTIONS.serviceResendInstallMail), params);
     },
     async resetIpChanges(actor, { serviceId }) {
+      const bad = badServiceId(serviceId);
+      if (bad) return bad;
       if (!mayAct(actor, "resetIpChanges")) return forbidden(actor, "resetIpChanges", { service_id: serviceId });
       return resetIpChanges(store, draftOf(actor, AUDIT_ACTIONS.serviceResetIpChanges), serviceId);
     },

@@ -8,13 +8,15 @@ import { fieldErrors } from "../intake/event-schema.js";
 import { operatorOf } from "../http/auth.js";
 import { adminAccess, type AdminAccessDeps } from "./permissions.js";
 import { sendError } from "../http/errors.js";
-import { pageBody, pagingFields } from "./paging.js";
+import { pageBody, pagingFields, queryOf } from "./paging.js";
 import { balanceView, historyView, jobView, licenseView, modulesView, queuedMailView, queueView } from "./views.js";
 import { changeIpBodySchema, type ActionOutcome, type AdminActions } from "./actions.js";
 import { resendMailBodySchema } from "./direct-actions.js";
+import { JOB_ID_RULE, jobIdSchema } from "./ids.js";
 import type { Actor } from "../vocabulary/roles.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { hasBody } from "../http/request-body.js";
+import { idFilterSchema, noFilterIfEmpty, searchSchema } from "./filters.js";
 
 export interface AdminRouteDeps extends AdminAccessDeps {
   store: Store;
@@ -24,21 +26,7 @@ export interface AdminRouteDeps extends AdminAccessDeps {
   balance: BalanceReader;
 }
 
-/**
- * A filter sent empty is no filter: the contract itself writes them so (`?status=`,
- * `?state=&service_id=`), and a form or script that leaves one blank sends the key anyway. The
- * "" is part of each filter's schema, not stripped before parsing, so an unknown key stays
- * refused whatever its value and the OpenAPI document shows that "" is accepted.
- */
-export const noFilterIfEmpty = <T extends string>(schema: z.ZodType<T>) => schema.optional().transform((v) => (v === "" ? undefined : (v as Exclude<T, "">)));
-
-/** One look-up key of a licence (service id, IP, e-mail, licence key): exact match, each by its index. */
-const searchSchema = z
-  .string()
-  .max(256)
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()))
-  .describe("a service id, an IP address (any spelling), a customer e-mail (any case) or a licence key: exact match");
+export { noFilterIfEmpty, SEARCH_MAX, searchSchema } from "./filters.js";
 
 export const licensesQuerySchema = z.strictObject({
   status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])),
@@ -47,8 +35,8 @@ export const licensesQuerySchema = z.strictObject({
 });
 export const jobsQuerySchema = z.strictObject({
   state: noFilterIfEmpty(z.enum(["", ...JOB_STATES])),
-  service_id: noFilterIfEmpty(z.string().max(64)),
-  kind: noFilterIfEmpty(z.string().max(64)),
+  service_id: idFilterSchema,
+  kind: idFilterSchema,
   ...pagingFields("jobs"),
 });
 export const historyQuerySchema = z.strictObject(pagingFields("history"));
@@ -65,17 +53,7 @@ function refuse(res: Response, error: z.ZodError): void {
 export const balanceQuerySchema = z.strictObject({
   fresh: noFilterIfEmpty(z.enum(["", "true", "false"])).describe("true: ask the reseller now rather than answer the reading of the last 60 s"),
 });
-/** What a job id looks like wherever one is typed (admin API, CLI). */
-export const JOB_ID_RULE = "must be a job id in plain decimal digits (e.g. 42)";
-/**
- * Plain decimal digits only: `Number()` (or `z.coerce`) would read `0x1` as job 1 and `1e3` as
- * job 1000, so an id written any other way would act on a job nobody named.
- */
-export const jobIdSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{0,15}$/, { error: JOB_ID_RULE })
-  .transform(Number)
-  .refine(Number.isSafeInteger, { error: JOB_ID_RULE });
+export { JOB_ID_RULE, jobIdSchema } from "./ids.js";
 
 /** Who a request acts as: the operator its token belongs to (ADMIN_TOKEN: the admin named "admin"), set by authenticate(). */
 const actorOf = (res: Response): Actor => {
@@ -120,18 +98,18 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   });
 
   router.get("/admin/services/:id/history", async (req, res) => {
-    const q = historyQuerySchema.safeParse(req.query);
-    if (!q.success) return refuse(res, q.error);
+    const q = queryOf(req, res, historyQuerySchema);
+    if (!q) return;
     const svc = await services.get(req.params.id);
     if (!svc) return sendError(res, 404, "unknown_service", "unknown service");
-    const page = await services.historyPage(svc.service_id, { limit: q.data.limit, cursor: q.data.cursor });
+    const page = await services.historyPage(svc.service_id, { limit: q.limit, cursor: q.cursor });
     res.json({ service_id: svc.service_id, ...pageBody("history", page, historyView) });
   });
 
   router.get("/admin/licenses", async (req, res) => {
-    const q = licensesQuerySchema.safeParse(req.query);
-    if (!q.success) return refuse(res, q.error);
-    const page = await services.page({ status: q.data.status, q: q.data.q, limit: q.data.limit, cursor: q.data.cursor });
+    const q = queryOf(req, res, licensesQuerySchema);
+    if (!q) return;
+    const page = await services.page({ status: q.status, q: q.q, limit: q.limit, cursor: q.cursor });
     res.json(pageBody("licenses", page, licenseView));
   });
 
@@ -156,13 +134,13 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     });
 
   router.get("/admin/licenses/export", async (req, res) => {
-    const q = licensesExportQuerySchema.safeParse(req.query);
-    if (!q.success) return refuse(res, q.error);
+    const q = queryOf(req, res, licensesExportQuerySchema);
+    if (!q) return;
     res.type("application/x-ndjson");
     const left = new AbortController();
     res.on("close", () => left.abort());
     try {
-      for await (const chunk of services.exportChunks({ status: q.data.status, q: q.data.q }, { signal: left.signal })) {
+      for await (const chunk of services.exportChunks({ status: q.status, q: q.q }, { signal: left.signal })) {
         if (left.signal.aborted) return;
         if (!res.write(chunk)) await drainedOrGone(res);
       }
@@ -175,9 +153,9 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   });
 
   router.get("/admin/jobs", async (req, res) => {
-    const q = jobsQuerySchema.safeParse(req.query);
-    if (!q.success) return refuse(res, q.error);
-    const page = await jobs.page({ state: q.data.state, serviceId: q.data.service_id, kind: q.data.kind, limit: q.data.limit, cursor: q.data.cursor });
+    const q = queryOf(req, res, jobsQuerySchema);
+    if (!q) return;
+    const page = await jobs.page({ state: q.state, serviceId: q.service_id, kind: q.kind, limit: q.limit, cursor: q.cursor });
     res.json(pageBody("jobs", page, jobView));
   });
 
@@ -186,9 +164,9 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   });
 
   router.get("/admin/balance", async (req, res) => {
-    const q = balanceQuerySchema.safeParse(req.query);
-    if (!q.success) return refuse(res, q.error);
-    res.json(balanceView(await deps.balance.read({ fresh: q.data.fresh === "true" })));
+    const q = queryOf(req, res, balanceQuerySchema);
+    if (!q) return;
+    res.json(balanceView(await deps.balance.read({ fresh: q.fresh === "true" })));
   });
 
   router.get("/admin/modules", async (_req, res) => {
@@ -197,14 +175,14 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   router.post("/admin/jobs/:id/retry", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { field: "id", errors: { id: [JOB_ID_RULE] } });
     // The retry and its audit entry (ok, or refused when the job is not failed or blocked) commit together.
     sendOutcome(res, await deps.actions.retryJob(actorOf(res), { id: id.data }), (job) => res.status(202).json({ job: jobView(job) }));
   });
 
   router.post("/admin/jobs/:id/cancel", async (req, res) => {
     const id = jobIdSchema.safeParse(req.params.id);
-    if (!id.success) return sendError(res, 422, "validation", "Validation error", { errors: { id: [JOB_ID_RULE] } });
+    if (!id.success) return sendError(res, 422, "validation", "Validation error", { field: "id", errors: { id: [JOB_ID_RULE] } });
     // The cancel and its audit entry (ok, or refused saying why) commit together; it is done when answered.
     sendOutcome(res, await deps.actions.cancelJob(actorOf(res), { id: id.data }), (job) => res.json({ job: jobView(job) }));
   });

@@ -4,7 +4,7 @@ import type { AuditEntry, AuditOps } from "../store/store.js";
 import { AUDIT_OUTCOMES } from "../vocabulary/audit.js";
 import { noFilterIfEmpty } from "./admin-routes.js";
 import { adminAccess, type AdminAccessDeps } from "./permissions.js";
-import { idCursorSchema, limitSchema, sendQueryError } from "./paging.js";
+import { idCursorSchema, limitSchema, queryOf } from "./paging.js";
 
 export const auditQuerySchema = z.strictObject({
   actor: noFilterIfEmpty(z.string().max(200)).describe("only this operator's entries (`admin` is ADMIN_TOKEN; the CLI's are `cli:<user>`)"),
@@ -33,9 +33,9 @@ export function auditRouter(deps: AdminAccessDeps & { audit: AuditOps }): Router
   const router = express.Router();
   router.use("/admin", ...adminAccess(deps));
   router.get("/admin/audit", async (req, res) => {
-    const q = auditQuerySchema.safeParse(req.query);
-    if (!q.success) return sendQueryError(res, q.error);
-    res.json(await auditPage(deps.audit, q.data));
+    const q = queryOf(req, res, auditQuerySchema);
+    if (!q) return;
+    res.json(await auditPage(deps.audit, q));
   });
   return router;
 }

@@ -2,7 +2,7 @@ import express, { type Router } from "express";
 import { z } from "zod";
 import { forecastRenewals, type ForecastDeps } from "../renewals/forecast.js";
 import { adminAccess, type AdminAccessDeps } from "./permissions.js";
-import { sendQueryError } from "./paging.js";
+import { queryOf } from "./paging.js";
 
 export const DAYS_RULE = "must be a whole number of days from 1 to 366 (default 7)";
 export const forecastQuerySchema = z.strictObject({
@@ -20,9 +20,9 @@ export function forecastRouter(deps: AdminAccessDeps & { forecast: ForecastDeps 
   const router = express.Router();
   router.use("/admin", ...adminAccess(deps));
   router.get("/admin/forecast", async (req, res) => {
-    const q = forecastQuerySchema.safeParse(req.query);
-    if (!q.success) return sendQueryError(res, q.error);
-    res.json(await forecastRenewals(deps.forecast, q.data.days ?? 7));
+    const q = queryOf(req, res, forecastQuerySchema);
+    if (!q) return;
+    res.json(await forecastRenewals(deps.forecast, q.days ?? 7));
   });
   return router;
 }

@@ -26,6 +26,7 @@ import { AUDIT_OUTCOMES } from "../vocabulary/audit.js";
 import { ROLES } from "../vocabulary/roles.js";
 import { changeIpBodySchema } from "./actions.js";
 import { resendMailBodySchema } from "./direct-actions.js";
+import { serviceIdSchema } from "./ids.js";
 import { ERROR_CODE_NAMES, ERROR_CODES } from "../vocabulary/error-codes.js";
 import { changeIpParams, changePackageParams, createParams, renewParams, targetParams } from "../provisioning/params.js";
 import type { ProvisionedLicense } from "../provisioning/answers.js";
@@ -328,6 +329,9 @@ function withFailureLimit<T extends Record<string, object>>(paths: T): T {
 const FORBIDDEN = answer(`The operator's role (${ROLES.join(" < ")}) does not allow this; \`required_role\` names the one needed. Audited as refused.`);
 const INVALID = answer("Validation error", "ValidationError");
 
+/** The 422 every action on a service may answer, whoever asks, before its role is checked. */
+const BAD_SERVICE_ID = "An id no service can have (over 64 characters, or other than letters, digits and . _ : -): code validation, `errors.id` says why; nothing audited";
+
 /** POST /admin/services/:id/<action>: an operator's action on one licence, with its answer and what else it may answer. */
 const serviceAction = (
   operationId: string,
@@ -340,7 +344,7 @@ const serviceAction = (
     summary,
     description: `${o.description} Needs the operator role; audited.`,
     security: ADMIN_SECURITY,
-    parameters: [{ name: "id", in: "path", required: true, description: "The service id", schema: { type: "string" } }],
+    parameters: [{ name: "id", in: "path", required: true, description: "The service id, by the intake's rule", schema: jsonSchema(serviceIdSchema) }],
     ...(o.requestBody ? { requestBody: o.requestBody } : {}),
     responses: {
       [o.ok.status]: { description: o.ok.description, ...json(ref(o.ok.schema)) },
@@ -348,6 +352,7 @@ const serviceAction = (
       "403": FORBIDDEN,
       "404": answer("Unknown service"),
       "415": answer("A body that is not application/json"),
+      "422": answer(BAD_SERVICE_ID, "ValidationError"),
       ...o.more,
     },
   },
@@ -359,7 +364,7 @@ const licenceAction = (operationId: string, summary: string, extra: { requestBod
     description: "An event like the panel's, decided by the same rules; its job runs after the answer.",
     ok: { status: "202", description: "Accepted", schema: "LicenceAction" },
     requestBody: extra.requestBody,
-    more: { "409": answer("Not now: the same request sent again later will be taken"), "422": INVALID },
+    more: { "409": answer("Not now: the same request sent again later will be taken"), "422": answer(`Validation error: the body, or the path's id. ${BAD_SERVICE_ID}`, "ValidationError") },
   });
 
 /** Query parameters from a strict object schema: one per property, required as the schema says. */
@@ -668,7 +673,9 @@ export function openApiDocument(): Record<string, unknown> {
         ok: { status: "202", description: "Queued", schema: "QueuedMail" },
         requestBody: { required: false, ...json(jsonSchema(resendMailBodySchema)) },
         more: {
-          "422": answer("A wrong request_id (code validation, `errors` names it); or the service is not active (service_not_active) or has no customer e-mail (no_customer_email)"),
+          "422": answer(
+            "A wrong request_id or service id (code validation, `errors` names it); or the service is not active (service_not_active) or has no customer e-mail (no_customer_email)",
+          ),
         },
       }),
       "/admin/services/{id}/reset-ip-changes": serviceAction("resetIpChanges", "Reset the licence's IP-change counter to 0", {

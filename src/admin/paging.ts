@@ -1,7 +1,8 @@
-import type { Response } from "express";
+import type { Request, Response } from "express";
 import { z } from "zod";
 import { sendError } from "../http/errors.js";
-import { fieldErrors } from "../validation/field-errors.js";
+import type { FieldErrors } from "../validation/field-errors.js";
+import { parseQuery } from "../validation/query.js";
 import { decodeCursor, PAGE_LIMIT, type Listing, type Page } from "../store/store.js";
 
 /** What a `limit` must be, wherever one is typed (admin API, CLI). */
@@ -50,7 +51,14 @@ export const idCursorSchema = z
   .describe("the next_cursor of the page before; absent for the first page");
 
 /** The 422 of a bad query: `errors` names every wrong field, `field` the first (what a script checks). */
-export function sendQueryError(res: Response, error: z.ZodError): void {
-  const errors = fieldErrors(error, "(query)");
+export function sendQueryError(res: Response, errors: FieldErrors): void {
   sendError(res, 422, "validation", "Validation error", { field: Object.keys(errors)[0] ?? null, errors });
+}
+
+/** The request's query by `schema`; undefined, with its 422 sent, when anything in it is wrong. */
+export function queryOf<T>(req: Request, res: Response, schema: z.ZodType<T>): T | undefined {
+  const q = parseQuery(schema, req.query as Record<string, unknown>);
+  if (q.ok) return q.data;
+  sendQueryError(res, q.errors);
+  return undefined;
 }

@@ -5,6 +5,9 @@ import type { FailureLimit } from "../http/failure-limit.js";
 import type { AuditOps } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { ROLE_MEANING, roleAllows, type Role } from "../vocabulary/roles.js";
+import { withArticle } from "../vocabulary/text.js";
+import type { FieldErrors } from "../validation/field-errors.js";
+import { JOB_ID_RULE, jobIdSchema, serviceIdProblem } from "./ids.js";
 
 /**
  * Who may call which admin route: the one table the guard, the OpenAPI document and the tests
@@ -96,14 +99,14 @@ export async function allowOrRefuse(
       service_id: what.serviceId ?? null,
       job_id: what.jobId ?? null,
       outcome: "refused",
-      detail: `forbidden: ${what.method} ${what.path} needs the ${need} role; ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`,
+      detail: `forbidden: ${what.method} ${what.path} needs the ${need} role; ${actor.name} is ${withArticle(actor.role)}`,
     });
   }
   sendError(
     res,
     403,
     "forbidden",
-    `Forbidden: ${what.method} ${what.path} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`,
+    `Forbidden: ${what.method} ${what.path} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${withArticle(actor.role)}`,
     { required_role: need, role: actor.role },
   );
   return false;
@@ -118,14 +121,33 @@ function subjectOf(path: string): { serviceId?: string; jobId?: number } {
 }
 
 /**
+ * What is wrong with the id in the path of a route that acts: a service or job id that no service
+ * or job can have (a service id by the intake's rule, at most 64 characters; a job id in plain
+ * digits). A read of such an id answers 404, as for any id the bridge does not know: it stores nothing.
+ */
+function badSubject(method: string, path: string): FieldErrors | undefined {
+  if (method === "GET" || method === "HEAD") return undefined;
+  const [, , kind, id] = path.split("?")[0]!.split("/");
+  if (kind === "services" && id !== undefined) return serviceIdProblem(decodeURIComponent(id));
+  if (kind === "jobs" && id !== undefined && !jobIdSchema.safeParse(id).success) return { id: [JOB_ID_RULE] };
+  return undefined;
+}
+
+/**
  * The admin API's door, mounted on `/admin` by every admin router: a valid token (401 otherwise;
- * 429 for a client with too many failed ones), then the role its route needs by the table above
- * (403 otherwise, audited for a mutating route).
- * A route whose need depends on the body (reconcile's `fix`) checks that again once it has read it.
+ * 429 for a client with too many failed ones),
+ * then, on a route that acts, an id in its path that a service or job can have (422 naming `id`
+ * otherwise), then the role its route needs by the table above (403 otherwise, audited for a
+ * mutating route). The id comes before the role, so that one no service or job can have is
+ * refused alike for everyone and never written into a refusal's entry: the trail cannot be grown
+ * with it. A route whose need depends on the body (reconcile's `fix`) checks that again once it
+ * has read it.
  */
 export function adminAccess(deps: AdminAccessDeps): RequestHandler[] {
   const authorize: RequestHandler = (req, res, next) => {
     const path = `${req.baseUrl}${req.path}`;
+    const problem = badSubject(req.method.toUpperCase(), path);
+    if (problem) return sendError(res, 422, "validation", "Validation error", { field: Object.keys(problem)[0], errors: problem });
     const p = permissionOf(req.method, path);
     allowOrRefuse(deps, res, p.role, { method: req.method, path: p.path, action: p.action, ...subjectOf(path) }).then(
       (ok) => (ok ? next() : undefined),

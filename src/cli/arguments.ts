@@ -27,3 +27,13 @@ export function parseArgument<T>(schema: z.ZodType<T, string>, name: string, rul
 export const amountArg = (raw: string) => parseArgument(amountSchema, "amount", AMOUNT_RULE, raw);
 export const accountIdArg = (raw: string) => parseArgument(accountIdSchema, "id", ACCOUNT_ID_RULE, raw);
 export const nonNegativeOption = (name: string, raw: string) => parseArgument(nonNegativeSchema, name, NON_NEGATIVE_RULE, raw);
+
+/**
+ * `raw` by one of the admin API's own schemas, or a usage error (exit 2) in one line naming the
+ * option or argument with the schema's words: the CLI takes what the API takes. Absent stays absent.
+ */
+export function checkedAsApi<T>(schema: z.ZodType<T>, name: string, raw: string | undefined): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new CliError(`${name} ${parsed.error.issues[0]!.message}`, EXIT.usage);
+  return parsed.data;
+}

@@ -4,6 +4,7 @@ import type { Config } from "../config/load.js";
 import type { AuditDraft, Store } from "../store/store.js";
 import type { AuditOutcome } from "../vocabulary/audit.js";
 import { ADMIN_TOKEN_ACTOR, ROLE_MEANING, roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
+import { withArticle } from "../vocabulary/text.js";
 import { CliError, EXIT } from "./output.js";
 
 /**
@@ -54,7 +55,7 @@ export async function requireRole(
   about: { service_id?: string | null; job_id?: number | null } = {},
 ): Promise<void> {
   if (roleAllows(actor.role, need)) return;
-  const why = `forbidden: ${action} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${actor.role === "admin" ? "an" : "a"} ${actor.role}`;
+  const why = `forbidden: ${action} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${withArticle(actor.role)}`;
   await store.audit.record({ ...draftOf(actor, action, why), ...about, outcome: "refused" });
   throw new CliError(why);
 }
@@ -90,7 +91,7 @@ export async function auditedUpstream<T>(
 ): Promise<T> {
   const store = await trailStore(config);
   if (!store) {
-    if (!roleAllows(actor.role, need)) throw new CliError(`forbidden: ${action} needs the ${need} role; ${actor.name} is a ${actor.role}`);
+    if (!roleAllows(actor.role, need)) throw new CliError(`forbidden: ${action} needs the ${need} role; ${actor.name} is ${withArticle(actor.role)}`);
     process.stderr.write("license-bridge: not audited: no bridge database here (at its current migration) to keep the audit trail in\n");
     return run();
   }

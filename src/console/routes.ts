@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type Request, type Response, type Router } from "express";
 import { z } from "zod";
-import { jobIdSchema, SERVICE_HISTORY_LIMIT } from "../admin/admin-routes.js";
+import { jobIdSchema, SEARCH_MAX, SERVICE_HISTORY_LIMIT } from "../admin/admin-routes.js";
 import { cursorSchema } from "../admin/paging.js";
 import type { ActionOutcome, AdminActions } from "../admin/actions.js";
 import { resendMailBodySchema } from "../admin/direct-actions.js";
@@ -14,6 +14,8 @@ import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { atMost } from "../validation/length.js";
+import { repeatedParameters } from "../validation/query.js";
 import type { AdminFunctions } from "./admin-functions.js";
 import { CONSOLE_CSS } from "./assets.js";
 import { CSRF_FIELD, requireCsrf } from "./csrf.js";
@@ -62,11 +64,19 @@ export interface ConsoleDeps {
 }
 
 const optional = (schema: z.ZodString) => schema.optional().default("");
+const LIST_LIMIT_RULE = "must be a whole number from 1 to 200";
 const licencesQuery = z.strictObject({
-  q: optional(z.string().trim().max(254)),
+  q: optional(z.string().trim().max(SEARCH_MAX, atMost(SEARCH_MAX))),
   status: z.enum(["", ...SERVICE_STATUSES], { error: `must be one of ${SERVICE_STATUSES.join(", ")}` }).optional().default(""),
   after: optional(z.string().max(64)),
-  limit: z.coerce.number().int().min(1).max(200).optional().default(50),
+  // Plain digits, as the admin API's limit: a coercion would answer "NaN" for `ten`.
+  limit: z
+    .string({ error: LIST_LIMIT_RULE })
+    .regex(/^[1-9][0-9]{0,2}$/, { error: LIST_LIMIT_RULE })
+    .transform(Number)
+    .refine((n) => n <= 200, { error: LIST_LIMIT_RULE })
+    .optional()
+    .default(50),
 });
 /** A licence's page: its latest history entries, or older ones from the cursor a page before gave. */
 const licenceQuery = z.strictObject({ history: cursorSchema("history") });
@@ -147,6 +157,13 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   router.use("/console", sessions.require);
   // The adoption form's own limit; the parser below then finds its body read and passes it on.
   router.post("/console/adoption", express.urlencoded({ extended: false, limit: ADOPTION_FORM_LIMIT, parameterLimit: 20 }));
+  // A query parameter given twice names no one page: said so, as the admin API says it.
+  router.use("/console", (req, res, next) => {
+    const repeated = repeatedParameters(req.query as Record<string, unknown>);
+    if (!repeated) return next();
+    const [field, messages] = Object.entries(repeated)[0]!;
+    send(res, 422, page({ title: "Invalid request", session: sessionOf(res), body: html`<h1>Invalid request</h1><p class="notice bad" role="alert">${field}: ${messages.join("; ")}</p>` }));
+  });
   router.post("/console/*splat", form, requireCsrf);
   router.post(
     "/console/logout",

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from "express";
 import type { Logger } from "../log/logger.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
+import { NOT_AN_OBJECT } from "../validation/field-errors.js";
 import { loggablePath, type TokenDigests } from "./loggable-path.js";
 
 /**
@@ -82,7 +83,11 @@ export function errorHandler(
       return sendError(res, 413, "payload_too_large", typeof e.limit === "number" ? `Request body too large (${sizeInWords(e.limit)} at most)` : "Request body too large");
     }
     if (e.type === "parameters.too.many") return sendError(res, 413, "payload_too_large", "Too many parameters");
-    if (e.type === "entity.parse.failed") return sendError(res, 400, "bad_json", "Request body is not valid JSON");
+    if (e.type === "entity.parse.failed") {
+      // The parser takes objects and lists only: `null`, `1` or `"x"` is JSON, just not what a route takes.
+      if (isJson((err as { body?: unknown }).body)) return sendError(res, 422, "validation", "Validation error", { errors: { "(body)": [NOT_AN_OBJECT] } });
+      return sendError(res, 400, "bad_json", "Request body is not valid JSON");
+    }
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return sendError(res, 415, "unsupported_media_type", e.message ?? "Unsupported encoding");
     // The router's "Failed to decode param '<value>'" would echo the value: Blesta's token, there.
     if (err instanceof URIError) return sendError(res, 400, "bad_request", "The path holds a malformed percent-encoding");
@@ -91,4 +96,14 @@ export function errorHandler(
     logger.error({ err, path: loggablePath(req.originalUrl, secrets, digests) }, "unhandled error");
     sendError(res, 500, "internal", "Internal error");
   };
+}
+
+function isJson(text: unknown): boolean {
+  if (typeof text !== "string") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

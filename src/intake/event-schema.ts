@@ -2,14 +2,26 @@ import { z } from "zod";
 import { billingCycleSchema } from "../catalog/catalog.js";
 import { ipSchema } from "../vocabulary/products.js";
 import { EVENT_TYPES, type EventType } from "../vocabulary/event-types.js";
+import { formatControlIn, hasControlCharacter } from "../vocabulary/text.js";
+import { atMost } from "../validation/length.js";
 
 export { EVENT_TYPES, type EventType };
 
+/** The longest id the bridge takes (a service's, a product's), wherever one comes in: panels, paths, the CLI. */
+export const ID_MAX = 64;
+const ID_CHARACTERS = z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" });
+
 /** Panels send ids as strings or numbers; we keep them as strings. */
 export const idSchema = z
-  .union([z.string().trim().min(1).max(64), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
+  .union([z.string().trim().min(1).max(ID_MAX, atMost(ID_MAX)), z.number().int().nonnegative()], { error: "must be a non-empty string id" })
   .transform(String)
-  .pipe(z.string().regex(/^[\w.:-]+$/, { error: "may hold only letters, digits and . _ : -" }));
+  .pipe(ID_CHARACTERS);
+
+/**
+ * A service id as an operator names one (a path's `:id`, a CLI argument): the intake's rule, so
+ * no id refused here can belong to a service, and none is stored or audited before it is checked.
+ */
+export const serviceIdText = z.string().min(1, { error: "must not be empty" }).max(ID_MAX, atMost(ID_MAX)).pipe(ID_CHARACTERS);
 
 export const dateSchema = z
   .string()
@@ -24,14 +36,21 @@ function isCalendarDate(s: string): boolean {
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
-/** Printable text: a control character (NUL, ESC, CR, ...) has no business in a name that reaches a mail. */
+/**
+ * Printable text: a control character (NUL, ESC, CR, ...) has no business in a name that reaches
+ * a mail, nor an invisible format character (U+202E and the other bidirectional controls), which
+ * would make the name in the mail's header read as something else. Refused, not stripped: the
+ * panel's record is what is wrong, and a 422 naming the field gets it corrected there.
+ */
 export const printableText = (max: number) =>
   z
     .string()
     .trim()
     .max(max)
-    // eslint-disable-next-line no-control-regex -- finding control characters is the point
-    .refine((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s), { error: "must not contain control characters" });
+    .refine((s) => !hasControlCharacter(s), { error: "must not contain control characters" })
+    .refine((s) => formatControlIn(s) === undefined, {
+      error: (issue) => `must not contain ${formatControlIn(String(issue.input))} (an invisible bidirectional or formatting control)`,
+    });
 
 export const customerEmailSchema = z.email({ error: "must be an e-mail address" }).max(254);
 

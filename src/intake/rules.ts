@@ -5,6 +5,7 @@ import { bundleComponents } from "../reseller/upstream.js";
 import { unusableIpReason } from "../vocabulary/ip-address.js";
 import type { ServiceRow } from "../store/store.js";
 import type { BillingEvent, FieldErrors } from "./event-schema.js";
+import { withArticle } from "../vocabulary/text.js";
 
 /** The licence types a catalogue product (or a stored service) buys upstream. */
 export function typesOf(p: Pick<CatalogProduct, "kind"> & { type?: string | null; bundle?: string | null }): string[] {
@@ -41,7 +42,7 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     for (const other of deps.holdersOf(ip, serviceId)) {
       const shared = typesOf(other).filter((t) => types.includes(t));
       if (shared.length) {
-        add(path, `${ip} already has a ${shared.join(" and ")} licence held by service ${other.service_id}; one licence belongs to one service`, "ip_in_use");
+        add(path, `${ip} already has ${withArticle(shared.join(" and "))} licence held by service ${other.service_id}; one licence belongs to one service`, "ip_in_use");
         return;
       }
     }

@@ -1,6 +1,7 @@
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
 import type MimeNode from "nodemailer/lib/mime-node/index.js";
 import { encode as qpEncode, wrap as qpWrap } from "nodemailer/lib/qp/index.js";
+import { withoutControls } from "../vocabulary/text.js";
 
 /** One message, fully rendered. */
 export interface OutgoingMail {
@@ -36,10 +37,11 @@ export async function composeMail(mail: OutgoingMail): Promise<string> {
 
 /** nodemailer's MIME tree of the mail (its boundaries drawn at random, once). */
 export function mailTree(mail: OutgoingMail, options: { textEncoding?: "quoted-printable" | "base64" } = {}): MimeNode {
+  const name = displayName(mail.to.name);
   return new MailComposer({
 
     from: mail.from,
-    to: mail.to.name ? { name: mail.to.name, address: mail.to.address } : mail.to.address,
+    to: name ? { name, address: mail.to.address } : mail.to.address,
     subject: mail.subject,
     text: mail.text,
     html: mail.html,
@@ -48,6 +50,16 @@ export function mailTree(mail: OutgoingMail, options: { textEncoding?: "quoted-p
     // count every letter of each body (two regex matches over the whole HTML) to decide.
     textEncoding: options.textEncoding ?? "quoted-printable",
   }).compile();
+}
+
+/**
+ * The recipient's name as its header shows it: no control character and no bidirectional or
+ * other invisible format control (U+202E would make the name read as another). The intake
+ * refuses such names; this keeps them out of headers for a row written before it did.
+ */
+function displayName(name: string | undefined): string | undefined {
+  const shown = name === undefined ? "" : withoutControls(name).trim();
+  return shown === "" ? undefined : shown;
 }
 
 /** The parts of a MimeNode its writer reads and its types leave out. */

@@ -3,6 +3,7 @@ import { requireBearer } from "../http/auth.js";
 import type { ErrorCode } from "../vocabulary/error-codes.js";
 import { sendError } from "../http/errors.js";
 import { hasBody } from "../http/request-body.js";
+import { NOT_AN_OBJECT } from "../validation/field-errors.js";
 import type { Logger } from "../log/logger.js";
 import type { ServiceOps } from "../store/store.js";
 import { isOutdated, MIN_MODULE_VERSION, moduleClientOf, moduleLabel } from "./module-clients.js";
@@ -78,6 +79,8 @@ export function provisioningRouter(deps: ProvisioningRouteDeps): Router {
 
   for (const call of PROVISIONING_CALLS) {
     const run: express.RequestHandler = async (req, res) => {
+      // A JSON list carries no named parameters: refused, rather than read as none given.
+      if (Array.isArray(req.body)) return sendError(res, 422, "validation", "Validation error", { errors: { "(body)": [NOT_AN_OBJECT] } });
       const params = parameters(req);
       const answer = await deps.provisioning.call(call, params);
       if (answer.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(answer.retryAfterSeconds));

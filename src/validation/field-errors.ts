@@ -1,5 +1,8 @@
 import type { z } from "zod";
 
+/** What a body that is JSON, but not an object, is told. */
+export const NOT_AN_OBJECT = "must be a JSON object";
+
 /** Field path → messages, the body of a 422. */
 export type FieldErrors = Record<string, string[]>;
 
@@ -18,7 +21,9 @@ export function fieldErrors(error: z.ZodError, root = "(body)"): FieldErrors {
     }
     // zod does not keep the input on issues; its own wording says when the value was absent.
     const missing = issue.code === "invalid_type" && /received undefined$/.test(issue.message);
-    add(issue.path, missing ? "is required" : issue.message);
+    // A body that is JSON, but a list or a plain value where an object was wanted.
+    const notObject = issue.code === "invalid_type" && issue.path.length === 0 && issue.expected === "object" && !missing;
+    add(issue.path, missing ? "is required" : notObject ? NOT_AN_OBJECT : issue.message);
   }
   return out;
 }

@@ -42,3 +42,33 @@ export const AUDIT_ACTIONS = {
   subResellerCredit: "sub_reseller.credit",
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
+
+/**
+ * The longest each text of an entry is kept: a service id as the intake takes one, an actor and
+ * an action as the audit filters take them, and room for a detail to say why. The ways in refuse
+ * an id over its limit (422) before anything is written; this is the trail's own bound, so that
+ * nothing written by a path that forgot to check grows it at will.
+ */
+export const AUDIT_TEXT_LIMITS = { actor: 200, action: 64, service_id: 64, detail: 2000 } as const;
+
+/**
+ * `text` cut to `max` characters, its last one "…": a cut id shows it was cut, and can never be
+ * taken for a service's (no id holds "…"). A surrogate pair is never split.
+ */
+export function cutToLimit(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const kept = text.slice(0, max - 1);
+  return `${/[\uD800-\uDBFF]$/.test(kept) ? kept.slice(0, -1) : kept}…`;
+}
+
+/** An entry's texts within AUDIT_TEXT_LIMITS, as both stores write it. */
+export function boundedEntry<E extends { actor: string; action: string; service_id?: string | null; detail?: string | null }>(e: E): E {
+  const L = AUDIT_TEXT_LIMITS;
+  return {
+    ...e,
+    actor: cutToLimit(e.actor, L.actor),
+    action: cutToLimit(e.action, L.action),
+    ...(typeof e.service_id === "string" ? { service_id: cutToLimit(e.service_id, L.service_id) } : {}),
+    ...(typeof e.detail === "string" ? { detail: cutToLimit(e.detail, L.detail) } : {}),
+  };
+}

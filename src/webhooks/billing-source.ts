@@ -1,4 +1,5 @@
 import { billingEventSchema } from "../intake/event-schema.js";
+import { NOT_AN_OBJECT } from "../validation/field-errors.js";
 import type { WebhookSource } from "./route.js";
 import { verifyWebhook, WebhookVerificationError } from "./signature.js";
 
@@ -29,6 +30,8 @@ export function billingSource(keys: readonly Buffer[]): WebhookSource {
       return undefined;
     },
     translate(body, ctx) {
+      // JSON, but a list or a plain value: what is wrong is the body's shape, not its syntax.
+      if (body === null || typeof body !== "object" || Array.isArray(body)) return { kind: "invalid", errors: { "(body)": [NOT_AN_OBJECT] } };
       return { kind: "events", events: [{ webhookId: ctx.req.header("webhook-id")!, event: body as Record<string, unknown> }] };
     },
   };

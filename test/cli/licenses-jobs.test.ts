@@ -98,6 +98,25 @@ describe("licenses and jobs commands", () => {
     expect(run.stderr.trim().split("\n")).toEqual([expect.stringContaining(option)]);
   });
 
+  it("licenses list --q longer than the API takes (256 characters) is a usage error with the API's rule, and lists nothing", async () => {
+    const q = "x".repeat(257);
+    const { bridge } = pair();
+    expect((await bridge.admin(`/admin/licenses?q=${q}`)).status).toBe(422);
+    const run = await runCli(["licenses", "list", "--q", q], env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim().split("\n")).toEqual(["license-bridge: --q must be at most 256 characters (this one has 257)"]);
+    expect((await runCli(["licenses", "list", "--q", "x".repeat(256)], env)).code).toBe(0);
+  });
+
+  it("jobs list --service-id and --kind take what GET /admin/jobs takes, and refuse the rest with a usage error", async () => {
+    for (const option of ["--service-id", "--kind"]) {
+      const run = await runCli(["jobs", "list", option, "y".repeat(65)], env);
+      expect(run.code, option).toBe(2);
+      expect(run.stderr.trim().split("\n"), option).toEqual([expect.stringMatching(new RegExp(`^license-bridge: ${option} must be at most 64 characters`))]);
+    }
+  });
+
   it("licenses show --json prints the licence with its history, as GET /admin/services/:id", async () => {
     const { bridge } = pair();
     const run = await runCli(["licenses", "show", active, "--json"], env);

@@ -113,4 +113,15 @@ describe("jobs cancel, licenses resend-mail and licenses reset-ip-changes", () =
     const unknown = await runCli(["licenses", "reset-ip-changes", "no-such-service"], env);
     expect(unknown.code).toBe(1);
   });
+
+  it("a 6,000-character service id is a usage error naming it, whoever asks, and nothing is audited", async () => {
+    const { bridge } = pair();
+    const before = (await bridge.service.store.audit.list()).total;
+    for (const args of [["licenses", "resend-mail"], ["licenses", "reset-ip-changes"], ["--as", "vera", "licenses", "resend-mail"], ["--as", "vera", "licenses", "reset-ip-changes"]]) {
+      const run = await runCli([...args, "x".repeat(6000)], env);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr.trim().split("\n"), args.join(" ")).toEqual(["license-bridge: service-id must be at most 64 characters (this one has 6000)"]);
+    }
+    expect((await bridge.service.store.audit.list()).total).toBe(before);
+  });
 });

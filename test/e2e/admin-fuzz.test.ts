@@ -546,9 +546,8 @@ function expectedReconcile(text: string, bytes: number): { status: number; offen
   } catch {
     return { status: 400, offending: [] };
   }
-  // body-parser's strict mode takes objects and arrays only.
-  if (typeof parsed !== "object" || parsed === null) return { status: 400, offending: [] };
-  if (Array.isArray(parsed)) return { status: 422, offending: [] };
+  // JSON that is not an object (null, a number, a list) is valid JSON of the wrong shape: 422 naming the body.
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { status: 422, offending: ["(body)"] };
   const offending = Object.entries(parsed).filter(([k, v]) => k !== "fix" || typeof v !== "boolean").map(([k]) => k);
   return { status: offending.length ? 422 : 200, offending };
 }

@@ -20,7 +20,7 @@ describe("POST /admin/jobs/:id/retry takes plain decimal ids only", () => {
     expect(jobId).toBe(1);
     const res = await bridge.admin(`/admin/jobs/${encodeURIComponent(id)}/retry`, { method: "POST" });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: "Validation error", code: "validation", errors: { id: [expect.stringMatching(/decimal/)] } });
+    expect(res.body).toEqual({ error: "Validation error", code: "validation", field: "id", errors: { id: [expect.stringMatching(/decimal/)] } });
     expect((await bridge.service.queue.get(jobId))?.state).toBe("failed");
   });
 

@@ -52,3 +52,25 @@ describe("the MIME message, written without nodemailer's streams", () => {
     expect(text.endsWith(`\r\n--${boundary}--\r\n`)).toBe(true);
   });
 });
+
+describe("the recipient's display name", () => {
+  const toHeader = async (name: string) => /^To: (.*)$/m.exec(await composeMail({ ...base, to: { name, address: "ann@example.com" } }))![1];
+
+  it.each([
+    ["Ann \u202Eelpmaxe", "Ann elpmaxe"],
+    ["Ann\u2066 Example\u2069", "Ann Example"],
+    ["Ann \u200FExample", "Ann Example"],
+    ["Ann\u0007 Example", "Ann Example"],
+  ])("%j reaches the To header as %j: without its bidirectional, format or control characters", async (name, shown) => {
+    expect(await toHeader(name)).toBe(await toHeader(shown));
+  });
+
+  it("keeps the joiners a name needs to be written", async () => {
+    const persian = "\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645";
+    expect(await toHeader(persian)).not.toBe(await toHeader(persian.replace("\u200C", "")));
+  });
+
+  it("a name of nothing but controls leaves the address alone", async () => {
+    expect(await toHeader("\u202E\u2066")).toBe("ann@example.com");
+  });
+});

@@ -121,6 +121,25 @@ describeEachStore("the audit trail on $name", { startAt: start, maxAttempts: 1 }
     expect((await store.audit.list()).entries.map((e) => [e.actor, e.service_id, e.job_id, e.outcome])).toEqual([["carol", "due", first!.id, "ok"]]);
   });
 
+  it("keeps every text of an entry within its bound, marking what it cut, whichever operation writes it", async () => {
+    // The ways in refuse an overlong id with 422 before this; the trail bounds what reaches it anyway.
+    await store.audit.record({ actor: "a".repeat(500), action: "b".repeat(500), service_id: "s".repeat(6000), outcome: "refused", detail: "d".repeat(100_000) });
+    await store.services.resetIpChanges("t".repeat(6000), alice);
+    const { entries } = await store.audit.list();
+    expect(entries.map((e) => [e.actor.length, e.action.length, e.service_id!.length, e.detail!.length])).toEqual([
+      [5, 9, 64, 15],
+      [200, 64, 64, 2000],
+    ]);
+    expect(entries[0]!.service_id).toBe(`${"t".repeat(63)}…`);
+    expect(entries[1]).toMatchObject({ actor: `${"a".repeat(199)}…`, service_id: `${"s".repeat(63)}…`, detail: `${"d".repeat(1999)}…` });
+  });
+
+  it("an entry whose texts are within their bounds is kept as it is", async () => {
+    const draft = { actor: "a".repeat(200), action: "b".repeat(64), service_id: "s".repeat(64), outcome: "ok" as const, detail: "d".repeat(2000) };
+    await store.audit.record(draft);
+    expect((await store.audit.list()).entries).toEqual([expect.objectContaining(draft)]);
+  });
+
   it("pages newest first by cursor, and filters by actor, action, service, job and time; total counts every match", async () => {
     for (let i = 0; i < 5; i++) {
       await store.audit.record({ actor: i % 2 ? "bob" : "alice", action: i < 3 ? "job.retry" : "reconcile.fix", service_id: `s${i}`, job_id: i, outcome: "ok" });

@@ -37,7 +37,9 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
   )
     .option("--json", "machine-readable output: {\"jobs\": [...], \"next_cursor\", \"total\"}")
     .action(async (opts: { state?: JobState; serviceId?: string; kind?: string } & PagingOptions, cmd: Command) => {
-      const { jobView, configOrExit, withBridgeStore } = await deps();
+      const [{ jobView, configOrExit, withBridgeStore }, { idFilterSchema }, { checkedAsApi }] = await Promise.all([deps(), import("../../admin/filters.js"), import("../arguments.js")]);
+      const serviceId = checkedAsApi(idFilterSchema, "--service-id", opts.serviceId);
+      const kind = checkedAsApi(idFilterSchema, "--kind", opts.kind);
       const first = await pageRequest("jobs", opts);
       const config = configOrExit();
       await withBridgeStore(config, (store) =>
@@ -46,7 +48,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
           opts,
           first,
           async (page) => {
-            const p = await store.jobs.page({ state: opts.state, serviceId: opts.serviceId, kind: opts.kind, ...page });
+            const p = await store.jobs.page({ state: opts.state, serviceId, kind, ...page });
             return { ...p, items: p.items.map(jobView) };
           },
           { key: "jobs", noun: "job(s)", table: (list) => table(jobRows(list)) },

@@ -30,6 +30,12 @@ function licenseRows(list: License[]) {
   }));
 }
 
+/** A service id as the admin API's paths take it, or a usage error before anything is audited. */
+async function checkedServiceId(serviceId: string): Promise<void> {
+  const [{ serviceIdSchema }, { checkedAsApi }] = await Promise.all([import("../../admin/ids.js"), import("../arguments.js")]);
+  checkedAsApi(serviceIdSchema, "service-id", serviceId);
+}
+
 const unknownService = (serviceId: string) => `unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`;
 
 export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
@@ -44,7 +50,12 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
   )
     .option("--json", "machine-readable output: {\"licenses\": [...], \"next_cursor\", \"total\"}")
     .action(async (opts: { status?: ServiceStatus; q?: string } & PagingOptions, cmd: Command) => {
-      const { licenseView, configOrExit, withBridgeStore } = await deps();
+      const [{ licenseView, configOrExit, withBridgeStore }, { searchSchema }, { checkedAsApi }] = await Promise.all([
+        deps(),
+        import("../../admin/filters.js"),
+        import("../arguments.js"),
+      ]);
+      const q = checkedAsApi(searchSchema, "--q", opts.q);
       const first = await pageRequest("licenses", opts);
       const config = configOrExit();
       await withBridgeStore(config, (store) =>
@@ -53,7 +64,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
           opts,
           first,
           async (page) => {
-            const p = await store.services.page({ status: opts.status, q: opts.q?.trim() || undefined, ...page });
+            const p = await store.services.page({ status: opts.status, q, ...page });
             return { ...p, items: p.items.map(licenseView) };
           },
           { key: "licenses", noun: `licence(s)${opts.status ? ` ${opts.status}` : ""}`, table: (list) => table(licenseRows(list)) },
@@ -101,6 +112,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../admin/direct-actions.js"),
         import("../../admin/views.js"),
       ]);
+      await checkedServiceId(serviceId);
       const config = configOrExit();
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const queued = await withBridgeStore(config, async (store) => {
@@ -124,6 +136,7 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../vocabulary/audit.js"),
         import("../../admin/direct-actions.js"),
       ]);
+      await checkedServiceId(serviceId);
       const config = configOrExit();
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
       const svc = await withBridgeStore(config, async (store) => {

@@ -1,9 +1,11 @@
 import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../store.js";
 import type { PgDb, Tx } from "./database.js";
+import { boundedEntry } from "../../vocabulary/audit.js";
 
 /** The audit trail on PostgreSQL. `insertIn` runs inside the caller's transaction, so an entry commits with its change. */
 export function pgAudit(db: PgDb) {
-  const insertIn = async (t: Pick<Tx, "q" | "now">, e: NewAuditEntry): Promise<AuditEntry> => {
+  const insertIn = async (t: Pick<Tx, "q" | "now">, entry: NewAuditEntry): Promise<AuditEntry> => {
+    const e = boundedEntry(entry);
     const [row] = await t.q<AuditEntry>(
       `INSERT INTO audit (at, actor, action, service_id, job_id, outcome, detail) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
       [await t.now(), e.actor, e.action, e.service_id ?? null, e.job_id ?? null, e.outcome, e.detail ?? null],

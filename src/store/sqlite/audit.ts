@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../store.js";
 import type { Db } from "./database.js";
+import { boundedEntry } from "../../vocabulary/audit.js";
 
 /** The audit trail on SQLite. `insertSync` runs inside the caller's transaction, so an entry commits with its change. */
 export function sqliteAudit(db: Db, clock: Clock) {
@@ -11,8 +12,9 @@ export function sqliteAudit(db: Db, clock: Clock) {
     ),
   };
 
-  const insertSync = (e: NewAuditEntry, at = clock.now()): AuditEntry =>
-    s.insert.get({
+  const insertSync = (entry: NewAuditEntry, at = clock.now()): AuditEntry => {
+    const e = boundedEntry(entry);
+    return s.insert.get({
       at,
       actor: e.actor,
       action: e.action,
@@ -21,6 +23,7 @@ export function sqliteAudit(db: Db, clock: Clock) {
       outcome: e.outcome,
       detail: e.detail ?? null,
     }) as AuditEntry;
+  };
 
   /** The entries of one change: each draft for `serviceId`, with `jobId` unless it names its own. */
   const forChangeSync = (drafts: readonly AuditDraft[], serviceId: string | null, outcome: NewAuditEntry["outcome"], jobId: number | null, at: number) => {
