@@ -126,7 +126,10 @@ function badServiceId(serviceId: string): ActionOutcome<never> | undefined {
 
 export function adminActions(deps: AdminActionDeps): AdminActions {
   const { store } = deps;
-  const forbidden = (actor: Actor, action: ActionName, about?: { service_id?: string | null; job_id?: number | null }) => refuse(store.audit, actor, action, about);
+  /** A refusal's entry names a service only if the bridge knows it: an unknown id may be anything a client typed (a token pasted in the wrong place). */
+  const knownOrNull = async (serviceId: string | null | undefined) => (serviceId && (await store.services.get(serviceId)) !== undefined ? serviceId : null);
+  const forbidden = async (actor: Actor, action: ActionName, about: { service_id?: string | null; job_id?: number | null } = {}) =>
+    refuse(store.audit, actor, action, { ...about, service_id: await knownOrNull(about.service_id) });
   // One reconcile at a time: two repairs of the same drift would suspend twice and write history twice.
   let reconciling = false;
 
@@ -141,7 +144,7 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
     const draft = draftOf(actor, LICENCE_AUDIT[action as keyof typeof LICENCE_AUDIT]);
     // Accepted: the entry (ok, with its job) is committed with the event. Refused: nothing changed, the entry says so.
     const [r] = await deps.accept(OPERATOR_SOURCE, [{ webhookId: `${actor.name}:${randomUUID()}`, event: parsed.data, audit: draft }]);
-    if (r!.status !== "accepted") await store.audit.record({ ...draft, service_id: parsed.data.service.id, outcome: "refused" });
+    if (r!.status !== "accepted") await store.audit.record({ ...draft, service_id: r!.status === "unknown_service" ? null : await knownOrNull(parsed.data.service.id), outcome: "refused" });
     switch (r!.status) {
       case "accepted":
         return { ok: true, value: { event_id: r!.eventId, job_id: r!.jobId ?? null, nothing_to_do: r!.nothingToDo ?? null } };

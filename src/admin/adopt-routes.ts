@@ -37,7 +37,7 @@ export function adoptRouter(deps: AdoptRouteDeps): Router {
     next();
   };
 
-  router.post("/admin/adopt", ...adminAccess({ operators: deps.operators, failures: deps.failures, audit: deps.store.audit }), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
+  router.post("/admin/adopt", ...adminAccess({ operators: deps.operators, failures: deps.failures, audit: deps.store.audit, services: deps.store.services }), jsonOnly, express.json({ limit: BODY_LIMIT, type: () => true }), async (req, res) => {
     const body = adoptBodySchema.safeParse(req.body ?? {});
     if (!body.success) {
       const errors: FieldErrors = Object.create(null) as FieldErrors;

@@ -2,7 +2,7 @@ import type { RequestHandler } from "express";
 import { authenticate, operatorOf, type OperatorDirectory } from "../http/auth.js";
 import { sendError } from "../http/errors.js";
 import type { FailureLimit } from "../http/failure-limit.js";
-import type { AuditOps } from "../store/store.js";
+import type { AuditOps, ServiceOps } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
 import { ROLE_MEANING, roleAllows, type Role } from "../vocabulary/roles.js";
 import { withArticle } from "../vocabulary/text.js";
@@ -73,6 +73,8 @@ export interface AdminAccessDeps {
   failures?: FailureLimit;
   /** Where a refused action is recorded. */
   audit: Pick<AuditOps, "record">;
+  /** Whether a refused action's service exists: only a known service's id is written into its entry. */
+  services: Pick<ServiceOps, "get">;
 }
 
 /**
@@ -93,10 +95,13 @@ export async function allowOrRefuse(
   }
   if (roleAllows(actor.role, need)) return true;
   if (what.action) {
+    // An id no service has says nothing about a service, and may be anything a client put in the
+    // path (a token pasted in the wrong place): only the id of a service the bridge knows is kept.
+    const known = what.serviceId ? (await deps.services.get(what.serviceId)) !== undefined : false;
     await deps.audit.record({
       actor: actor.name,
       action: what.action,
-      service_id: what.serviceId ?? null,
+      service_id: known ? what.serviceId! : null,
       job_id: what.jobId ?? null,
       outcome: "refused",
       detail: `forbidden: ${what.method} ${what.path} needs the ${need} role; ${actor.name} is ${withArticle(actor.role)}`,

@@ -14,7 +14,7 @@ import { reconcileSummary } from "./reconcile-summary.js";
 
 export { reconcileSummary };
 
-export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit"> {
+export interface ReconcileRouteDeps extends ReconcileDeps, Omit<AdminAccessDeps, "audit" | "services"> {
   logger?: Logger;
 }
 
@@ -36,7 +36,7 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     next();
   };
 
-  const access = { operators: deps.operators, failures: deps.failures, audit: deps.store.audit };
+  const access = { operators: deps.operators, failures: deps.failures, audit: deps.store.audit, services: deps.store.services };
   router.post("/admin/reconcile", ...adminAccess(access), jsonOnly, express.json({ limit: "64kb", type: () => true }), async (req, res) => {
     const body = reconcileBodySchema.safeParse(req.body ?? {});
     if (!body.success) return sendError(res, 422, "validation", "Validation error", { errors: fieldErrors(body.error) });

@@ -291,7 +291,7 @@ async function assemble(options: ServiceOptions, store: Store, clock: Clock, ope
   /** The HTTP surface for one configuration: rebuilt on SIGHUP, so tokens, secrets and the catalogue change without a restart. */
   const buildApp = (cfg: Config): Express => {
     // ADMIN_TOKEN (the admin named "admin") and OPERATORS_FILE, as this configuration has them.
-    const access = { operators: directoryOf(cfg), failures: tokenFailures, audit: store.audit };
+    const access = { operators: directoryOf(cfg), failures: tokenFailures, audit: store.audit, services: store.services };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
     const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });

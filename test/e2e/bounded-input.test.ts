@@ -76,9 +76,33 @@ describe("ids are bounded before anything is audited", () => {
 
   it("an id at its limit is still an id: a viewer's refused suspend of a 64-character id is audited under it", async () => {
     const { bridge } = pair();
-    const id = "y".repeat(64);
+    const id = await orderActive(bridge, { id: "y".repeat(64) });
     expect((await post(bridge, "viewer", `/admin/services/${id}/suspend`)).status).toBe(403);
     expect((await bridge.service.store.audit.list()).entries).toEqual([expect.objectContaining({ actor: "vera", service_id: id, outcome: "refused" })]);
+  });
+
+  it("a refused action on an id the bridge does not know records no id: an operator's token put there never reaches the trail", async () => {
+    const { bridge } = pair();
+    expect((await post(bridge, "viewer", `/admin/services/${TOKENS.operator}/suspend`)).status).toBe(403);
+    const { entries } = await bridge.service.store.audit.list();
+    expect(entries).toEqual([expect.objectContaining({ actor: "vera", service_id: null, outcome: "refused" })]);
+    expect(JSON.stringify(entries)).not.toContain(TOKENS.operator);
+  });
+
+  it.each(["suspend", "resend-install-mail", "reset-ip-changes"])("an operator's %s of an unknown id (an admin's token) answers 404 and stores no id", async (action) => {
+    const { bridge } = pair();
+    expect((await post(bridge, "operator", `/admin/services/${TEST_ADMIN_TOKEN}/${action}`)).status).toBe(404);
+    expect(JSON.stringify((await bridge.service.store.audit.list()).entries)).not.toContain(TEST_ADMIN_TOKEN);
+  });
+
+  it("the console's refusal of a viewer's action on an unknown id stores no id", async () => {
+    const { bridge } = pair();
+    const viewer = new ConsoleClient(bridge.url);
+    expect((await viewer.login(TOKENS.viewer)).status).toBe(303);
+    await viewer.get("/console/licences");
+    expect((await viewer.post(`/console/licences/${TOKENS.operator}/suspend`, {})).status).toBe(403);
+    const { entries } = await bridge.service.store.audit.list();
+    expect(entries).toEqual([expect.objectContaining({ actor: "vera", service_id: null, outcome: "refused" })]);
   });
 
   it("the console's action forms refuse a 6,000-character service id with 422 naming id, and leave no entry", async () => {

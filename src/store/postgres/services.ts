@@ -205,8 +205,9 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
   }
 
   /** An operator's action refused for a service the bridge does not know: only that is written. */
-  async function unknownService(t: Tx, serviceId: string, draft: AuditDraft): Promise<void> {
-    await audit.insertIn(t, { ...draft, service_id: serviceId, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" });
+  // No id: an id no service has may be anything a client typed (a token pasted in the wrong place).
+  async function unknownService(t: Tx, _serviceId: string, draft: AuditDraft): Promise<void> {
+    await audit.insertIn(t, { ...draft, service_id: null, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" });
   }
 
   /** One service change inside the caller's transaction. */

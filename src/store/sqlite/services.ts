@@ -99,9 +99,12 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     return { applied: true, jobIds };
   });
 
-  /** An operator's action refused for a service the bridge does not know: only that is written. */
-  const unknownService = (serviceId: string, draft: AuditDraft, now: number) =>
-    audit.insertSync({ ...draft, service_id: serviceId, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" }, now);
+  /**
+   * An operator's action refused for a service the bridge does not know: only that is written,
+   * without the id, which may be anything a client typed (a token pasted in the wrong place).
+   */
+  const unknownService = (_serviceId: string, draft: AuditDraft, now: number) =>
+    audit.insertSync({ ...draft, service_id: null, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" }, now);
 
   const resetIpChanges = db.transaction((serviceId: string, draft: AuditDraft): ServiceRow | undefined => {
     const now = clock.now();
