@@ -126,11 +126,12 @@ describeEachStore("the audit trail on $name", { startAt: start, maxAttempts: 1 }
     await store.audit.record({ actor: "a".repeat(500), action: "b".repeat(500), service_id: "s".repeat(6000), outcome: "refused", detail: "d".repeat(100_000) });
     await store.services.resetIpChanges("t".repeat(6000), alice);
     const { entries } = await store.audit.list();
-    expect(entries.map((e) => [e.actor.length, e.action.length, e.service_id!.length, e.detail!.length])).toEqual([
-      [5, 9, 64, 15],
+    expect(entries.map((e) => [e.actor.length, e.action.length, e.service_id?.length ?? null, e.detail!.length])).toEqual([
+      [5, 9, null, 15],
       [200, 64, 64, 2000],
     ]);
-    expect(entries[0]!.service_id).toBe(`${"t".repeat(63)}…`);
+    // An operation on a service the bridge does not know writes no id at all (what a client typed may be anything).
+    expect(entries[0]!.service_id).toBeNull();
     expect(entries[1]).toMatchObject({ actor: `${"a".repeat(199)}…`, service_id: `${"s".repeat(63)}…`, detail: `${"d".repeat(1999)}…` });
   });
 
