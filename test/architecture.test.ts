@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
  *   1  catalog, config, http               what the operator configured; HTTP plumbing (app, errors, auth)
  *   2  store                               the state, two dialects
  *   3  jobs                                the durable queue and its runner
- *   4  intake, reseller, sandbox           the deciding core; the upstream client; its stand-in
+ *   4  intake, reseller, providers, sandbox  the deciding core; the upstream clients; their stand-ins
  *   5  lifecycle, mail                     what each job kind does
  *   6  alerts, renewals, reconcile, observability,  around the jobs
  *      retention, adoption
@@ -30,6 +30,7 @@ export const FLOORS: Readonly<Record<string, number>> = {
   jobs: 3,
   intake: 4,
   reseller: 4,
+  providers: 4,
   sandbox: 4,
   lifecycle: 5,
   mail: 5,
