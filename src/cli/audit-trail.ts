@@ -48,7 +48,7 @@ export function draftOf(actor: CliActor, action: string, detail?: string): Audit
  * `refused` entry in the trail.
  */
 export async function requireRole(
-  store: Pick<Store, "audit">,
+  store: Pick<Store, "audit" | "services">,
   actor: CliActor,
   need: Role,
   action: string,
@@ -56,7 +56,9 @@ export async function requireRole(
 ): Promise<void> {
   if (roleAllows(actor.role, need)) return;
   const why = `forbidden: ${action} needs the ${need} role (${ROLE_MEANING[need]}); ${actor.name} is ${withArticle(actor.role)}`;
-  await store.audit.record({ ...draftOf(actor, action, why), ...about, outcome: "refused" });
+  // Only a service the bridge knows is named: an unknown id may be anything typed (a token pasted in the wrong place).
+  const known = about.service_id ? (await store.services.get(about.service_id)) !== undefined : false;
+  await store.audit.record({ ...draftOf(actor, action, why), ...about, service_id: known ? about.service_id! : null, outcome: "refused" });
   throw new CliError(why);
 }
 

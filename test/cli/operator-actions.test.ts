@@ -124,4 +124,18 @@ describe("jobs cancel, licenses resend-mail and licenses reset-ip-changes", () =
     }
     expect((await bridge.service.store.audit.list()).total).toBe(before);
   });
+
+  it("--as a viewer's refusal on an id the bridge does not know names no service: a token pasted there never reaches the trail", async () => {
+    const { bridge } = pair();
+    const pasted = "viewer-token-cli-0123456789";
+    for (const action of ["resend-mail", "reset-ip-changes"]) {
+      const run = await runCli(["--as", "vera", "licenses", action, pasted], env);
+      expect(run.code, action).toBe(1);
+    }
+    // Newest first: this test's two refusals.
+    const entries = (await bridge.service.store.audit.list({ actor: "vera" })).entries.slice(0, 2);
+    expect(entries.map((e) => [e.action, e.outcome])).toEqual([["service.reset_ip_changes", "refused"], ["service.resend_install_mail", "refused"]]);
+    expect(entries.map((e) => e.service_id)).toEqual([null, null]);
+    expect(JSON.stringify(entries)).not.toContain(pasted);
+  });
 });
