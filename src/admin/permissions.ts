@@ -117,12 +117,18 @@ export async function allowOrRefuse(
   return false;
 }
 
-/** `/admin/jobs/42/retry` → job 42; `/admin/services/4711/…` → service 4711: what a refused call was about. */
-function subjectOf(path: string): { serviceId?: string; jobId?: number } {
+/** `/admin/jobs/42/retry` → jobs, "42"; `/admin/services/4711/…` → services, "4711": what a call is about. */
+function pathSubject(path: string): { kind?: string; id?: string } {
   const [, , kind, id] = path.split("?")[0]!.split("/");
-  if (kind === "services" && id) return { serviceId: decodeURIComponent(id) };
-  if (kind === "jobs" && id && /^[1-9][0-9]{0,15}$/.test(id)) return { jobId: Number(id) };
-  return {};
+  return { kind, id: id === undefined ? undefined : kind === "services" ? decodeURIComponent(id) : id };
+}
+
+/** What a refused call was about, for its entry (a job id only when it is one). */
+function subjectOf(path: string): { serviceId?: string; jobId?: number } {
+  const { kind, id } = pathSubject(path);
+  if (kind === "services" && id) return { serviceId: id };
+  const job = kind === "jobs" ? jobIdSchema.safeParse(id) : undefined;
+  return job?.success ? { jobId: job.data } : {};
 }
 
 /**
@@ -132,9 +138,10 @@ function subjectOf(path: string): { serviceId?: string; jobId?: number } {
  */
 function badSubject(method: string, path: string): FieldErrors | undefined {
   if (method === "GET" || method === "HEAD") return undefined;
-  const [, , kind, id] = path.split("?")[0]!.split("/");
-  if (kind === "services" && id !== undefined) return serviceIdProblem(decodeURIComponent(id));
-  if (kind === "jobs" && id !== undefined && !jobIdSchema.safeParse(id).success) return { id: [JOB_ID_RULE] };
+  const { kind, id } = pathSubject(path);
+  if (id === undefined) return undefined;
+  if (kind === "services") return serviceIdProblem(id);
+  if (kind === "jobs" && !jobIdSchema.safeParse(id).success) return { id: [JOB_ID_RULE] };
   return undefined;
 }
 

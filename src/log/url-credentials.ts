@@ -32,8 +32,8 @@ export function bareUrl(url: string): string | undefined {
   }
 }
 
-/** `scheme://userinfo@` anywhere in a text (fetch's errors quote the URL they refused). */
-const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
+/** `scheme://userinfo@` anywhere in a text (fetch's errors quote the URL they refused): up to the last `@` of the authority, as a URL parser reads it, so a password with an `@` in it goes whole. */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
 
 /** `text` with the userinfo of every URL in it replaced by `mask`. */
 export function withoutUrlCredentials(text: string, mask = "[redacted]"): string {

@@ -97,6 +97,12 @@ describe("Blesta adapter, with Blesta's API for what the plugin does not send", 
     BLESTA_API_KEY: "blesta-api-key",
   }));
 
+  it.each([[null], [[]], ["text"]])("answers a body that is valid JSON but no object (%j) with 422 naming the body, as every way in does", async (body) => {
+    const res = await send(harness(), "Services.edit", body);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: "validation", errors: { "(body)": ["must be a JSON object or a form"] } });
+  });
+
   it("buys the licence on Services.addAfter with service_activated, reading package and e-mail from the API", async () => {
     const h = harness();
     const svc = service({ term: 3, period: "month" });

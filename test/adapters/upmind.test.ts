@@ -59,6 +59,12 @@ async function activated(h: AdapterHarness, over: Partial<ContractProduct> = {})
 describe("Upmind adapter", () => {
   const harness = useAdapterHarness({ UPMIND_WEBHOOK_SECRET: UPMIND_SECRET });
 
+  it.each([[null], [[]], [7]])("answers a signed body that is valid JSON but no object (%j) with 422 naming the body, as every way in does", async (body) => {
+    const res = await send(harness(), body);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: "validation", errors: { "(body)": ["must be a JSON object"] } });
+  });
+
   it("accepts a hex-signed contract_product_activated (202), registers the licence and is charged once", async () => {
     const h = harness();
     const cp = contractProduct({ billing_cycle_months: 12 });

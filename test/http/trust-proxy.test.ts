@@ -28,6 +28,29 @@ describe("the client IP in request lines", () => {
     expect(lines.find((l) => l.msg === "request")).toMatchObject({ client_ip: "198.51.100.7" });
   });
 
+  it("warns once, naming TRUST_PROXY, when a proxy forwards requests that no setting trusts: every client would then count as the proxy for the failed-token limit", async () => {
+    const { app, lines } = appLogging();
+    await request(app).get("/ping").set("X-Forwarded-For", "198.51.100.7");
+    await request(app).get("/ping").set("X-Forwarded-For", "198.51.100.8");
+    const warned = lines.filter((l) => l.level === 40 && String(l.msg).includes("TRUST_PROXY"));
+    expect(warned).toHaveLength(1);
+    expect(String(warned[0]!.msg)).toMatch(/failed-token limit/);
+    expect(JSON.stringify(warned)).not.toContain("198.51.100.7");
+  });
+
+  it("says nothing of TRUST_PROXY when requests come without X-Forwarded-For, or through a trusted proxy", async () => {
+    const plain = appLogging();
+    await request(plain.app).get("/ping");
+    const trusted = appLogging(configSchema.shape.TRUST_PROXY.parse("loopback"));
+    await request(trusted.app).get("/ping").set("X-Forwarded-For", "198.51.100.7");
+    expect([...plain.lines, ...trusted.lines].filter((l) => String(l.msg).includes("TRUST_PROXY"))).toEqual([]);
+  });
+
+  it("warns at start that TRUST_PROXY=true lets any client name its own address", () => {
+    const { lines } = appLogging(true);
+    expect(lines.filter((l) => l.level === 40 && String(l.msg).includes("TRUST_PROXY=true"))).toHaveLength(1);
+  });
+
   it.each([
     ["true", true],
     ["2", 2],

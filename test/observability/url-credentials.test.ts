@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
+import { withoutUrlCredentials } from "../../src/log/url-credentials.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 import { startTestBridge, TEST_ADMIN_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
 import { freePort, readyz, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
@@ -121,5 +122,13 @@ describe("reseller calls through URLs with credentials", () => {
     expect(calls).toContainEqual(expect.stringMatching(/^http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/.*token=\[redacted\]/));
     expect(log).not.toContain(API_PASSWORD);
     expect(log).not.toContain(LEGACY_PASSWORD);
+  });
+});
+
+describe("withoutUrlCredentials", () => {
+  it("masks the whole userinfo up to the authority's last @, as a URL parser reads it, so no tail of a password is left", () => {
+    expect(withoutUrlCredentials("fetch failed: https://user:p@ss@reseller.example/api/v1?x=1")).toBe("fetch failed: https://[redacted]@reseller.example/api/v1?x=1");
+    expect(withoutUrlCredentials("two: http://a:b@h1/x and smtp://c@h2")).toBe("two: http://[redacted]@h1/x and smtp://[redacted]@h2");
+    expect(withoutUrlCredentials("mail to ann@example.com at https://host/path@x")).toBe("mail to ann@example.com at https://host/path@x");
   });
 });

@@ -165,7 +165,7 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
       return db.tx(async (t) => {
         const svc = await getForUpdate(t, serviceId);
         if (!svc) {
-          await unknownService(t, serviceId, draft);
+          await unknownService(t, draft);
           return undefined;
         }
         const now = await t.now();
@@ -181,7 +181,7 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
         if (r.job.queueKey) await t.lock([queueLock(r.job.queueKey)]);
         const svc = await getForUpdate(t, serviceId);
         if (!svc) {
-          await unknownService(t, serviceId, r.audit);
+          await unknownService(t, r.audit);
           return { status: "unknown_service" };
         }
         const refusal = r.refuse(svc);
@@ -206,7 +206,7 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
 
   /** An operator's action refused for a service the bridge does not know: only that is written. */
   // No id: an id no service has may be anything a client typed (a token pasted in the wrong place).
-  async function unknownService(t: Tx, _serviceId: string, draft: AuditDraft): Promise<void> {
+  async function unknownService(t: Tx, draft: AuditDraft): Promise<void> {
     await audit.insertIn(t, { ...draft, service_id: null, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" });
   }
 

@@ -45,8 +45,8 @@ export function watchDatabaseFile(path: string, options: WatchOptions): Database
     return undefined;
   };
 
-  // Asked before every claim and every event (about twenty times an order under load, two
-  // system calls each): one look per turn of the event loop answers them all. A file removed
+  // Asked before every statement that writes (write-guard.ts) and every claim, dozens of times an
+  // order under load, two system calls each: one look per turn of the event loop answers them all. A file removed
   // during a turn is seen by the first check of the next, as it would have been had it been
   // removed a moment later.
   let lookedThisTurn = false;

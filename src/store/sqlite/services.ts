@@ -103,14 +103,14 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
    * An operator's action refused for a service the bridge does not know: only that is written,
    * without the id, which may be anything a client typed (a token pasted in the wrong place).
    */
-  const unknownService = (_serviceId: string, draft: AuditDraft, now: number) =>
+  const unknownService = (draft: AuditDraft, now: number) =>
     audit.insertSync({ ...draft, service_id: null, outcome: "refused", detail: draft.detail ? `${draft.detail}; no such service` : "no such service" }, now);
 
   const resetIpChanges = db.transaction((serviceId: string, draft: AuditDraft): ServiceRow | undefined => {
     const now = clock.now();
     const svc = get(serviceId);
     if (!svc) {
-      unknownService(serviceId, draft, now);
+      unknownService(draft, now);
       return undefined;
     }
     update(serviceId, { ip_changes: 0 }, now);
@@ -124,7 +124,7 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     const now = clock.now();
     const svc = get(serviceId);
     if (!svc) {
-      unknownService(serviceId, r.audit, now);
+      unknownService(r.audit, now);
       return { status: "unknown_service" };
     }
     const refusal = r.refuse(svc);

@@ -1,4 +1,5 @@
 import { BlockList, isIPv4, isIPv6 } from "node:net";
+import { NOT_AN_OBJECT } from "../../validation/field-errors.js";
 import type { BillingCycle } from "../../catalog/catalog.js";
 import { panelEventSchema, type EventType } from "../../intake/event-schema.js";
 import type { TranslateContext, TranslatedEvent, Translation, WebhookSource } from "../route.js";
@@ -154,7 +155,7 @@ export function blestaSource(options: BlestaOptions): WebhookSource {
       return undefined;
     },
     async translate(raw, ctx) {
-      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "bad_request", error: "Request body must be a JSON object or a form" };
+      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "invalid", errors: { "(body)": [`${NOT_AN_OBJECT} or a form`] } as Record<string, string[]> };
       const body = raw as Record<string, unknown>;
       const f = (k: BlestaField) => pick(body, fields[k]);
       const query = typeof ctx.req.query.event === "string" ? ctx.req.query.event : undefined;

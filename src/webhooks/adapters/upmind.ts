@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { NOT_AN_OBJECT } from "../../validation/field-errors.js";
 import { panelEventSchema, type EventType, type FieldErrors } from "../../intake/event-schema.js";
 import type { WebhookSource } from "../route.js";
 import { pick, str, type FieldMap } from "./field-maps.js";
@@ -93,7 +94,7 @@ export function upmindSource(secret: string, fields: FieldMap<UpmindField> = UPM
       return undefined;
     },
     async translate(raw, ctx) {
-      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "bad_request", error: "Request body must be a JSON object" };
+      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { kind: "invalid", errors: { "(body)": [NOT_AN_OBJECT] } as Record<string, string[]> };
       const body = raw as Record<string, unknown>;
       const f = (k: UpmindField) => pick(body, fields[k]);
       const code = str(f("event"));
