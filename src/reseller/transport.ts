@@ -65,6 +65,12 @@ export interface Call {
    * (Default: the answer collected whole, then JSON.parse)
    */
   streamJson?: () => JsonStream;
+  /**
+   * Scrubbed from this call's URL, answer, errors and log lines, beside the transport's own: a
+   * credential made for one call (CLN's token, derived from its secret key and the time).
+   * (Default: none)
+   */
+  secrets?: readonly string[];
 }
 
 export interface Transport {
@@ -169,7 +175,7 @@ export function backoffDelayMs(retriesSoFar: number, retry: Required<RetryOption
 const LOGGED_TEXT_LIMIT = 2_000;
 
 export function createTransport(options: TransportOptions): Transport {
-  const secrets = [options.token];
+  const ownSecrets = [options.token];
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const logger = options.logger ?? silentLogger();
@@ -177,6 +183,7 @@ export function createTransport(options: TransportOptions): Transport {
   const pool = options.pool ?? createConnectionPool();
 
   async function attempt(call: Call, attemptNo: number): Promise<Answer> {
+    const secrets = call.secrets === undefined ? ownSecrets : [...ownSecrets, ...call.secrets];
     const limit = call.maxAnswerBytes ?? maxAnswerBytes;
     // The URL scrub and the walk over the body are only worth doing for a line that is written.
     const debug = logger.isLevelEnabled("debug");
@@ -227,7 +234,7 @@ export function createTransport(options: TransportOptions): Transport {
       if (!options.pool) await pool.close();
     },
     addSecret(secret) {
-      if (secret && !secrets.includes(secret)) secrets.push(secret);
+      if (secret && !ownSecrets.includes(secret)) ownSecrets.push(secret);
     },
   };
 }

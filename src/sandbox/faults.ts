@@ -26,6 +26,15 @@ export interface Faults {
   holdRate: number;
 }
 
+/**
+ * How an upstream other than the reseller speaks to the faults: its own 503, and which of its
+ * answers commit a change (a CLN `success: false` at HTTP 200 commits nothing).
+ */
+export interface FaultWire {
+  unavailable(res: Response): void;
+  commits(status: number, body: unknown): boolean;
+}
+
 export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 0, dropNext: 0, holdMs: 0, holdNext: 0, holdRate: 0 };
 
 const rate = z.number().min(0).max(1);
@@ -95,7 +104,7 @@ export class FaultController {
    * decided on the answer: a refusal committed nothing, so it is answered and leaves the fault
    * for the next call that does commit (contract §6: dropped after it has committed a change).
    */
-  middleware(options: { via: Via; mutating: boolean; onDrop: (req: Request) => void; onHold?: (req: Request) => void }): RequestHandler {
+  middleware(options: { via: Via | FaultWire; mutating: boolean; onDrop: (req: Request) => void; onHold?: (req: Request) => void }): RequestHandler {
     return async (req, res, next) => {
       if (this.faults.latencyMs > 0) await sleep(this.faults.latencyMs);
       if (this.takeFailure()) {
@@ -113,13 +122,15 @@ export class FaultController {
   }
 }
 
-function serviceUnavailable(res: Response, via: Via): void {
-  if (via === "v1") res.status(503).json({ success: false, error: "Service unavailable" });
+function serviceUnavailable(res: Response, via: Via | FaultWire): void {
+  if (typeof via !== "string") via.unavailable(res);
+  else if (via === "v1") res.status(503).json({ success: false, error: "Service unavailable" });
   else res.status(503).type("text/plain").send("Service Unavailable");
 }
 
 /** A 2xx that is not a v2 refusal (v2 answers refusals with HTTP 200 and ok "False"). */
-function commitsChange(status: number, via: Via, body: unknown): boolean {
+function commitsChange(status: number, via: Via | FaultWire, body: unknown): boolean {
+  if (typeof via !== "string") return via.commits(status, body);
   if (status < 200 || status > 299) return false;
   if (via === "v1") return true;
   const ok = typeof body === "object" && body !== null ? (body as { ok?: unknown }).ok : undefined;
@@ -131,7 +142,7 @@ function commitsChange(status: number, via: Via, body: unknown): boolean {
  * and `takeDrop` says so. Decided once: res.json answers through res.send, which must not roll
  * a second time.
  */
-function hangUpIfCommitted(req: Request, res: Response, via: Via, takeDrop: () => boolean, onDrop: (req: Request) => void): void {
+function hangUpIfCommitted(req: Request, res: Response, via: Via | FaultWire, takeDrop: () => boolean, onDrop: (req: Request) => void): void {
   const { json, send } = res;
   let decided = false;
   const drops = (body: unknown): boolean => {

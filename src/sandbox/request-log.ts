@@ -1,10 +1,11 @@
 import type { Request, RequestHandler } from "express";
 import type { Via } from "./state.js";
 
-export interface RecordedRequest {
+/** `V` names the interfaces a sandbox records: the reseller's v1 and v2, or another upstream's own. */
+export interface RecordedRequest<V extends string = Via> {
   seq: number;
   at: string;
-  via: Via;
+  via: V;
   op: string;
   /** Body and query (and path ids) as the sandbox understood them, without the token. */
   params: Record<string, unknown>;
@@ -18,14 +19,14 @@ export interface RecordedRequest {
  * Every API request in arrival order, so tests can assert which calls reached the upstream
  * and in which order, including the ones that failed or got no answer.
  */
-export class RequestLog {
-  private entries: RecordedRequest[] = [];
+export class RequestLog<V extends string = Via> {
+  private entries: RecordedRequest<V>[] = [];
   private seq = 0;
-  private readonly live = new WeakMap<Request, RecordedRequest>();
+  private readonly live = new WeakMap<Request, RecordedRequest<V>>();
 
   constructor(private readonly now: () => Date) {}
 
-  all(): RecordedRequest[] {
+  all(): RecordedRequest<V>[] {
     return this.entries.map((e) => ({ ...e, params: { ...e.params } }));
   }
 
@@ -40,9 +41,9 @@ export class RequestLog {
    * gave up (a client timeout, a killed bridge) closes the socket first, and the route still
    * runs to its end and commits, which a test must be able to wait for.
    */
-  recorder(via: Via, op: string): RequestHandler {
+  recorder(via: V, op: string): RequestHandler {
     return (req, res, next) => {
-      const entry: RecordedRequest = {
+      const entry: RecordedRequest<V> = {
         seq: ++this.seq,
         at: this.now().toISOString(),
         via,
@@ -72,7 +73,7 @@ export class RequestLog {
   }
 }
 
-function paramsOf(req: Request, via: Via): Record<string, unknown> {
+function paramsOf(req: Request, via: string): Record<string, unknown> {
   const body = isPlainObject(req.body) ? req.body : {};
   const query = req.query as Record<string, unknown>;
   // v2 reads the query string first (it is where the interface puts parameters); v1 reads the body.

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { UnexpectedAnswerError, UpstreamUnavailableError } from "../../src/reseller/errors.js";
-import { backoffDelayMs, DEFAULT_RETRY, shouldRetry, type Call } from "../../src/reseller/transport.js";
+import { backoffDelayMs, createTransport, DEFAULT_RETRY, shouldRetry, type Call } from "../../src/reseller/transport.js";
 import { createV1Client } from "../../src/reseller/v1.js";
 import { createV2Client } from "../../src/reseller/v2.js";
 import { captureLogs, closedPort, json, QUICK_RETRY, startTinyServer, type TinyServer } from "./helpers.js";
@@ -150,6 +150,19 @@ describe("transport: logging", () => {
     expect(error).toMatchObject({ kind: "unauthorized" });
     expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toContain(TOKEN);
     expect(logs.text()).not.toContain(TOKEN);
+  });
+  it("scrubs a call's own secrets (a token made for that call) from its log line and answer, as the transport's own", async () => {
+    const perCall = "login|1700000000|0123456789abcdef0123456789abcdef01234567";
+    server = await startTinyServer((_req, res) => json(res, 200, { success: true, note: `seen ${perCall}`, hash: perCall.slice(-40) }));
+    const logs = captureLogs();
+    const transport = createTransport({ token: TOKEN, logger: logs.logger });
+    const url = new URL(`${server.url}/api/ipl/list.json`);
+    url.searchParams.set("token", perCall);
+    const answer = await transport.send({ operation: "cln.list", method: "GET", url, readOnly: true, secrets: [perCall, perCall.slice(-40)] });
+    await transport.close();
+    expect(JSON.stringify(answer.body)).not.toContain(perCall.slice(-40));
+    expect(logs.text()).not.toContain(perCall.slice(-40));
+    expect(logs.lines()[0]?.url).toBe(`${server.url}/api/ipl/list.json?token=[redacted]`);
   });
 });
 
