@@ -5,6 +5,7 @@ import type { AuditDraft, Store } from "../store/store.js";
 import type { AuditOutcome } from "../vocabulary/audit.js";
 import { ADMIN_TOKEN_ACTOR, ROLE_MEANING, roleAllows, type Actor, type Role } from "../vocabulary/roles.js";
 import { withArticle } from "../vocabulary/text.js";
+import type { CliIo } from "./io.js";
 import { CliError, EXIT } from "./output.js";
 
 /**
@@ -19,17 +20,17 @@ export interface CliActor extends Actor {
   via: string;
 }
 
-function osUser(): string {
+function osUser(env: NodeJS.ProcessEnv): string {
   try {
     return userInfo().username || "unknown";
   } catch {
     // No passwd entry for this uid (some containers): the environment's word, else unknown.
-    return process.env.USER ?? process.env.LOGNAME ?? "unknown";
+    return env.USER ?? env.LOGNAME ?? "unknown";
   }
 }
 
-export function cliActor(config: Config, as: string | undefined): CliActor {
-  const user = osUser();
+export function cliActor(config: Config, as: string | undefined, env: NodeJS.ProcessEnv): CliActor {
+  const user = osUser(env);
   const via = `via the CLI (OS user ${user})`;
   if (as === undefined) return { name: `cli:${user}`, role: "admin", via };
   if (as === ADMIN_TOKEN_ACTOR) return { name: ADMIN_TOKEN_ACTOR, role: "admin", via };
@@ -67,10 +68,10 @@ export async function requireRole(
  * DATABASE_URL) at the code's migration. None for the CLI used on its own against a reseller
  * (no service ever ran here), where the reseller's operations still work.
  */
-async function trailStore(config: Config): Promise<Store | undefined> {
+async function trailStore(config: Config, io: Pick<CliIo, "stderr">): Promise<Store | undefined> {
   if (!config.DATABASE_URL && (config.DATABASE_PATH === ":memory:" || !existsSync(config.DATABASE_PATH))) return undefined;
   const [{ openStore }, { systemClock }] = await Promise.all([import("../store/open.js"), import("../clock.js")]);
-  const logger = config.DATABASE_URL ? (await import("./logger.js")).cliLogger(config, "warn") : undefined;
+  const logger = config.DATABASE_URL ? (await import("./logger.js")).cliLogger(config, io.stderr, "warn") : undefined;
   const store = await openStore(config, { clock: systemClock, logger, migrate: false });
   const status = await store.migrationStatus();
   if (status.databaseVersion === status.codeVersion) return store;
@@ -85,16 +86,17 @@ async function trailStore(config: Config): Promise<Store | undefined> {
  */
 export async function auditedUpstream<T>(
   config: Config,
+  io: Pick<CliIo, "stderr">,
   actor: CliActor,
   need: Role,
   action: string,
   detail: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  const store = await trailStore(config);
+  const store = await trailStore(config, io);
   if (!store) {
     if (!roleAllows(actor.role, need)) throw new CliError(`forbidden: ${action} needs the ${need} role; ${actor.name} is ${withArticle(actor.role)}`);
-    process.stderr.write("license-bridge: not audited: no bridge database here (at its current migration) to keep the audit trail in\n");
+    io.stderr.write("license-bridge: not audited: no bridge database here (at its current migration) to keep the audit trail in\n");
     return run();
   }
   try {

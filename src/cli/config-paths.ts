@@ -4,8 +4,8 @@ import type { Config } from "../config/load.js";
 import { defaultTemplatesDir } from "../mail/index.js";
 
 /** Every file and directory the configuration names, absolute, for the start-up log. */
-export function configPaths(config: Config): Record<string, string> {
-  const settings = resolve(config.baseDir, process.env.CONFIG_FILE?.trim() || "config/license-bridge.json");
+export function configPaths(config: Config, env: NodeJS.ProcessEnv): Record<string, string> {
+  const settings = resolve(config.baseDir, env.CONFIG_FILE?.trim() || "config/license-bridge.json");
   return {
     ...(config.DATABASE_URL ? {} : { database: config.DATABASE_PATH }),
     catalogue: config.PRODUCTS_FILE,

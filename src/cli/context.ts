@@ -1,11 +1,12 @@
 import { ConfigError, databasePathProblem, loadConfig, type Config } from "../config/load.js";
 import { DatabaseOpenError } from "../store/store.js";
+import type { CliIo } from "./io.js";
 import { CliError, EXIT } from "./output.js";
 
-/** The same configuration the service reads; a bad one ends the command with exit code 78. */
-export function configOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+/** The same configuration the service reads, from the run's environment and directory; a bad one ends the command with exit code 78. */
+export function configOrExit(io: Pick<CliIo, "env" | "cwd">): Config {
   try {
-    return loadConfig({ env });
+    return loadConfig({ env: io.env, cwd: io.cwd });
   } catch (err) {
     if (err instanceof ConfigError) throw configCliError(err);
     throw err;

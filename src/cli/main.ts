@@ -1,11 +1,10 @@
 import { Command, CommanderError } from "commander";
-import { CliError, EXIT, stdio, type Output } from "./output.js";
+import { cliContext, processIo, type CliContext, type CliIo, type CliWritable } from "./io.js";
+import { CliError, EXIT } from "./output.js";
 
-function outputOf(cmd: Command): Output {
-  return { json: Boolean(cmd.optsWithGlobals().json), ...stdio };
-}
+export type { CliIo } from "./io.js";
 
-type Register = (program: Command, output: (cmd: Command) => Output) => void;
+type Register = (program: Command, cli: CliContext) => void;
 
 /**
  * The top-level commands in the order --help lists them, with the module that defines each. A
@@ -37,7 +36,7 @@ const COMMANDS: [names: string[], load: () => Promise<Register>][] = [
  * no argument, a typo) every command, so help and "unknown command" read as they always did.
  * test/build.test.ts checks what --help and `jobs list` load.
  */
-export async function buildProgram(argv: string[] = []): Promise<Command> {
+export async function buildProgram(argv: string[] = [], cli: CliContext = cliContext(processIo())): Promise<Command> {
   const first = argv[2];
   const named = COMMANDS.find(([names]) => first !== undefined && names.includes(first));
   const registers = await Promise.all((named ? [named] : COMMANDS).map(([, load]) => load()));
@@ -50,8 +49,8 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
     .option("--as <name>", "act as this operator of OPERATORS_FILE (or admin): the audit trail names them and their role applies (default: cli:<OS user>, an admin)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
-    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
-  for (const register of registers) register(program, outputOf);
+    .configureOutput(commanderOutput(cli.io));
+  for (const register of registers) register(program, cli);
   // Every subcommand shares the override, so usage errors come back as exit code 2.
   const override = (c: Command) => {
     c.exitOverride();
@@ -59,6 +58,31 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   };
   override(program);
   return program;
+}
+
+/**
+ * Commander's output (help, usage errors) on the run's streams, sized and coloured by them and
+ * the run's environment as commander's defaults do by the process's.
+ */
+function commanderOutput(io: CliIo) {
+  const hasColors = (stream: CliWritable) => colourForced(io.env) ?? (stream.isTTY === true && stream.hasColors?.() === true);
+  // A terminal's width, else commander's own 80.
+  const width = (stream: CliWritable) => (stream.isTTY ? stream.columns : undefined) ?? 80;
+  return {
+    writeOut: (s: string) => void io.stdout.write(s),
+    writeErr: (s: string) => void io.stderr.write(s),
+    getOutHelpWidth: () => width(io.stdout),
+    getErrHelpWidth: () => width(io.stderr),
+    getOutHasColors: () => hasColors(io.stdout),
+    getErrHasColors: () => hasColors(io.stderr),
+  };
+}
+
+/** NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE, read as commander's useColor() reads them (undefined: up to the terminal). */
+function colourForced(env: NodeJS.ProcessEnv): boolean | undefined {
+  if (env.NO_COLOR || env.FORCE_COLOR === "0" || env.FORCE_COLOR === "false") return false;
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
+  return undefined;
 }
 
 /**
@@ -78,9 +102,22 @@ function namedCommand(program: Command, argv: string[]): { cmd: Command; path: s
   return { cmd, path };
 }
 
-/** Runs the CLI and returns its exit code: 0 ok, 1 failed, 2 usage, 78 configuration. */
-export async function runCli(argv: string[]): Promise<number> {
-  const program = await buildProgram(argv);
+/**
+ * Runs the CLI and returns its exit code: 0 ok, 1 failed, 2 usage, 78 configuration. It reads
+ * and writes `io` only (the bin passes the process's), and leaves nothing open when it returns.
+ */
+export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const cli = cliContext(io);
+  try {
+    return await run(argv, cli);
+  } finally {
+    await cli.close();
+  }
+}
+
+async function run(argv: string[], cli: CliContext): Promise<number> {
+  const { stderr } = cli.io;
+  const program = await buildProgram(argv, cli);
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
@@ -94,17 +131,17 @@ export async function runCli(argv: string[]): Promise<number> {
         if (err.exitCode === 0) return EXIT.ok;
         const { cmd, path } = namedCommand(program, argv);
         const choices = cmd.commands.map((c) => c.name()).filter((n) => n !== "help");
-        process.stderr.write(`license-bridge: ${[...path, ""].join(": ")}a command is missing (one of ${choices.join(", ")})\n`);
+        stderr.write(`license-bridge: ${[...path, ""].join(": ")}a command is missing (one of ${choices.join(", ")})\n`);
       }
       return EXIT.usage;
     }
     // Configuration and database errors need their classes, and those their modules: loaded only here.
     const known = err instanceof CliError ? err : (await import("./context.js")).asCliError(err);
     if (known) {
-      process.stderr.write(`license-bridge: ${known.message}\n`);
+      stderr.write(`license-bridge: ${known.message}\n`);
       return known.exitCode;
     }
-    process.stderr.write(`license-bridge: ${(err as Error).message ?? String(err)}\n`);
+    stderr.write(`license-bridge: ${(err as Error).message ?? String(err)}\n`);
     return EXIT.failed;
   }
 }

@@ -17,10 +17,13 @@ export interface Output {
   err(text: string): void;
 }
 
-export const stdio: Omit<Output, "json"> = {
-  out: (t) => process.stdout.write(t.endsWith("\n") ? t : t + "\n"),
-  err: (t) => process.stderr.write(t.endsWith("\n") ? t : t + "\n"),
-};
+/** Lines on a run's stdout and stderr: a text gets its newline unless it ends with one. */
+export function linesOn(streams: { stdout: { write(text: string): unknown }; stderr: { write(text: string): unknown } }): Omit<Output, "json"> {
+  return {
+    out: (t) => void streams.stdout.write(t.endsWith("\n") ? t : t + "\n"),
+    err: (t) => void streams.stderr.write(t.endsWith("\n") ? t : t + "\n"),
+  };
+}
 
 function cell(v: unknown): string {
   if (v === null || v === undefined) return "-";

@@ -19,8 +19,9 @@ function changedSettings(before: Config, after: Config): string[] {
  * SIGHUP: read the configuration again (the environment, ENV_FILE, the settings file, the
  * catalogue) and apply it to the running service. An invalid one is refused with a loud line per
  * problem and the running configuration stays; a signal before the service is up is ignored.
+ * `env` is the one the service started with (the process's, which the bin passes), read again.
  */
-export function reloadOnHangup(logger: Logger): { attach(service: RunningService): void; detach(): void } {
+export function reloadOnHangup(logger: Logger, env: NodeJS.ProcessEnv): { attach(service: RunningService): void; detach(): void } {
   let service: RunningService | undefined;
   const onHangup = () => {
     if (!service) {
@@ -29,7 +30,7 @@ export function reloadOnHangup(logger: Logger): { attach(service: RunningService
     }
     let next: Config;
     try {
-      next = loadConfig({ env: process.env, cwd: service.config.baseDir });
+      next = loadConfig({ env, cwd: service.config.baseDir });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       logger.error({ problems: err.lines }, "SIGHUP: the new configuration is invalid; the running configuration is kept");

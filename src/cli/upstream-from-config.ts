@@ -3,6 +3,7 @@ import { createResellerClients, NoResellerError, resellerEndpoints, type Reselle
 import { ResellerError } from "../reseller/errors.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
 import type { V1Client } from "../reseller/v1.js";
+import type { CliContext } from "./io.js";
 import { cliLogger } from "./logger.js";
 import { CliError } from "./output.js";
 
@@ -17,20 +18,24 @@ function endpoints(config: Config, role: "reseller" | "admin"): ResellerEndpoint
 }
 
 /** Quiet unless LOG_LEVEL asks for more than info: the CLI's own output is what matters. */
-const clientOptions = (config: Config) => ({
+const clientOptions = (config: Config, cli: Pick<CliContext, "io">) => ({
   timeoutMs: config.RESELLER_TIMEOUT_MS,
-  logger: cliLogger(config, config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL),
+  logger: cliLogger(config, cli.io.stderr, config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL),
 });
 
-/** A v1 client with the reseller token, or the admin one for `reseller ...` commands. */
-export function v1ClientFromConfig(config: Config, role: "reseller" | "admin" = "reseller"): V1Client {
+/** A v1 client with the reseller token, or the admin one for `reseller ...` commands; its connections close when the run ends. */
+export function v1ClientFromConfig(config: Config, cli: Pick<CliContext, "io" | "atEnd">, role: "reseller" | "admin" = "reseller"): V1Client {
   // v2 left out: only v1 is wanted here, and each client keeps its own connection pool.
-  return createResellerClients({ ...endpoints(config, role), v2: null }, clientOptions(config)).v1;
+  const { v1 } = createResellerClients({ ...endpoints(config, role), v2: null }, clientOptions(config, cli));
+  cli.atEnd(() => v1.close());
+  return v1;
 }
 
-/** The lifecycle's Upstream, with the protocol (RESELLER_PROTOCOL) the service uses. */
-export function upstreamFromConfig(config: Config): Upstream {
-  const { v1, v2 } = createResellerClients(endpoints(config, "reseller"), clientOptions(config));
+/** The lifecycle's Upstream, with the protocol (RESELLER_PROTOCOL) the service uses; its connections close when the run ends. */
+export function upstreamFromConfig(config: Config, cli: Pick<CliContext, "io" | "atEnd">): Upstream {
+  const { v1, v2 } = createResellerClients(endpoints(config, "reseller"), clientOptions(config, cli));
+  cli.atEnd(() => v1.close());
+  if (v2) cli.atEnd(() => v2.close());
   if (config.RESELLER_PROTOCOL === "v2" && !v2) throw new CliError("RESELLER_PROTOCOL=v2 needs RESELLER_LEGACY_URL and RESELLER_LEGACY_TOKEN");
   return createUpstream(config.RESELLER_PROTOCOL, v1, v2);
 }

@@ -103,6 +103,15 @@ describe("the audit trail from the CLI", () => {
     expect((await runCli(["operators", "new", "no spaces", "--role", "viewer"], {})).code).toBe(2);
   });
 
+  it("operators hash reads a token on standard input and prints its SHA-256; a short one is a usage error", async () => {
+    const run = await runCli(["operators", "hash", "--json"], {}, { stdin: "viewer-token-0123456789\n" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ token_sha256: sha256("viewer-token-0123456789") });
+    const short = await runCli(["operators", "hash"], {}, { stdin: "too-short" });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain("a token of 16 or more characters is expected on standard input");
+  });
+
   it("a bad --limit or --cursor is a usage error naming the option", async () => {
     const limit = await runCli(["audit", "--limit", "0"], env);
     expect(limit.code).toBe(2);

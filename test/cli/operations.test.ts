@@ -14,8 +14,8 @@ import { runCli } from "./helpers.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /**
- * The operator's commands (spec section 5) run as the real binary against a running bridge,
- * a database file, and the reseller sandbox; every test asserts the exit code, the parsed
+ * The operator's commands (spec section 5) run in this process (the sandbox command also as the
+ * real binary) against a running bridge, a database, and the reseller sandbox; every test asserts the exit code, the parsed
  * --json output, and what the command did (rows, sandbox ledger, requests, balance).
  */
 

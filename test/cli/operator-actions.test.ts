@@ -7,7 +7,7 @@ import { operatorsFile } from "../helpers/operators.js";
 import { runCli } from "./helpers.js";
 
 /**
- * The operator actions of issue 26 from the command line (a child process on the running
+ * The operator actions of issue 26 from the command line (run in this process, on the running
  * bridge's database): `jobs cancel`, `licenses resend-mail`, `licenses reset-ip-changes`, each
  * audited as cli:<OS user>, or refused for a viewer named with --as.
  */

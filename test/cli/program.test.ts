@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { describe, expect, it, vi } from "vitest";
-import { buildProgram, runCli } from "../../src/cli/main.js";
+import { describe, expect, it } from "vitest";
+import { buildProgram } from "../../src/cli/main.js";
 import { EXIT } from "../../src/cli/output.js";
+import { runCli } from "./helpers.js";
 
 /** Every command under `cmd` by its path, with its help text. */
 function helps(cmd: Command, path: string[] = []): Map<string, string> {
@@ -32,19 +33,7 @@ describe("the program for a command line", () => {
 });
 
 describe("the exit code of a command line that runs nothing", () => {
-  /** runCli in this process, with what it writes kept. */
-  async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = "";
-    let stderr = "";
-    const out = vi.spyOn(process.stdout, "write").mockImplementation((s) => ((stdout += String(s)), true));
-    const err = vi.spyOn(process.stderr, "write").mockImplementation((s) => ((stderr += String(s)), true));
-    try {
-      return { code: await runCli(["node", "license-bridge", ...args]), stdout, stderr };
-    } finally {
-      out.mockRestore();
-      err.mockRestore();
-    }
-  }
+  const run = (args: string[]) => runCli(args, {});
 
   it("is 0 when help or the version was asked for", async () => {
     for (const args of [["--help"], ["help"], ["help", "licenses"], ["licenses", "--help"], ["licenses", "help"], ["--version"]]) {

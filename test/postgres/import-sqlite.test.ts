@@ -23,7 +23,7 @@ import { waitFor } from "../helpers/wait.js";
 
 /**
  * `license-bridge import-sqlite <file>`: an instance moves from SQLite to PostgreSQL with its
- * state. Run as the real CLI between a bridge on SQLite (stopped) and a bridge on PostgreSQL
+ * state. Run as the CLI (in this process) between a bridge on SQLite (stopped) and a bridge on PostgreSQL
  * (started on the copy): everything the old instance knew, the new one knows and acts on.
  */
 

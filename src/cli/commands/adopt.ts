@@ -1,11 +1,12 @@
 import type { Command } from "commander";
 import type { AdoptionPlan } from "../../adoption/plan.js";
-import { CliError, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, emit, table } from "../output.js";
 
 /** Problems shown before "... and N more": enough to see the pattern of a bad export. */
 const MAX_PROBLEMS = 20;
 
-export function adoptCommand(program: Command, output: (cmd: Command) => Output): void {
+export function adoptCommand(program: Command, cli: CliContext): void {
   program
     .command("adopt")
     .description("take over a running book: a panel's services (CSV or JSON) against the reseller's licence list; prints the plan")
@@ -22,9 +23,10 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
+      const [{ readFileSync }, { resolve }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
+          import("node:path"),
           import("../../adoption/import-file.js"),
           import("../../adoption/adopt.js"),
           import("../../catalog/prices.js"),
@@ -35,11 +37,11 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
           import("../audit-trail.js"),
           import("../../vocabulary/audit.js"),
         ]);
-      const o = output(cmd);
+      const o = cli.output(cmd);
       if ((opts.buy || opts.mail) && !opts.apply) throw new CliError(`${opts.buy ? "--buy" : "--mail"} takes effect only with --apply`, 2);
       let bytes: Buffer;
       try {
-        bytes = readFileSync(file);
+        bytes = readFileSync(resolve(cli.io.cwd, file));
       } catch (err) {
         throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
@@ -52,10 +54,10 @@ export function adoptCommand(program: Command, output: (cmd: Command) => Output)
         const more = imported.problems.length > MAX_PROBLEMS ? [`  ... and ${imported.problems.length - MAX_PROBLEMS} more`] : [];
         throw new CliError([`${file}: ${imported.problems.length} problem(s), nothing planned:`, ...shown, ...more].join("\n"));
       }
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const upstream = upstreamFromConfig(config);
-      const plan = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const upstream = upstreamFromConfig(config, cli);
+      const plan = await withBridgeStore(config, cli.io, async (store) => {
         // Adoption is an admin's (as POST /admin/adopt); planning alone changes nothing.
         if (opts.apply) await requireRole(store, actor, "admin", AUDIT_ACTIONS.adoptApply);
         return upstreamCall(() =>

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
-import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit, table } from "../output.js";
 
 /** `license-bridge audit`: the trail GET /admin/audit answers, with the same filters and paging. */
-export function auditCommand(program: Command, output: (cmd: Command) => Output): void {
+export function auditCommand(program: Command, cli: CliContext): void {
   program
     .command("audit")
     .description("who did what through the admin API, the CLI and the console, newest first (as GET /admin/audit)")
@@ -26,8 +27,8 @@ export function auditCommand(program: Command, output: (cmd: Command) => Output)
         const flag = field === "service_id" ? "--service" : `--${field}`;
         throw new CliError(`${flag} ${messages[0]}`, EXIT.usage);
       }
-      const config = configOrExit();
-      const page = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const page = await withBridgeStore(config, cli.io, async (store) => {
         const first = await auditPage(store.audit, q.data);
         if (!opts.all) return first;
         const audit = [...first.audit];
@@ -38,7 +39,7 @@ export function auditCommand(program: Command, output: (cmd: Command) => Output)
         }
         return { audit, next_cursor: null, total: first.total };
       });
-      emit(output(cmd), page, () =>
+      emit(cli.output(cmd), page, () =>
         [
           table(page.audit.map((e) => ({ ...e })), ["at", "actor", "action", "service_id", "job_id", "outcome", "detail"]),
           `${page.audit.length} of ${page.total} entr${page.total === 1 ? "y" : "ies"}${page.next_cursor ? `; next page: --cursor ${page.next_cursor}` : ""}`,

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
-import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit, table } from "../output.js";
 
 /** `license-bridge forecast`: GET /admin/forecast from the command line. */
-export function forecastCommand(program: Command, output: (cmd: Command) => Output): void {
+export function forecastCommand(program: Command, cli: CliContext): void {
   program
     .command("forecast")
     .description("the renewals due in the next days, their cost at the reseller's prices, and whether the balance covers them")
@@ -22,31 +23,27 @@ export function forecastCommand(program: Command, output: (cmd: Command) => Outp
         ]);
       const q = forecastQuerySchema.safeParse({ days: opts.days });
       if (!q.success) throw new CliError(`--days ${DAYS_RULE}, got "${opts.days}"`, EXIT.usage);
-      const config = configOrExit();
+      const config = configOrExit(cli.io);
       // The balance as the service reads it (admin token, own account); unknown, with the reason, when it cannot be read.
       const accountId = ownAccountId(config);
       let client: ReturnType<typeof v1ClientFromConfig> | null = null;
       let unavailable: string | undefined;
       try {
-        client = accountId === undefined ? null : v1ClientFromConfig(config, "admin");
+        client = accountId === undefined ? null : v1ClientFromConfig(config, cli, "admin");
       } catch (err) {
         unavailable = (err as Error).message;
       }
       const balance = createBalanceReader({ client, accountId, unavailable });
-      try {
-        const f = await withBridgeStore(config, (store) =>
-          forecastRenewals({ store, balance, prices: renewalPrices(pricesOf(config)), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
-        );
-        const money = (n: number | null) => (n === null ? "unknown" : String(n));
-        emit(output(cmd), f, () =>
-          [
-            f.due.length ? table(f.due.map((d) => ({ ...d }))) : `no renewal is due in the next ${f.days} day(s)`,
-            `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
-              (f.unpriced_products.length ? ` (cost unknown: catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month)` : ""),
-          ].join("\n"),
-        );
-      } finally {
-        await client?.close();
-      }
+      const f = await withBridgeStore(config, cli.io, (store) =>
+        forecastRenewals({ store, balance, prices: renewalPrices(pricesOf(config)), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
+      );
+      const money = (n: number | null) => (n === null ? "unknown" : String(n));
+      emit(cli.output(cmd), f, () =>
+        [
+          f.due.length ? table(f.due.map((d) => ({ ...d }))) : `no renewal is due in the next ${f.days} day(s)`,
+          `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
+            (f.unpriced_products.length ? ` (cost unknown: catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month)` : ""),
+        ].join("\n"),
+      );
     });
 }

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { CliError, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, emit, table } from "../output.js";
 
-export function importSqliteCommand(program: Command, output: (cmd: Command) => Output): void {
+export function importSqliteCommand(program: Command, cli: CliContext): void {
   program
     .command("import-sqlite <file>")
     .description(
@@ -17,16 +18,16 @@ export function importSqliteCommand(program: Command, output: (cmd: Command) => 
         import("../context.js"),
         import("../logger.js"),
       ]);
-      const o = output(cmd);
-      const config = configOrExit();
+      const o = cli.output(cmd);
+      const config = configOrExit(cli.io);
       if (!config.DATABASE_URL) {
         throw new CliError("DATABASE_URL is not set: set it to the PostgreSQL database to copy into (postgres://user:pass@host:5432/database)");
       }
-      const source = resolve(file);
+      const source = resolve(cli.io.cwd, file);
       const target = databaseLocation(config);
       let outcome;
       try {
-        outcome = await importSqliteDatabase(source, config, { logger: cliLogger(config, "warn") });
+        outcome = await importSqliteDatabase(source, config, { logger: cliLogger(config, cli.io.stderr, "warn") });
       } catch (err) {
         if (err instanceof DatabaseNewerThanCodeError) throw new CliError(`${target}: ${err.message}; nothing was copied`);
         throw err;

@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import type { jobView } from "../../admin/views.js";
 import { JOB_STATES, type JobState } from "../../vocabulary/jobs.js";
-import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit, table } from "../output.js";
 import { pageRequest, printListing, withPaging, type PagingOptions } from "../paging.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
@@ -24,7 +25,7 @@ function jobRows(list: JobRow[]) {
   }));
 }
 
-export function jobsCommands(program: Command, output: (cmd: Command) => Output): void {
+export function jobsCommands(program: Command, cli: CliContext): void {
   const jobs = program.command("jobs").description("the durable job queue: what the bridge is doing, and what waits for you");
 
   withPaging(
@@ -41,10 +42,10 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
       const serviceId = checkedAsApi(idFilterSchema, "--service-id", opts.serviceId);
       const kind = checkedAsApi(idFilterSchema, "--kind", opts.kind);
       const first = await pageRequest("jobs", opts);
-      const config = configOrExit();
-      await withBridgeStore(config, (store) =>
+      const config = configOrExit(cli.io);
+      await withBridgeStore(config, cli.io, (store) =>
         printListing(
-          output(cmd),
+          cli.output(cmd),
           opts,
           first,
           async (page) => {
@@ -69,9 +70,9 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
       ]);
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const retried = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const retried = await withBridgeStore(config, cli.io, async (store) => {
         const job = await store.jobs.get(id.data);
         await requireRole(store, actor, "operator", AUDIT_ACTIONS.jobRetry, { job_id: id.data, service_id: job?.serviceId ?? null });
         // The retry and its entry (ok, or refused: no such job, or not failed or blocked) commit together.
@@ -80,7 +81,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
         if (!again) throw new CliError(`job ${id.data} is ${job.state}; only failed or blocked jobs can be retried`);
         return jobView(again);
       });
-      emit(output(cmd), { job: retried }, () =>
+      emit(cli.output(cmd), { job: retried }, () =>
         `job ${retried.id} (${retried.kind}${retried.service_id ? `, service ${retried.service_id}` : ""}) queued again; a running service picks it up`,
       );
     });
@@ -101,9 +102,9 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
       ]);
       const id = jobIdSchema.safeParse(rawId);
       if (!id.success) throw new CliError(`id ${JOB_ID_RULE}, got "${rawId}"`, EXIT.usage);
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const cancelled = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const cancelled = await withBridgeStore(config, cli.io, async (store) => {
         const job = await store.jobs.get(id.data);
         await requireRole(store, actor, "operator", AUDIT_ACTIONS.jobCancel, { job_id: id.data, service_id: job?.serviceId ?? null });
         // The cancel and its entry (ok, or refused saying why) commit together.
@@ -111,7 +112,7 @@ export function jobsCommands(program: Command, output: (cmd: Command) => Output)
         if (!r.ok) throw new CliError(r.code === "unknown_job" ? `unknown job ${id.data} (see \`license-bridge jobs list\`)` : r.message);
         return jobView(r.value);
       });
-      emit(output(cmd), { job: cancelled }, () =>
+      emit(cli.output(cmd), { job: cancelled }, () =>
         `job ${cancelled.id} (${cancelled.kind}${cancelled.service_id ? `, service ${cancelled.service_id}` : ""}) cancelled; it will not run again`,
       );
     });

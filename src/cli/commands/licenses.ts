@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import type { licenseView } from "../../admin/views.js";
 import { SERVICE_STATUSES, type ServiceStatus } from "../../vocabulary/service-statuses.js";
-import { CliError, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, emit, table } from "../output.js";
 import { pageRequest, printListing, withPaging, type PagingOptions } from "../paging.js";
 
 /** What the actions need, imported when one runs (see buildProgram). */
@@ -38,7 +39,7 @@ async function checkedServiceId(serviceId: string): Promise<void> {
 
 const unknownService = (serviceId: string) => `unknown service "${serviceId}": the bridge has no licence for it (see \`license-bridge licenses list\`)`;
 
-export function licensesCommands(program: Command, output: (cmd: Command) => Output): void {
+export function licensesCommands(program: Command, cli: CliContext): void {
   const licenses = program.command("licenses").description("the licences the bridge keeps (one per billing-panel service)");
 
   withPaging(
@@ -57,10 +58,10 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
       ]);
       const q = checkedAsApi(searchSchema, "--q", opts.q);
       const first = await pageRequest("licenses", opts);
-      const config = configOrExit();
-      await withBridgeStore(config, (store) =>
+      const config = configOrExit(cli.io);
+      await withBridgeStore(config, cli.io, (store) =>
         printListing(
-          output(cmd),
+          cli.output(cmd),
           opts,
           first,
           async (page) => {
@@ -78,15 +79,15 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
     .option("--json", "machine-readable output")
     .action(async (serviceId: string, _opts: unknown, cmd: Command) => {
       const { historyView, licenseView, configOrExit, withBridgeStore, PAGE_LIMIT } = await deps();
-      const config = configOrExit();
-      const view = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const view = await withBridgeStore(config, cli.io, async (store) => {
         const svc = await store.services.get(serviceId);
         if (!svc) throw new CliError(unknownService(serviceId));
         // The latest entries in the order they happened, as GET /admin/services/:id shows them.
         const latest = await store.services.historyPage(svc.service_id, { limit: PAGE_LIMIT.default });
         return { ...licenseView(svc), history: latest.items.map(historyView).reverse(), history_total: latest.total, history_next_cursor: latest.nextCursor };
       });
-      emit(output(cmd), view, () => {
+      emit(cli.output(cmd), view, () => {
         const { history, customer, companions, history_next_cursor: older, history_total: _total, ...fields } = view;
         const facts: Record<string, unknown> = {
           ...fields,
@@ -113,16 +114,16 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../admin/views.js"),
       ]);
       await checkedServiceId(serviceId);
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const queued = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const queued = await withBridgeStore(config, cli.io, async (store) => {
         await requireRole(store, actor, "operator", AUDIT_ACTIONS.serviceResendInstallMail, { service_id: serviceId });
         // The job, its history entry and the audit entry (or the refusal's) commit together.
         const r = await resendInstallMail(store, draftOf(actor, AUDIT_ACTIONS.serviceResendInstallMail), { serviceId });
         if (!r.ok) throw new CliError(r.code === "unknown_service" ? unknownService(serviceId) : r.message);
         return r.value;
       });
-      emit(output(cmd), queuedMailView(queued), () => `install mail of service ${serviceId} queued as job ${queued.jobId}, to ${queued.to}; a running service sends it`);
+      emit(cli.output(cmd), queuedMailView(queued), () => `install mail of service ${serviceId} queued as job ${queued.jobId}, to ${queued.to}; a running service sends it`);
     });
 
   licenses
@@ -137,15 +138,15 @@ export function licensesCommands(program: Command, output: (cmd: Command) => Out
         import("../../admin/direct-actions.js"),
       ]);
       await checkedServiceId(serviceId);
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const svc = await withBridgeStore(config, async (store) => {
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const svc = await withBridgeStore(config, cli.io, async (store) => {
         await requireRole(store, actor, "operator", AUDIT_ACTIONS.serviceResetIpChanges, { service_id: serviceId });
         // The reset, its history entry and its audit entry commit together.
         const r = await resetIpChanges(store, draftOf(actor, AUDIT_ACTIONS.serviceResetIpChanges), serviceId);
         if (!r.ok) throw new CliError(unknownService(serviceId));
         return licenseView(r.value);
       });
-      emit(output(cmd), svc, () => `the IP-change counter of service ${svc.service_id} is 0 again`);
+      emit(cli.output(cmd), svc, () => `the IP-change counter of service ${svc.service_id} is 0 again`);
     });
 }

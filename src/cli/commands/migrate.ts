@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { CliError, emit, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, emit } from "../output.js";
 
-export function migrateCommand(program: Command, output: (cmd: Command) => Output): void {
+export function migrateCommand(program: Command, cli: CliContext): void {
   program
     .command("migrate")
     .description("apply pending database migrations (each in its own transaction)")
@@ -16,10 +17,10 @@ export function migrateCommand(program: Command, output: (cmd: Command) => Outpu
         import("../context.js"),
         import("../logger.js"),
       ]);
-      const o = output(cmd);
-      const config = configOrExit();
+      const o = cli.output(cmd);
+      const config = configOrExit(cli.io);
       const database = databaseLocation(config);
-      const store = await openStore(config, { clock: systemClock, logger: cliLogger(config, "warn"), migrate: false });
+      const store = await openStore(config, { clock: systemClock, logger: cliLogger(config, cli.io.stderr, "warn"), migrate: false });
       try {
         if (opts.status) {
           const s = await store.migrationStatus();

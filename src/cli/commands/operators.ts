@@ -1,12 +1,13 @@
 import { Option, type Command } from "commander";
 import { ROLES, type Role } from "../../vocabulary/roles.js";
-import { CliError, EXIT, emit, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit } from "../output.js";
 
 /**
  * `license-bridge operators new|hash`: an operator's token and the entry of OPERATORS_FILE that
  * holds only its SHA-256. The token is printed once, for the operator; the file never has it.
  */
-export function operatorsCommands(program: Command, output: (cmd: Command) => Output): void {
+export function operatorsCommands(program: Command, cli: CliContext): void {
   const operators = program.command("operators").description("named operators of the admin API, the CLI and the console (OPERATORS_FILE)");
 
   operators
@@ -19,7 +20,7 @@ export function operatorsCommands(program: Command, output: (cmd: Command) => Ou
       const token = `lbo_${randomBytes(32).toString("base64url")}`;
       const entry = operatorSchema.safeParse({ name, role: opts.role, token_sha256: createHash("sha256").update(token).digest("hex") });
       if (!entry.success) throw new CliError(`name ${entry.error.issues[0]?.message ?? "is not valid"}, got ${JSON.stringify(name)}`, EXIT.usage);
-      emit(output(cmd), { token, entry: entry.data }, () =>
+      emit(cli.output(cmd), { token, entry: entry.data }, () =>
         [
           `# the token of ${name}: give it to them, it is shown only now (the file keeps its hash)`,
           token,
@@ -36,11 +37,11 @@ export function operatorsCommands(program: Command, output: (cmd: Command) => Ou
     .action(async (_opts: unknown, cmd: Command) => {
       const { createHash } = await import("node:crypto");
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      for await (const chunk of cli.io.stdin) chunks.push(Buffer.from(chunk));
       // One trailing newline is the shell's (echo, a file), not the token's.
       const token = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
       if (token.length < 16) throw new CliError("a token of 16 or more characters is expected on standard input", EXIT.usage);
       const token_sha256 = createHash("sha256").update(token).digest("hex");
-      emit(output(cmd), { token_sha256 }, () => token_sha256);
+      emit(cli.output(cmd), { token_sha256 }, () => token_sha256);
     });
 }

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import type { PruneReport } from "../../retention/retention.js";
-import { emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { emit, table } from "../output.js";
 
-export function pruneCommand(program: Command, output: (cmd: Command) => Output): void {
+export function pruneCommand(program: Command, cli: CliContext): void {
   program
     .command("prune")
     .description(
@@ -31,11 +32,11 @@ export function pruneCommand(program: Command, output: (cmd: Command) => Output)
         import("../audit-trail.js"),
         import("../../vocabulary/audit.js"),
       ]);
-      const o = output(cmd);
-      const config = configOrExit();
+      const o = cli.output(cmd);
+      const config = configOrExit(cli.io);
       const dryRun = opts.dryRun === true;
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const report = await withBridgeStore(config, async (store) => {
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const report = await withBridgeStore(config, cli.io, async (store) => {
         const run = () =>
           prune(
             { store, clock: systemClock, days: config.RETENTION_DAYS, terminatedDays: config.TERMINATED_RETENTION_DAYS, auditDays: config.AUDIT_RETENTION_DAYS, outboxDir: resolve(config.dataDir, "outbox") },

@@ -1,7 +1,8 @@
 import type * as CliProgress from "cli-progress";
 import type { Command } from "commander";
 import type { DriftItem, ReconcileProgress } from "../../reconcile/reconcile.js";
-import { CliError, emit, table, type Output } from "../output.js";
+import type { CliContext, CliWritable } from "../io.js";
+import { CliError, emit, table } from "../output.js";
 
 /** What the action needs, imported when it runs (see buildProgram). */
 async function deps() {
@@ -21,9 +22,9 @@ async function deps() {
 /** Below this many services a run is over before a bar would be worth drawing. */
 const PROGRESS_MIN = 25;
 
-/** A progress bar on stderr when a person is watching (stderr is a terminal) and there is a lot to do. */
-function progressBar({ Presets, SingleBar }: typeof CliProgress): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
-  if (process.stderr.isTTY !== true) return { onProgress: () => {}, stop: () => {} };
+/** A progress bar on the run's stderr when a person is watching (it is a terminal) and there is a lot to do. */
+function progressBar({ Presets, SingleBar }: typeof CliProgress, stderr: CliWritable): { onProgress: (p: ReconcileProgress) => void; stop: () => void } {
+  if (stderr.isTTY !== true) return { onProgress: () => {}, stop: () => {} };
   let bar: CliProgress.SingleBar | undefined;
   let phase: ReconcileProgress["phase"] | undefined;
   const stop = () => {
@@ -37,7 +38,7 @@ function progressBar({ Presets, SingleBar }: typeof CliProgress): { onProgress: 
         stop();
         phase = p.phase;
         bar = new SingleBar(
-          { stream: process.stderr, format: `${p.phase === "compare" ? "comparing" : "repairing"} [{bar}] {value}/{total} services`, hideCursor: true },
+          { stream: stderr, format: `${p.phase === "compare" ? "comparing" : "repairing"} [{bar}] {value}/{total} services`, hideCursor: true },
           Presets.shades_classic,
         );
         bar.start(p.total, 0);
@@ -51,7 +52,7 @@ function progressBar({ Presets, SingleBar }: typeof CliProgress): { onProgress: 
 const columns = ["kind", "service_id", "ip", "type", "expected", "actual", "fix"];
 const rows = (items: DriftItem[]) => items as unknown as Record<string, unknown>[];
 
-export function reconcileCommand(program: Command, output: (cmd: Command) => Output): void {
+export function reconcileCommand(program: Command, cli: CliContext): void {
   program
     .command("reconcile")
     .description("compare the bridge's licences with the reseller's licence list; --fix repairs what needs no purchase")
@@ -64,12 +65,12 @@ export function reconcileCommand(program: Command, output: (cmd: Command) => Out
     )
     .action(async (opts: { fix?: boolean }, cmd: Command) => {
       const { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary } = await deps();
-      const o = output(cmd);
-      const config = configOrExit();
-      const actor = trail.cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const upstream = upstreamFromConfig(config);
-      const progress = progressBar(cliProgress);
-      const result = await withBridgeStore(config, async (store) => {
+      const o = cli.output(cmd);
+      const config = configOrExit(cli.io);
+      const actor = trail.cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const upstream = upstreamFromConfig(config, cli);
+      const progress = progressBar(cliProgress, cli.io.stderr);
+      const result = await withBridgeStore(config, cli.io, async (store) => {
         // Looking changes nothing; repairs are an admin's, each written with its entry, the run with one of its own.
         if (opts.fix) await trail.requireRole(store, actor, "admin", AUDIT_ACTIONS.reconcileFix);
         const audit = opts.fix ? trail.draftOf(actor, AUDIT_ACTIONS.reconcileRepair) : undefined;

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { CliError, EXIT, emit, table, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit, table } from "../output.js";
 
-export function renewCommand(program: Command, output: (cmd: Command) => Output): void {
+export function renewCommand(program: Command, cli: CliContext): void {
   program
     .command("renew")
     .description("run the renewal sweep now: queue a renewal for every paid licence due within RENEWAL_LEAD_DAYS")
@@ -17,10 +18,10 @@ export function renewCommand(program: Command, output: (cmd: Command) => Output)
         import("../audit-trail.js"),
         import("../../vocabulary/audit.js"),
       ]);
-      const o = output(cmd);
-      const config = configOrExit();
-      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as);
-      const result = await withBridgeStore(config, async (store) => {
+      const o = cli.output(cmd);
+      const config = configOrExit(cli.io);
+      const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
+      const result = await withBridgeStore(config, cli.io, async (store) => {
         await requireRole(store, actor, "operator", AUDIT_ACTIONS.renewDue);
         // Each renewal it queues is written with its audit entry.
         return createSweep(store, config.RENEWAL_LEAD_DAYS).sweep(draftOf(actor, AUDIT_ACTIONS.renewDue));

@@ -1,12 +1,13 @@
 import type { Command } from "commander";
-import { emit, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { emit } from "../output.js";
 
 /**
  * `license-bridge secrets new`: fresh values of the shapes the settings take, for a first
  * set-up or a rotation (append the new one to ADMIN_TOKEN, PROVISIONING_TOKEN or WEBHOOK_SECRETS,
  * reload, move the clients over, drop the old one, reload). Printed, never stored.
  */
-export function secretsCommands(program: Command, output: (cmd: Command) => Output): void {
+export function secretsCommands(program: Command, cli: CliContext): void {
   const secrets = program.command("secrets").description("generate secrets for the settings");
   secrets
     .command("new")
@@ -23,7 +24,7 @@ export function secretsCommands(program: Command, output: (cmd: Command) => Outp
         UPMIND_WEBHOOK_SECRET: randomBytes(32).toString("base64url"),
         BLESTA_WEBHOOK_TOKEN: randomBytes(32).toString("base64url"),
       };
-      emit(output(cmd), values, () =>
+      emit(cli.output(cmd), values, () =>
         [
           "# fresh values; to rotate, append one to its setting (comma-separated), reload (SIGHUP), move the clients, drop the old one, reload",
           ...Object.entries(values).map(([k, v]) => `${k}=${v}`),

@@ -1,8 +1,13 @@
 import type { Command } from "commander";
+import type { CliContext } from "../io.js";
 import { CliError, EXIT } from "../output.js";
 import { untilSignal } from "../signals.js";
 
-export function serveCommand(program: Command): void {
+/**
+ * Runs until the process's SIGTERM or SIGINT, re-reads its configuration on the process's SIGHUP,
+ * and may end the process: a command for a process of its own (tests spawn it), whatever `io`.
+ */
+export function serveCommand(program: Command, { io }: CliContext): void {
   program
     .command("serve", { isDefault: false })
     .description("run the service: webhook intake, admin API, job runner and renewal sweep")
@@ -19,14 +24,14 @@ export function serveCommand(program: Command): void {
           import("../../http/listen.js"),
           import("../reload.js"),
         ]);
-      const config = configOrExit();
+      const config = configOrExit(io);
       // Handlers before the first line the service prints: a SIGTERM that came after a line a
       // supervisor or a test acts on ("listening") but before their installation would kill the
       // process with no graceful stop. One during start-up stops the service once it is up.
       const stopSignal = untilSignal();
-      const logger = cliLogger(config);
+      const logger = cliLogger(config, io.stderr);
       // SIGHUP's default would end the process with no line at all: it re-reads the configuration instead.
-      const reloading = reloadOnHangup(logger);
+      const reloading = reloadOnHangup(logger, io.env);
       if (config.sandbox) {
         logger.warn(
           "SANDBOX MODE: no live setting is configured, so licences are bought from an in-process reseller sandbox " +
@@ -34,13 +39,13 @@ export function serveCommand(program: Command): void {
         );
         // Sandbox mode starts only when the operator set no secret (config: LIVE_KEYS), so these
         // are the ones generated for this data directory: printing them is the point.
-        process.stderr.write(
+        io.stderr.write(
           `\n  sandbox webhook secret:     ${config.WEBHOOK_SECRETS[0]}\n  sandbox admin token:        ${config.ADMIN_TOKEN[0]}\n` +
             `  sandbox provisioning token: ${config.PROVISIONING_TOKEN?.[0]}\n  (kept in ${config.dataDir}/sandbox-credentials.json)\n\n`,
         );
       }
       logger.info({ config: describeConfig(config) }, "configuration");
-      logger.info({ base_dir: config.baseDir, paths: configPaths(config) }, "paths (relative settings resolve against base_dir, the working directory)");
+      logger.info({ base_dir: config.baseDir, paths: configPaths(config, io.env) }, "paths (relative settings resolve against base_dir, the working directory)");
       let service;
       try {
         service = await startService({ config, logger });
@@ -53,7 +58,7 @@ export function serveCommand(program: Command): void {
       if (service.config.CONSOLE === "on") {
         logger.info({ url: `${service.url}/console` }, `console: ${service.url}/console`);
         // Beside the sandbox's printed admin token, which is what logs in there.
-        if (config.sandbox) process.stderr.write(`\n  console: ${service.url}/console (log in with the sandbox admin token)\n\n`);
+        if (config.sandbox) io.stderr.write(`\n  console: ${service.url}/console (log in with the sandbox admin token)\n\n`);
       }
       reloading.attach(service);
       const signal = await stopSignal;

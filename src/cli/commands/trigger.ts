@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { BILLING_CYCLES } from "../../catalog/billing-cycles.js";
 import { EVENT_TYPES } from "../../vocabulary/event-types.js";
-import { CliError, EXIT, emit, type Output } from "../output.js";
+import type { CliContext } from "../io.js";
+import { CliError, EXIT, emit } from "../output.js";
 
 interface TriggerOptions {
   serviceId: string;
@@ -19,7 +20,7 @@ interface TriggerOptions {
 }
 
 /** Builds, signs (with the first configured secret) and sends one event, like `stripe trigger`. */
-export function triggerCommand(program: Command, output: (cmd: Command) => Output): void {
+export function triggerCommand(program: Command, cli: CliContext): void {
   program
     .command("trigger <event-type>")
     .description(`sign and send a test event to a running instance (${EVENT_TYPES.map((t) => t.replace("service.", "")).join(", ")})`)
@@ -60,7 +61,7 @@ export function triggerCommand(program: Command, output: (cmd: Command) => Outpu
         const lines = Object.entries(fieldErrors(check.error)).map(([k, v]) => `  ${k}: ${v.join("; ")}`);
         throw new CliError(["the event would be rejected:", ...lines].join("\n"), EXIT.usage);
       }
-      const config = configOrExit();
+      const config = configOrExit(cli.io);
       const host = config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
       const base = (o.url ?? `http://${host}:${config.PORT}`).replace(/\/+$/, "");
       const body = JSON.stringify(event);
@@ -78,7 +79,7 @@ export function triggerCommand(program: Command, output: (cmd: Command) => Outpu
       }
       const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
       const data = { status: res.status, webhook_id: headers["webhook-id"], response: answer };
-      emit(output(cmd), data, () => `${res.status} ${JSON.stringify(answer)}  (webhook-id ${headers["webhook-id"]})`);
+      emit(cli.output(cmd), data, () => `${res.status} ${JSON.stringify(answer)}  (webhook-id ${headers["webhook-id"]})`);
       if (res.status >= 400) throw new CliError(`the instance refused the event (HTTP ${res.status})`);
     });
 }
