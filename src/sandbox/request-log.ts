@@ -4,7 +4,8 @@ import type { Via } from "./state.js";
 export interface RecordedRequest {
   seq: number;
   at: string;
-  via: Via;
+  /** "v1" or "v2" for the reseller; another upstream's sandbox names its own (e.g. "manage2"). */
+  via: Via | (string & {});
   op: string;
   /** Body and query (and path ids) as the sandbox understood them, without the token. */
   params: Record<string, unknown>;
@@ -40,14 +41,17 @@ export class RequestLog {
    * gave up (a client timeout, a killed bridge) closes the socket first, and the route still
    * runs to its end and commits, which a test must be able to wait for.
    */
-  recorder(via: Via, op: string): RequestHandler {
+  recorder(via: Via, op: string): RequestHandler;
+  /** For another upstream's sandbox, which reads its parameters its own way (never its credentials). */
+  recorder(via: string, op: string, params: (req: Request) => Record<string, unknown>): RequestHandler;
+  recorder(via: string, op: string, params?: (req: Request) => Record<string, unknown>): RequestHandler {
     return (req, res, next) => {
       const entry: RecordedRequest = {
         seq: ++this.seq,
         at: this.now().toISOString(),
         via,
         op,
-        params: paramsOf(req, via),
+        params: params ? params(req) : paramsOf(req, via as Via),
         status: 0,
       };
       this.entries.push(entry);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { UnexpectedAnswerError, UpstreamUnavailableError } from "../../src/reseller/errors.js";
-import { backoffDelayMs, DEFAULT_RETRY, shouldRetry, type Call } from "../../src/reseller/transport.js";
+import { backoffDelayMs, createTransport, DEFAULT_RETRY, shouldRetry, type Call } from "../../src/reseller/transport.js";
 import { createV1Client } from "../../src/reseller/v1.js";
 import { createV2Client } from "../../src/reseller/v2.js";
 import { captureLogs, closedPort, json, QUICK_RETRY, startTinyServer, type TinyServer } from "./helpers.js";
@@ -173,6 +173,16 @@ describe("transport: v2 wire format", () => {
       accept: "application/json",
     });
     expect(JSON.parse(seen?.body ?? "")).toEqual({ ip: "203.0.113.10", newip: "203.0.113.11", type: "cpanel" });
+  });
+
+  it("a form is sent as an urlencoded body (Manage2 reads a POST's form only)", async () => {
+    server = await startTinyServer((_req, res) => json(res, 200, { status: 1, reason: "OK" }));
+    const transport = createTransport({ token: TOKEN, retry: QUICK_RETRY });
+    const form = new URLSearchParams({ output: "json", ip: "203.0.113.10", external_notes: "lb:a b" });
+    await transport.send({ operation: "manage2.XMLlicenseAdd", method: "POST", url: new URL(`${server.url}/XMLlicenseAdd.cgi`), form, readOnly: false });
+    await transport.close();
+    expect(server.requests[0]).toMatchObject({ method: "POST", url: "/XMLlicenseAdd.cgi", body: "output=json&ip=203.0.113.10&external_notes=lb%3Aa+b" });
+    expect(server.requests[0]?.headers["content-type"]).toBe("application/x-www-form-urlencoded");
   });
 });
 
