@@ -7,11 +7,13 @@ import { DEFAULT_MANAGE2_SANDBOX_CREDENTIALS, MANAGE2_SANDBOX_DEFAULT_GROUP_ID, 
 import { DEFAULT_SANDBOX_TOKENS } from "../../vocabulary/sandbox-identity.js";
 import { FaultController, type Faults } from "../faults.js";
 import { type RecordedRequest, RequestLog } from "../request-log.js";
-import type { Manage2Context, Manage2Function, NextAnswer } from "./context.js";
+import type { Manage2Context, Manage2Function, Manage2Invoice, NextAnswer } from "./context.js";
 import { manage2ControlRoutes } from "./control-routes.js";
 import { manage2Routes } from "./routes.js";
 import {
   holdingsAfter,
+  holdingsAt,
+  lastInvoice,
   Manage2State,
   type Manage2Charge,
   type Manage2SandboxGroup,
@@ -21,7 +23,7 @@ import {
 } from "./state.js";
 import { DEFAULT_DIALECT, type Manage2Dialect } from "./wire.js";
 
-export type { Manage2Charge, Manage2Dialect, Manage2Function, Manage2SandboxGroup, Manage2SandboxLicense, Manage2SandboxPackage, Manage2TimelineEvent, NextAnswer };
+export type { Manage2Charge, Manage2Dialect, Manage2Function, Manage2Invoice, Manage2SandboxGroup, Manage2SandboxLicense, Manage2SandboxPackage, Manage2TimelineEvent, NextAnswer };
 
 /**
  * A stand-in for cPanel's Manage2 (https://manage2.cpanel.net), faithful to its public API
@@ -77,6 +79,12 @@ export interface Manage2Sandbox {
   /** The licences held after the timeline's event `seq` (after all of them when absent). */
   holdingsAfter(seq?: number): Array<{ licenseid: number; ip: string; packageid: number }>;
   licenses(): Manage2SandboxLicense[];
+  /**
+   * The partner's monthly invoice as Manage2 makes it: a snapshot of the licences held on the
+   * 15th (00:00 UTC) at or before `at` (default now), each at its package's monthly price. What
+   * "billed while active" and "an expiry ends billing" mean, for a test to check.
+   */
+  invoice(at?: string): Manage2Invoice;
   /** Every API request in arrival order. */
   requests(): RecordedRequest[];
   setFaults(f: Partial<Faults>): void;
@@ -138,6 +146,11 @@ export function createManage2Sandbox(options: Manage2SandboxOptions = {}): Manag
       const i = queued.findIndex((n) => n.fn === undefined || n.fn === fn);
       return i < 0 ? undefined : queued.splice(i, 1)[0];
     },
+    invoice(at) {
+      const on = lastInvoice(at === undefined ? now() : new Date(at)).toISOString();
+      const lines = holdingsAt(state.timeline(), on).map((h) => ({ ...h, amount: state.package(h.packageid)?.monthly_price ?? 0 }));
+      return { on, lines, total: Math.round(lines.reduce((sum, l) => sum + l.amount, 0) * 100) / 100 };
+    },
     logger,
     reset,
   };
@@ -157,6 +170,7 @@ export function createManage2Sandbox(options: Manage2SandboxOptions = {}): Manag
     timeline: () => state.timeline(),
     holdingsAfter: (seq) => holdingsAfter(state.timeline(), seq),
     licenses: () => state.licenses(),
+    invoice: (at) => ctx.invoice(at),
     requests: () => requests.all(),
     setFaults: (f) => void faults.set(f),
     setDialect: (d) => ctx.setDialect(d),

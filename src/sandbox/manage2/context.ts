@@ -5,6 +5,14 @@ import type { RequestLog } from "../request-log.js";
 import type { Manage2State } from "./state.js";
 import type { Manage2Dialect } from "./wire.js";
 
+/** The partner's monthly invoice: a snapshot of the licences held on the 15th, each at its package's monthly price. */
+export interface Manage2Invoice {
+  /** The snapshot's instant. */
+  on: string;
+  lines: Array<{ licenseid: number; ip: string; packageid: number; amount: number }>;
+  total: number;
+}
+
 /** The functions the sandbox serves at `/<Function>.cgi`; the first six change something. */
 export const MANAGE2_FUNCTIONS = [
   "XMLlicenseAdd",
@@ -48,6 +56,8 @@ export interface Manage2Context {
   setDialect(patch: Partial<Manage2Dialect>): Manage2Dialect;
   queueAnswer(next: NextAnswer): void;
   takeAnswer(fn: Manage2Function): NextAnswer | undefined;
+  /** The snapshot invoice of the 15th at or before `at` (default now). */
+  invoice(at?: string): Manage2Invoice;
   logger: Logger;
   reset(): void;
 }

@@ -45,6 +45,14 @@ export function manage2ControlRoutes(ctx: Manage2Context): Router {
   router.get("/requests", (_req, res) => void res.json({ requests: ctx.requests.all() }));
   router.get("/faults", (_req, res) => void res.json({ faults: ctx.faults.current() }));
   router.get("/dialect", (_req, res) => void res.json({ dialect: ctx.dialect() }));
+  router.get("/invoice", (req, res) => {
+    const at = typeof req.query.at === "string" ? req.query.at : undefined;
+    if (at !== undefined && Number.isNaN(Date.parse(at))) {
+      res.status(422).json({ error: "Validation error", errors: { at: ["must be an ISO time"] } });
+      return;
+    }
+    res.json(ctx.invoice(at));
+  });
 
   /** A POST whose JSON body `schema` checks (422 naming the field); `apply` answers, or says the thing asked for is not there. */
   const patch = <T extends z.ZodType>(path: string, schema: T, apply: (value: z.output<T>) => object | { notFound: string }): void => {

@@ -408,10 +408,26 @@ export function lastInvoice(now: Date): Date {
  * The licences held after the timeline's event `seq` (after all of them when absent), replayed
  * from the events alone: a test proves a customer always held a licence by asking after each.
  */
-export function holdingsAfter(timeline: readonly Manage2TimelineEvent[], seq?: number): Array<{ licenseid: number; ip: string; packageid: number }> {
-  const held = new Map<number, { licenseid: number; ip: string; packageid: number }>();
+export function holdingsAfter(timeline: readonly Manage2TimelineEvent[], seq?: number): Holding[] {
+  return replay(timeline, (e) => seq === undefined || e.seq <= seq);
+}
+
+/** The licences held at an instant (ISO), from the timeline: what a snapshot invoice then bills. */
+export function holdingsAt(timeline: readonly Manage2TimelineEvent[], at: string): Holding[] {
+  const instant = Date.parse(at);
+  return replay(timeline, (e) => Date.parse(e.at) <= instant);
+}
+
+export interface Holding {
+  licenseid: number;
+  ip: string;
+  packageid: number;
+}
+
+function replay(timeline: readonly Manage2TimelineEvent[], upTo: (e: Manage2TimelineEvent) => boolean): Holding[] {
+  const held = new Map<number, Holding>();
   for (const e of timeline) {
-    if (seq !== undefined && e.seq > seq) break;
+    if (!upTo(e)) continue;
     if (e.event === "expired" || e.event === "suspended") held.delete(e.licenseid);
     else held.set(e.licenseid, { licenseid: e.licenseid, ip: e.ip, packageid: e.packageid });
   }

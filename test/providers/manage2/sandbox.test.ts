@@ -206,6 +206,20 @@ describe("the Manage2 sandbox's account", () => {
     ]);
   });
 
+  it("bills on the 15th every licence held then, and none that expired before", async () => {
+    await add(h());
+    await add(h(), { ip: NEW_IP, packageid: String(PRO) });
+    h().clock.set("2025-03-14T12:00:00.000Z");
+    await h().call("XMLlicenseExpire", { output: "json", liscid: "7000002" });
+
+    expect(h().sandbox.invoice("2025-03-20T00:00:00.000Z")).toEqual({
+      on: "2025-03-15T00:00:00.000Z",
+      lines: [{ licenseid: 7000001, ip: IP, packageid: ADMIN, amount: 15 }],
+      total: 15,
+    });
+    expect(h().sandbox.invoice("2025-03-12T00:00:00.000Z")).toMatchObject({ on: "2025-02-15T00:00:00.000Z", lines: [], total: 0 });
+  });
+
   it("an unknown licence id is Empty license.", async () => {
     expect(bodyOf(await h().call("XMLlicenseExpire", { output: "json", liscid: "42" }))).toEqual({ status: 0, reason: "Empty license." });
   });
@@ -294,6 +308,7 @@ describe("the Manage2 sandbox's control routes", () => {
     expect((await control("GET", "/ledger")).body.charges).toMatchObject([{ op: "add", licenseid: 7000001 }]);
     expect((await control("GET", "/timeline")).body.events).toMatchObject([{ event: "added", licenseid: 7000001 }]);
     expect((await control("GET", "/licenses")).body.licenses).toMatchObject([{ licenseid: 7000001, status: 1 }]);
+    expect((await control("GET", "/invoice?at=2025-04-15T00:00:00.000Z")).body).toMatchObject({ on: "2025-04-15T00:00:00.000Z", total: 15 });
     expect(h().sandbox.requests()).toHaveLength(1);
   });
 
