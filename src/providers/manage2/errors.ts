@@ -33,7 +33,8 @@ const SUCCESS_WORDING = /^\s*(activated|expired|reactivated|transferred|updated)
 const NOT_FOUND = /^empty license\.?$|not found|no such|does not exist|no (active |expired )?licen[cs]e/i;
 const ALREADY = /\balready\b/i;
 const MONEY = /balance|funds|credit limit|accept (the )?charges?|payment|billing information/i;
-const REFUSED = /access ip|not allowed|permission|denied|not authori[sz]ed|partner does not have|ability to upgrade/i;
+/** Only a person can help: a licence cPanel suspended, a right the account lacks. */
+const REFUSED = /access ip|not allowed|permission|denied|not authori[sz]ed|partner does not have|ability to upgrade|suspended by cpanel|contact (cpanel|support)/i;
 const INVALID = /invalid|must\b|exceed|too long|required|missing|not (a )?valid/i;
 
 /** The parameter a refusal's words point at, most specific first. */

@@ -122,13 +122,14 @@ describe("Manage2 licences in the port's words", () => {
     expect(h().sandbox.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
   });
 
-  it("an unsuspension of a licence cPanel suspended is refused, not taken as done", async () => {
+  it("an unsuspension of a licence cPanel suspended is refused for the operator, not taken as done", async () => {
     const { licenseid } = await licences().acquire({ ip: IP, sku: { packageid: ADMIN }, intent: "a" });
     h().sandbox.suspendLicense(licenseid);
 
     const error = await rejection(licences().unsuspend(licenseid));
 
-    expect(error).toMatchObject({ upstreamMessage: `License ${licenseid} is suspended by cPanel and cannot be reactivated; contact cPanel.` });
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).toMatchObject({ disposition: "block", upstreamMessage: `License ${licenseid} is suspended by cPanel and cannot be reactivated; contact cPanel.` });
     expect(h().sandbox.ledger()).toHaveLength(1);
   });
 
