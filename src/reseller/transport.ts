@@ -54,6 +54,8 @@ export interface Call {
   headers?: Record<string, string>;
   /** Serialised as the JSON request body. */
   json?: unknown;
+  /** Sent as an application/x-www-form-urlencoded body when there is no `json` (Manage2 reads a POST's form only). */
+  form?: URLSearchParams;
   /** True when the call changes nothing upstream, so repeating it after it was sent is safe. */
   readOnly: boolean;
   /** This call's own limit, for an answer known to be large (the licence list). (Default: the transport's) */
@@ -190,8 +192,10 @@ export function createTransport(options: TransportOptions): Transport {
     const url = debug ? scrubUrl(call.url.toString(), secrets) : "";
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const headers: Record<string, string> = { "User-Agent": "license-bridge", Accept: "*/*", ...call.headers };
-    const body = call.json === undefined ? undefined : JSON.stringify(call.json);
+    const form = call.json === undefined ? call.form : undefined;
+    const formType: Record<string, string> = form ? { "Content-Type": "application/x-www-form-urlencoded" } : {};
+    const headers: Record<string, string> = { "User-Agent": "license-bridge", Accept: "*/*", ...formType, ...call.headers };
+    const body = call.json === undefined ? form?.toString() : JSON.stringify(call.json);
     const streamJson = call.streamJson;
     const sinkFor = streamJson
       ? (status: number, contentType: string | undefined) => (status >= 200 && status < 300 ? streamedBody(status, contentType ?? null, secrets, streamJson()) : undefined)

@@ -26,15 +26,6 @@ export interface Faults {
   holdRate: number;
 }
 
-/**
- * How an upstream other than the reseller speaks to the faults: its own 503, and which of its
- * answers commit a change (a CLN `success: false` at HTTP 200 commits nothing).
- */
-export interface FaultWire {
-  unavailable(res: Response): void;
-  commits(status: number, body: unknown): boolean;
-}
-
 export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, dropAfterCommitRate: 0, failNext: 0, dropNext: 0, holdMs: 0, holdNext: 0, holdRate: 0 };
 
 const rate = z.number().min(0).max(1);
@@ -105,10 +96,11 @@ export class FaultController {
    * for the next call that does commit (contract §6: dropped after it has committed a change).
    */
   middleware(options: { via: Via | FaultWire; mutating: boolean; onDrop: (req: Request) => void; onHold?: (req: Request) => void }): RequestHandler {
+    const wire = typeof options.via === "string" ? RESELLER_WIRES[options.via] : options.via;
     return async (req, res, next) => {
       if (this.faults.latencyMs > 0) await sleep(this.faults.latencyMs);
       if (this.takeFailure()) {
-        serviceUnavailable(res, options.via);
+        wire.unavailable(res);
         return;
       }
       if (options.mutating && this.faults.holdMs > 0 && this.takeHold()) {
@@ -116,39 +108,50 @@ export class FaultController {
         // Carried out after the hold whether or not the caller is still there, as a slow reseller does.
         await sleep(this.faults.holdMs);
       }
-      if (options.mutating) hangUpIfCommitted(req, res, options.via, () => this.takeDrop(), options.onDrop);
+      if (options.mutating) hangUpIfCommitted(req, res, wire, () => this.takeDrop(), options.onDrop);
       next();
     };
   }
 }
 
-function serviceUnavailable(res: Response, via: Via | FaultWire): void {
-  if (typeof via !== "string") via.unavailable(res);
-  else if (via === "v1") res.status(503).json({ success: false, error: "Service unavailable" });
-  else res.status(503).type("text/plain").send("Service Unavailable");
+/**
+ * How one upstream's sandbox answers the 503 of `failNext`/`errorRate`, and tells an answer
+ * that commits a change (the only kind `dropNext` drops) from a refusal. The reseller's are
+ * v1's and v2's; another upstream's sandbox (Manage2's) brings its own.
+ */
+export interface FaultWire {
+  unavailable(res: Response): void;
+  commits(status: number, body: unknown, res: Response): boolean;
 }
 
-/** A 2xx that is not a v2 refusal (v2 answers refusals with HTTP 200 and ok "False"). */
-function commitsChange(status: number, via: Via | FaultWire, body: unknown): boolean {
-  if (typeof via !== "string") return via.commits(status, body);
-  if (status < 200 || status > 299) return false;
-  if (via === "v1") return true;
-  const ok = typeof body === "object" && body !== null ? (body as { ok?: unknown }).ok : undefined;
-  return typeof ok === "string" && ok.toLowerCase() === "true";
-}
+const RESELLER_WIRES: Readonly<Record<Via, FaultWire>> = {
+  v1: {
+    unavailable: (res) => void res.status(503).json({ success: false, error: "Service unavailable" }),
+    commits: (status) => status >= 200 && status <= 299,
+  },
+  v2: {
+    unavailable: (res) => void res.status(503).type("text/plain").send("Service Unavailable"),
+    // A 2xx that is not a v2 refusal (v2 answers refusals with HTTP 200 and ok "False").
+    commits(status, body) {
+      if (status < 200 || status > 299) return false;
+      const ok = typeof body === "object" && body !== null ? (body as { ok?: unknown }).ok : undefined;
+      return typeof ok === "string" && ok.toLowerCase() === "true";
+    },
+  },
+};
 
 /**
  * Destroys the socket instead of sending the route's answer when that answer commits a change
  * and `takeDrop` says so. Decided once: res.json answers through res.send, which must not roll
  * a second time.
  */
-function hangUpIfCommitted(req: Request, res: Response, via: Via | FaultWire, takeDrop: () => boolean, onDrop: (req: Request) => void): void {
+function hangUpIfCommitted(req: Request, res: Response, wire: FaultWire, takeDrop: () => boolean, onDrop: (req: Request) => void): void {
   const { json, send } = res;
   let decided = false;
   const drops = (body: unknown): boolean => {
     if (decided) return false;
     decided = true;
-    return commitsChange(res.statusCode, via, body) && takeDrop();
+    return wire.commits(res.statusCode, body, res) && takeDrop();
   };
   const hangUp = (): Response => {
     onDrop(req);

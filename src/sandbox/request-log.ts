@@ -5,6 +5,7 @@ import type { Via } from "./state.js";
 export interface RecordedRequest<V extends string = Via> {
   seq: number;
   at: string;
+  /** "v1" or "v2" for the reseller; another upstream's sandbox names its own (e.g. "manage2"). */
   via: V;
   op: string;
   /** Body and query (and path ids) as the sandbox understood them, without the token. */
@@ -39,16 +40,17 @@ export class RequestLog<V extends string = Via> {
    * Middleware: records the request on arrival and its status once answered. The status is
    * taken when the route ends its answer, not when the answer reaches the caller: a caller that
    * gave up (a client timeout, a killed bridge) closes the socket first, and the route still
-   * runs to its end and commits, which a test must be able to wait for.
+   * runs to its end and commits, which a test must be able to wait for. `params`: for another
+   * upstream's sandbox, which reads its parameters its own way (never its credentials).
    */
-  recorder(via: V, op: string): RequestHandler {
+  recorder(via: V, op: string, params?: (req: Request) => Record<string, unknown>): RequestHandler {
     return (req, res, next) => {
       const entry: RecordedRequest<V> = {
         seq: ++this.seq,
         at: this.now().toISOString(),
         via,
         op,
-        params: paramsOf(req, via),
+        params: params ? params(req) : paramsOf(req, via as Via),
         status: 0,
       };
       this.entries.push(entry);

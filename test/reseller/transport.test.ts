@@ -187,6 +187,16 @@ describe("transport: v2 wire format", () => {
     });
     expect(JSON.parse(seen?.body ?? "")).toEqual({ ip: "203.0.113.10", newip: "203.0.113.11", type: "cpanel" });
   });
+
+  it("a form is sent as an urlencoded body (Manage2 reads a POST's form only)", async () => {
+    server = await startTinyServer((_req, res) => json(res, 200, { status: 1, reason: "OK" }));
+    const transport = createTransport({ token: TOKEN, retry: QUICK_RETRY });
+    const form = new URLSearchParams({ output: "json", ip: "203.0.113.10", external_notes: "lb:a b" });
+    await transport.send({ operation: "manage2.XMLlicenseAdd", method: "POST", url: new URL(`${server.url}/XMLlicenseAdd.cgi`), form, readOnly: false });
+    await transport.close();
+    expect(server.requests[0]).toMatchObject({ method: "POST", url: "/XMLlicenseAdd.cgi", body: "output=json&ip=203.0.113.10&external_notes=lb%3Aa+b" });
+    expect(server.requests[0]?.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+  });
 });
 
 describe("retry rules", () => {
