@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RENEW } from "../../src/intake/jobs.js";
+import { renewalDue } from "../../src/intake/renewal-due.js";
 import { jobOf } from "../../src/jobs/define.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import type { ServiceStatus } from "../../src/vocabulary/service-statuses.js";
@@ -8,9 +9,10 @@ import { orderActive, untilIdle, usePairPerFile, type Pair } from "../helpers/e2
 import { waitFor } from "../helpers/wait.js";
 
 /**
- * One table of renewal cases (issue 35), each asked of the sweep, the forecast and the renew
- * job, which must give the same answer: the rule is one function, and nothing on the way to it
- * (a store's query, the forecast's walk over terms, the job's own checks) may decide otherwise.
+ * One table of renewal cases (issue 35), each asked of the rule (`renewalDue`), the sweep, the
+ * forecast and the renew job, which must give the same answer: the rule is one function, and
+ * nothing on the way to it (a store's query, the forecast's walk over terms, the job's own
+ * checks) may decide otherwise.
  *
  * Each case is a monthly licence bought from the sandbox whose row is then set as the case says:
  * its term ends tomorrow (within the default lead of 3 days), paid-until where the case puts it.
@@ -47,6 +49,8 @@ const CASES: Case[] = [
 ];
 
 interface Answers {
+  /** renewalDue, asked of the row as the case left it. */
+  rule: boolean;
   /** The sweep queued a renewal of this term (now, or before: the blocked one). */
   sweep: boolean;
   /** GET /admin/forecast lists it among the week's renewals. */
@@ -57,7 +61,7 @@ interface Answers {
 
 const renewCharges = (sb: Pair["sb"], ip: string) => sb.sandbox.ledger().filter((c) => c.op === "renew" && c.ip === ip);
 
-/** Buys a licence, sets its row as the case says, and asks the forecast, the sweep and the renew job about it. */
+/** Buys a licence, sets its row as the case says, and asks the rule, the forecast, the sweep and the renew job about it. */
 async function ask({ sb, bridge }: Pair, c: Case): Promise<Answers> {
   const { store } = bridge.service;
   const id = await orderActive(bridge);
@@ -65,6 +69,7 @@ async function ask({ sb, bridge }: Pair, c: Case): Promise<Answers> {
   const { ip, months } = (await store.services.get(id))!;
   const term = Date.now() + DAY;
   await store.services.change({ serviceId: id, patch: { expires_at: term, paid_until: c.paidUntil(term), status: c.status ?? "active" } });
+  const verdict = renewalDue((await store.services.get(id))!, { now: Date.now(), leadMs: bridge.config.RENEWAL_LEAD_DAYS * DAY });
   const renewal = jobOf(RENEW, { term_end: term }, { serviceId: id, queueKey: serviceQueueKey(id) });
   if (c.blocked) {
     sb.sandbox.setBalance(0);
@@ -87,19 +92,21 @@ async function ask({ sb, bridge }: Pair, c: Case): Promise<Answers> {
   const charges = renewCharges(sb, ip);
   expect(charges.length).toBe(job.skipped ? 0 : 1);
   if (charges.length) expect(charges[0]).toMatchObject({ months });
+  // A term not due is skipped saying the rule's own words.
+  if (!verdict.due) expect(job.skipped).toBe(`${verdict.why}; nothing bought`);
 
-  return { sweep: swept, forecast: forecast.some((d) => d.service_id === id), job: charges.length === 1 && !job.skipped };
+  return { rule: verdict.due, sweep: swept, forecast: forecast.some((d) => d.service_id === id), job: charges.length === 1 && !job.skipped };
 }
 
-describe("renewal due: one table through the sweep, the forecast and the renew job", () => {
+describe("renewal due: one table through the rule, the sweep, the forecast and the renew job", () => {
   // One pair for the file: every case has a service and an IP of its own, and the sweep's
   // answer is read from that service's renewal jobs.
   const pair = usePairPerFile();
 
   for (const c of CASES) {
-    it(`${c.name}: ${c.due ? "due" : "not due"} to all three`, async () => {
+    it(`${c.name}: ${c.due ? "due" : "not due"} to the rule, the sweep, the forecast and the renew job`, async () => {
       const answers = await ask(pair(), c);
-      expect(answers).toEqual({ sweep: c.due, forecast: c.due, job: c.due });
+      expect(answers).toEqual({ rule: c.due, sweep: c.due, forecast: c.due, job: c.due });
     });
   }
 });
