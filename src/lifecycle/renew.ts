@@ -1,12 +1,12 @@
 import { defineJob } from "../jobs/define.js";
 import { JobBlockedError, JobSkippedError } from "../jobs/errors.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
-import { RENEWAL_MIN_GAP_MS } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { charging, callOnce } from "./call-once.js";
+import { charging, callOnce, type OnceOptions } from "./call-once.js";
 import { addMonths, isoToMs } from "./record.js";
 import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
 import { RENEW } from "../intake/jobs.js";
+import { renewalDue } from "../intake/renewal-due.js";
 
 
 /**
@@ -19,11 +19,21 @@ export function renewJob(deps: LifecycleDeps) {
   return defineJob(RENEW, async (job, ctx) => {
     const { term_end: term } = job.payload;
     const svc = await mustGet(deps, job);
-    // Whether the service may be charged at all (terminated, suspended, or on its way there) is
-    // the charging rule's, checked right before the call (once → charging): one place for every job.
     if (svc.expires_at !== term) throw new JobSkippedError("this term was already renewed");
-    if (!(svc.paid_until !== null && svc.paid_until >= term + RENEWAL_MIN_GAP_MS)) throw new JobSkippedError("not paid a day or more beyond the current term");
 
+    // Right before a charge (not before an earlier attempt's lost answer is looked up: what it
+    // may have bought is recorded whatever the service is now), the charging rule (terminated,
+    // suspended, or on its way there), then the sweep's own rule: is the term still due? The
+    // sweep queued it under its lead; the job asks without one.
+    const charge = charging(deps, job, "renewal");
+    const renewing: OnceOptions = {
+      ...charge,
+      mayCharge: async () => {
+        await charge.mayCharge?.();
+        const due = renewalDue(await mustGet(deps, job));
+        if (!due.due) throw new JobSkippedError(`${due.why}; nothing bought`);
+      },
+    };
     const months = svc.months as BillingCycleMonths;
     let newEnd: number | undefined;
     let confirmedEarlier = false;
@@ -46,7 +56,7 @@ export function renewJob(deps: LifecycleDeps) {
           return listed > term;
         },
         (beforeSend) => upstream.renew(svc.ip, type, months, { beforeSend }),
-        charging(deps, job, "renewal"),
+        renewing,
       );
       if (r.confirmedEarlier) confirmedEarlier = true;
       else newEnd = isoToMs(r.value.expires_at) ?? newEnd;

@@ -4,7 +4,8 @@ import { licenseTypes } from "../lifecycle/service-changes.js";
 import type { Alerts } from "../alerts/alerts.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import { money, type PriceList as MonthlyPrices } from "../catalog/prices.js";
-import { RENEWAL_MIN_GAP_MS, type Store, type UpcomingRenewal } from "../store/store.js";
+import type { Store, UpcomingRenewal } from "../store/store.js";
+import { renewalDue } from "../intake/renewal-due.js";
 import { licensePrice } from "../vocabulary/sandbox-prices.js";
 import { DAY_MS } from "./sweep.js";
 
@@ -12,11 +13,11 @@ import { DAY_MS } from "./sweep.js";
  * What the renewal sweep will buy in the next `days` days, what it costs, and whether the
  * reseller balance covers it (issue 26, contract section 4: GET /admin/forecast, `forecast`).
  *
- * The sweep's own rule (store.renewals.upcoming, the query the sweep runs): an active licence
- * paid a day or more beyond its upstream term is renewed RENEWAL_LEAD_DAYS before the term ends.
- * A licence paid for several terms ahead is renewed once per term, so within a long window it
- * may be due more than once: each renewal is an item, its `due_at` the moment the sweep would
- * queue it (its term end less the lead days, or now when that is past).
+ * The sweep's own rule (`renewalDue`, asked of the candidates store.renewals.upcoming reads): an
+ * active licence paid a day or more beyond its upstream term is renewed RENEWAL_LEAD_DAYS before
+ * the term ends. A licence paid for several terms ahead is renewed once per term, so within a
+ * long window it may be due more than once: each renewal is an item, its `due_at` the moment the
+ * sweep would queue it (its term end less the lead days, or now when that is past).
  */
 
 export interface ForecastItem {
@@ -80,10 +81,11 @@ export async function forecastRenewals(deps: ForecastDeps, days: number): Promis
   const due: ForecastItem[] = [];
   const unpriced = new Set<string>();
   for (const svc of await deps.store.renewals.upcoming(windowEnd + lead)) {
+    const terms = termsDue(svc, windowEnd, lead);
+    if (terms.length === 0) continue;
     const cost = deps.prices.renewal(svc);
     if (cost === null) unpriced.add(svc.product_id);
-    // Term by term, as the sweep would find it after each renewal, while the customer has paid for the next.
-    for (let term = svc.expires_at; term - lead <= windowEnd && svc.paid_until >= term + RENEWAL_MIN_GAP_MS; term = addMonths(term, svc.months)) {
+    for (const term of terms) {
       due.push({ service_id: svc.service_id, ip: svc.ip, type: svc.bundle ?? svc.type ?? "", due_at: new Date(Math.max(now, term - lead)).toISOString(), cost });
     }
   }
@@ -99,6 +101,19 @@ export async function forecastRenewals(deps: ForecastDeps, days: number): Promis
     unpriced_products: [...unpriced].sort(),
     prices: deps.prices.source,
   };
+}
+
+/**
+ * The terms the sweep will renew by `until`, asked term by term as the sweep would find the
+ * licence after each renewal (its term a cycle on, paid-until unchanged): until one is not due.
+ */
+function termsDue(svc: UpcomingRenewal, until: number, leadMs: number): number[] {
+  const terms: number[] = [];
+  for (let next = svc; ; next = { ...next, expires_at: addMonths(next.expires_at, next.months) }) {
+    const due = renewalDue(next, { now: until, leadMs });
+    if (!due.due) return terms;
+    terms.push(due.term);
+  }
 }
 
 /** The alert's key: one episode while the balance does not cover the coming week. */

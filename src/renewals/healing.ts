@@ -4,6 +4,7 @@ import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import type { Store } from "../store/store.js";
 import { DAY_MS } from "./sweep.js";
 import { renewalKey } from "../intake/jobs.js";
+import { renewalDue } from "../intake/renewal-due.js";
 
 /**
  * Blocked renewals come back by themselves at a modest interval, so a topped-up balance heals
@@ -18,7 +19,7 @@ export function healBlockedRenewals(store: Store, minIntervalMs: number): Promis
  * and has not succeeded: the operator hears of each once, before the customer does.
  */
 export async function checkRenewalsAtRisk(store: Store, alerts: Alerts): Promise<number> {
-  const rows = await store.renewals.atRisk(DAY_MS, (due) => renewalKey(due.service_id, due.expires_at));
+  const rows = await store.renewals.atRisk(DAY_MS, (c) => (renewalDue(c).due ? renewalKey(c.service_id, c.expires_at) : undefined));
   for (const r of rows) {
     await alerts.raise(
       renewalAtRiskAlert(renewalKey(r.service_id, r.expires_at)),

@@ -2,6 +2,7 @@ import { jobOf } from "../jobs/define.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
 import type { AuditDraft, Store } from "../store/store.js";
 import { RENEW } from "../intake/jobs.js";
+import { renewalDue } from "../intake/renewal-due.js";
 
 export const DAY_MS = 86_400_000;
 
@@ -13,16 +14,21 @@ export interface SweepResult {
 }
 
 /**
- * Finds licences to renew and only enqueues (as graphile-worker's cron does): active, term
- * ending within the lead window, and paid beyond the term. Suspended, terminated and unpaid
- * licences are never due. Safe under repeated and overlapping ticks, restarts and instances:
- * the renewal's unique key (one per licence and term) makes a second enqueue create nothing.
+ * Finds licences to renew and only enqueues (as graphile-worker's cron does): the store reads
+ * the active licences whose term ends within the lead window, and `renewalDue` says which are
+ * due (paid beyond the term; suspended, terminated and unpaid licences never are). Safe under
+ * repeated and overlapping ticks, restarts and instances: the renewal's unique key (one per
+ * licence and term) makes a second enqueue create nothing.
  */
 export function createSweep(store: Store, leadDays: number) {
+  const leadMs = leadDays * DAY_MS;
   const run = async (serviceId?: string, audit?: AuditDraft): Promise<SweepResult> => {
     const rows = await store.renewals.sweep(
-      leadDays * DAY_MS,
-      (due) => jobOf(RENEW, { term_end: due.expires_at }, { serviceId: due.service_id, queueKey: serviceQueueKey(due.service_id) }),
+      leadMs,
+      (candidate, now) => {
+        const due = renewalDue(candidate, { now, leadMs });
+        return due.due ? jobOf(RENEW, { term_end: due.term }, { serviceId: candidate.service_id, queueKey: serviceQueueKey(candidate.service_id) }) : undefined;
+      },
       serviceId,
       audit,
     );

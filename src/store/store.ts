@@ -535,44 +535,44 @@ export interface AlertOps {
   open(): Promise<{ key: string; subject: string; opened_at: number; count: number }[]>;
 }
 
-/**
- * How far paid-until must lie beyond the upstream term end for the term to be renewed: a day.
- * Paid-until and the term end come from different clocks (the panel's due date, the reseller's
- * expiry, a licence adopted minutes before its new paid cycle began), so a gap of minutes or
- * hours is the same date seen twice, and renewing for it would buy a whole cycle for nothing.
- */
-export const RENEWAL_MIN_GAP_MS = 86_400_000;
-
 export interface DueRenewal {
   service_id: string;
   expires_at: number;
 }
 
-export type UpcomingRenewal = Pick<ServiceRow, "service_id" | "product_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months" | "expires_at" | "paid_until"> & {
-  expires_at: number;
-  paid_until: number;
-};
+/**
+ * An active service whose term ends by a horizon, as the renewal queries read it through
+ * `services_due (status, expires_at)`: what src/intake/renewal-due.ts needs to say whether its
+ * term is due. The stores decide nothing about renewals beyond that read.
+ */
+export type RenewalCandidate = DueRenewal & Pick<ServiceRow, "status" | "paid_until">;
+
+export type UpcomingRenewal = RenewalCandidate & Pick<ServiceRow, "product_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months">;
 
 export interface RenewalOps {
   /**
-   * Enqueues, in one transaction, a job per active licence paid beyond its term whose term ends
-   * within `leadMs` (all, or the one service): `job(due)` builds it, its unique key making a
-   * second sweep of the same term create nothing.
+   * In one transaction: every candidate whose term ends within `leadMs` of the store's clock
+   * (all, or the one service) is handed to `job` with that clock's now; each job it returns (a
+   * term it finds due) is enqueued, its unique key making a second sweep of the same term create
+   * nothing. Answers the enqueued ones.
    */
   sweep(
     leadMs: number,
-    job: (due: DueRenewal) => NewJob,
+    job: (candidate: RenewalCandidate, now: number) => NewJob | undefined,
     serviceId?: string,
     audit?: AuditDraft,
   ): Promise<{ due: DueRenewal; id: number; created: boolean }[]>;
   /**
-   * What the sweep will find due before `horizon` (epoch ms) as things stand: active licences
-   * paid a day or more beyond their term whose term ends by then, earliest first. (The forecast;
-   * `audit` above: an entry per renewal job a sweep an operator asked for queued.)
+   * The candidates whose term ends by `horizon` (epoch ms), earliest first: what the forecast
+   * asks the rule about. (`audit` above: an entry per renewal job a sweep an operator asked for queued.)
    */
   upcoming(horizon: number): Promise<UpcomingRenewal[]>;
-  /** Paid, active licences ending within `withinMs` whose renewal job for that term (key) was tried and has not succeeded. */
-  atRisk(withinMs: number, keyOf: (due: DueRenewal) => string): Promise<(DueRenewal & { ip: string; job_id: number; state: string; last_error: string | null })[]>;
+  /**
+   * Candidates ending within `withinMs` whose renewal job for that term was tried and has not
+   * succeeded. `keyOf` names that job's unique key, or answers undefined for a term that is not
+   * due (its job is not looked up).
+   */
+  atRisk(withinMs: number, keyOf: (candidate: RenewalCandidate) => string | undefined): Promise<(DueRenewal & { ip: string; job_id: number; state: string; last_error: string | null })[]>;
 }
 
 // ---- audit --------------------------------------------------------------------------------

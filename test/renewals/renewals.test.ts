@@ -97,6 +97,26 @@ describe("renewal sweep", () => {
     expect(history.some((d) => d.includes("confirmed by the licence list"))).toBe(true);
   });
 
+  it("a renewal whose answer was lost is recorded from the licence list though the service was recorded suspended meanwhile", async () => {
+    const clock = manualClock(Date.now());
+    const { sb, bridge } = await startPair({ clock, env: { RENEWAL_LEAD_DAYS: "40", RESELLER_SETTLE_SECONDS: "60" } });
+    await bridge.send(createdEvent({ id: "lost-then-suspended", next_due_date: inDays(365) }));
+    const term = (await activeService(bridge, "lost-then-suspended")).expires_at!;
+    await waitFor(() => idle(bridge.service));
+    sb.sandbox.setFaults({ dropNext: 1 });
+    await bridge.service.sweep.sweep();
+    await waitFor(async () => (await bridge.service.queue.list({ kind: "renew" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 10_000, "the renewal to wait out the window");
+    // As reconcile records a licence the reseller shows suspended: not through the service's queue.
+    await bridge.service.services.change({ serviceId: "lost-then-suspended", patch: { status: "suspended" } });
+    clock.advance(61_000);
+    await waitFor(async () => (await bridge.service.queue.list({ kind: "renew", state: "succeeded" })).length === 1, 10_000, "the renewal to end");
+    // What the lost call bought is recorded, not skipped as "not due": the rule stands before a charge, not before the list is asked.
+    expect(charges(sb, "renew")).toHaveLength(1);
+    expect((await bridge.service.queue.list({ kind: "renew" }))[0]!.skipped).toBeNull();
+    expect((await bridge.service.services.get("lost-then-suspended"))!.expires_at!).toBeGreaterThan(term);
+    expect((await bridge.service.services.history("lost-then-suspended")).at(-1)).toMatchObject({ action: "renewed", detail: expect.stringContaining("confirmed by the licence list") });
+  });
+
   it("service.renewed records the payment and renews at once when the licence is already due", async () => {
     const { sb, bridge } = await startPair({ env: { RENEWAL_LEAD_DAYS: "40" } });
     await bridge.send(createdEvent({ id: "pay" }));

@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, StopRecord } from "../../src/store/store.js";
+import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, RenewalCandidate, StopRecord } from "../../src/store/store.js";
+import { renewalDue } from "../../src/intake/renewal-due.js";
 import type { BillingEvent } from "../../src/intake/event-schema.js";
 import { describeEachStore } from "../helpers/stores.js";
 
@@ -373,13 +374,15 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       await order(id, `203.0.113.${n}`);
       await store.services.change({ serviceId: id, patch: { status: "active", ...patch } });
     };
-    const renewal = (due: { service_id: string; expires_at: number }) => ({
+    const job = (due: { service_id: string; expires_at: number }) => ({
       kind: "renew",
       serviceId: due.service_id,
       queueKey: serviceQueueKey(due.service_id),
       uniqueKey: `renew:${due.service_id}:${due.expires_at}`,
       payload: { term_end: due.expires_at },
     });
+    // The sweep's rule decides what the store hands it (src/renewals/sweep.ts asks the same).
+    const renewal = (c: RenewalCandidate, at: number) => (renewalDue(c, { now: at, leadMs: 7 * DAY }).due ? job(c) : undefined);
 
     beforeEach(async () => {
       await license("due", 1, { expires_at: now + 2 * DAY, paid_until: now + 30 * DAY });
@@ -400,6 +403,26 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       expect(await store.jobs.list({ kind: "renew" })).toHaveLength(2);
       const job = await store.jobs.get(first.find((r) => r.due.service_id === "due")!.id);
       expect(job).toMatchObject({ serviceId: "due", queueKey: "svc:due", payload: { term_end: now + 2 * DAY } });
+    });
+
+    it("hands the rule every active licence whose term ends within the lead, at the store's now, and queues only what it returns", async () => {
+      const seen: [RenewalCandidate, number][] = [];
+      const swept = await store.renewals.sweep(7 * DAY, (c, at) => {
+        seen.push([c, at]);
+        return c.service_id === "unpaid" ? job(c) : undefined;
+      });
+      expect(seen.map(([c]) => c.service_id).sort()).toEqual(["due", "due-later", "unpaid"]);
+      expect(seen.find(([c]) => c.service_id === "unpaid")).toEqual([{ service_id: "unpaid", expires_at: now + 2 * DAY, status: "active", paid_until: now + 2 * DAY }, now]);
+      expect(swept.map((r) => [r.due, r.created])).toEqual([[{ service_id: "unpaid", expires_at: now + 2 * DAY }, true]]);
+      expect((await store.jobs.list({ kind: "renew" })).map((j) => j.serviceId)).toEqual(["unpaid"]);
+    });
+
+    it("reads the forecast's candidates, earliest first, unpaid ones among them", async () => {
+      expect((await store.renewals.upcoming(now + 7 * DAY)).map((c) => [c.service_id, c.expires_at, c.paid_until, c.status, c.months])).toEqual([
+        ["due", now + 2 * DAY, now + 30 * DAY, "active", 1],
+        ["unpaid", now + 2 * DAY, now + 2 * DAY, "active", 1],
+        ["due-later", now + 6 * DAY, now + 40 * DAY, "active", 1],
+      ]);
     });
 
     it("sweeps one service when asked", async () => {
@@ -425,6 +448,8 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       ]);
       // Only within the window asked for.
       expect(await store.renewals.atRisk(DAY, keyOf)).toEqual([]);
+      // Nor for a candidate whose key the caller leaves out (a term its rule finds not due).
+      expect(await store.renewals.atRisk(7 * DAY, (c) => (c.service_id === "due" ? undefined : keyOf(c)))).toEqual([]);
     });
   });
 
