@@ -419,7 +419,8 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   let done = 0;
   for (const group of slotsByService(slots)) {
     for (const item of compareService(group, repairs)) drift.push(item);
-    options.onProgress?.({ phase: "compare", done: ++done, total });
+    done++; // not in onProgress's argument: without a callback, that is never evaluated
+    options.onProgress?.({ phase: "compare", done, total });
     // A book of 100,000 services is compared in turns, so a probe or a webhook is answered meanwhile.
     if (done % COMPARE_TURN === 0) await yieldToEventLoop();
   }
