@@ -72,7 +72,7 @@ describe("reconcile and the adoption plan over a large book let the event loop r
 
   // The API and the console ask without a progress callback, where "++done" in its argument was
   // never evaluated: the count stayed 0, and reconcile gave way after every service, not every
-  // COMPARE_TURN of them (50,304 turns over this book, against 329 with a callback).
+  // TURN of them (50,304 turns over this book, against 329 with a callback).
   it("reconcile compares in the same turns whether or not it is given a progress callback", async () => {
     const { services, licenses } = book();
     const deps = inMemory(services, licenses);
