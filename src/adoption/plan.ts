@@ -1,5 +1,6 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
-import { match, unaccounted, upstreamStatus, type Slot } from "../reconcile/reconcile.js";
+import { upstreamStatus } from "../reconcile/listed.js";
+import { match, unaccounted, type Slot } from "../reconcile/match.js";
 import type { ListedLicense } from "../reseller/answers.js";
 import { companionsOf } from "../reseller/upstream.js";
 import { isoToMs } from "../lifecycle/record.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { match, unaccounted } from "../../src/reconcile/reconcile.js";
+import { match, reconcile, unaccounted, type ReconcileDeps } from "../../src/reconcile/reconcile.js";
 import type { ListedLicense } from "../../src/reseller/answers.js";
-import type { ServiceBrief } from "../../src/store/store.js";
+import type { ServiceBrief, Store } from "../../src/store/store.js";
 import { row } from "../intake/fixtures.js";
 
 const N = 50_000;
@@ -17,6 +17,17 @@ function book(): { services: ServiceBrief[]; licenses: ListedLicense[] } {
   }
   for (let i = 0; i < N / 10; i++) licenses.push({ ip: ip(N + i), type: "cpanel", status: "active" });
   return { services, licenses };
+}
+
+/** What reconcile reads, over `services` and `licenses` held in memory: the briefs a page at a time by id, the whole list. */
+function inMemory(services: readonly ServiceBrief[], licenses: readonly ListedLicense[]): ReconcileDeps {
+  const byId = [...services].sort((a, b) => (a.service_id < b.service_id ? -1 : 1));
+  const next = new Map(byId.map((s, i) => [s.service_id, i + 1]));
+  const briefs = async (after: string | undefined, limit: number) => {
+    const from = after === undefined ? 0 : next.get(after)!;
+    return byId.slice(from, from + limit);
+  };
+  return { store: { services: { briefs } } as unknown as Store, upstream: { listLicenses: async () => licenses } as unknown as ReconcileDeps["upstream"] };
 }
 
 /** Turns of the event loop taken while `work` runs: a chain of setImmediate counts them. */
@@ -57,5 +68,18 @@ describe("reconcile and the adoption plan over a large book let the event loop r
     expect(value).toHaveLength(N / 10);
     const held = new Set(services.map((s) => s.ip));
     expect(value.every((l) => l.type === "cpanel" && !held.has(l.ip))).toBe(true);
+  });
+
+  // The API and the console ask without a progress callback, where "++done" in its argument was
+  // never evaluated: the count stayed 0, and reconcile gave way after every service, not every
+  // TURN of them (50,304 turns over this book, against 329 with a callback).
+  it("reconcile compares in the same turns whether or not it is given a progress callback", async () => {
+    const { services, licenses } = book();
+    const deps = inMemory(services, licenses);
+    const watched = await turnsDuring(() => reconcile(deps, { onProgress: () => {} }));
+    const unwatched = await turnsDuring(() => reconcile(deps));
+
+    expect(unwatched.value).toEqual(watched.value);
+    expect(unwatched.turns).toBe(watched.turns);
   });
 });

@@ -1,0 +1,27 @@
+import type { SlotRule, SlotView } from "../drift.js";
+import { canonicalIp } from "../listed.js";
+
+/**
+ * The reseller holds the service's licence at another IP (found by its bundle key, or as the
+ * only candidate). The new IP is recorded; a bundle moves as one, so only when every component
+ * is at the same one.
+ */
+export const ipDiffers: SlotRule = {
+  kind: "ip_differs",
+  // A failed service's licence is drift of its own (status-differs.ts), wherever it is.
+  detect: ({ svc, slot, license }) => (license && svc.status !== "failed" && slot.how !== "ip" ? { expected: svc.ip, actual: license.ip } : undefined),
+  fixable: (view) => movedTogether(view),
+  fixText: (view) =>
+    movedTogether(view)
+      ? `record ${view.license!.ip} as the service's IP (the reseller's licence is there)`
+      : `the licences of this bundle are at different IPs upstream (${[...new Set(found(view).map((s) => s.license!.ip))].join(", ")}): change-ip them at the reseller, then run reconcile again`,
+  repair: "record_ip",
+};
+
+const found = ({ service }: SlotView) => service.filter((s) => s.license);
+
+/** Every licence of the service was found, all at one IP. */
+function movedTogether(view: SlotView): boolean {
+  const held = found(view);
+  return held.length === view.service.length && new Set(held.map((s) => canonicalIp(s.license!.ip))).size === 1;
+}
