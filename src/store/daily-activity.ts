@@ -1,4 +1,4 @@
-import type { DailyActivity } from "./store.js";
+import type { DailyActivity } from "./ports/console.js";
 
 /** One count of one UTC day (the Unix day number), as a GROUP BY answers it. */
 export interface DayCount {

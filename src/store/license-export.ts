@@ -1,6 +1,6 @@
 import { eachPage, type Page } from "./paging.js";
 import { licenseLines, type ServiceRow } from "./service-row.js";
-import type { LicenseFilter, LicenseQuery } from "./store.js";
+import type { LicenseFilter, LicenseQuery } from "./ports/services.js";
 
 /**
  * Licences per chunk of an export: one page read, one message from the SQLite export's worker,

@@ -1,6 +1,8 @@
 import { canonicalIp } from "../vocabulary/ip-address.js";
 import type { Page } from "./paging.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PlannedRead } from "./store.js";
+import type { HistoryRow, LicenseQuery } from "./ports/services.js";
+import type { JobQuery } from "./ports/jobs.js";
+import type { PlannedRead } from "./planned-reads.js";
 
 /**
  * What the listings of both stores share (sqlite/listings.ts, postgres/listings.ts): which

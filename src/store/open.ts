@@ -3,7 +3,7 @@ import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import { openSqliteStore } from "./sqlite/store.js";
 import type { ImportSqliteOptions, ImportSqliteOutcome } from "./import-sqlite.js";
-import type { Store } from "./store.js";
+import type { Store } from "./ports/store.js";
 
 /** How long a statement of the running service waits for another process's SQLite write lock. */
 export const SERVING_BUSY_TIMEOUT_MS = 100;

@@ -1,4 +1,4 @@
-import type { AdoptionOps } from "../store.js";
+import type { AdoptionOps } from "../ports/adoption.js";
 import { LOCKS, queueLock, type PgDb } from "./database.js";
 import type { PgAudit } from "./audit.js";
 import type { PgJobs } from "./jobs.js";

@@ -1,4 +1,4 @@
-import type { AlertOps } from "../store.js";
+import type { AlertOps } from "../ports/alerts.js";
 import { LOCKS, type PgDb } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 

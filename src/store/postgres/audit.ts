@@ -1,4 +1,4 @@
-import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../store.js";
+import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../ports/audit.js";
 import type { PgDb, Tx } from "./database.js";
 import { boundedEntry } from "../../vocabulary/audit.js";
 

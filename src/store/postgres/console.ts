@@ -1,5 +1,8 @@
 import { mergeDays, type DayCount } from "../daily-activity.js";
-import type { ConsoleReadOps, MailRow, ServiceRow, SessionOps, SessionRow } from "../store.js";
+import type { ConsoleReadOps } from "../ports/console.js";
+import type { MailRow } from "../ports/mails.js";
+import type { ServiceRow } from "../service-row.js";
+import type { SessionOps, SessionRow } from "../ports/sessions.js";
 import type { PgDb } from "./database.js";
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 import { newEventId } from "../ids.js";
-import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
+import type { AcceptedItem, EventOps, EventRow, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../ports/events.js";
 import { LOCKS, queueLock, Rollback, type LockKey, type PgDb, type Tx } from "./database.js";
 import type { PgAudit } from "./audit.js";
 import type { PgJobs } from "./jobs.js";

@@ -1,6 +1,10 @@
 import { JOB_PRIORITIES, JOB_PRIORITY, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { jobsByState, toJob, type JobRow } from "../job-row.js";
-import { cancelRecord, cancelRefusalText, whyNotCancellable, type JobFilter, type JobOps, type NewJob, type QueueState, type ServiceChange, type ServiceRow, type StoreGauges } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable } from "../cancel-rules.js";
+import type { JobFilter, JobOps, QueueState } from "../ports/jobs.js";
+import type { NewJob, ServiceChange } from "../ports/writes.js";
+import type { ServiceRow } from "../service-row.js";
+import type { StoreGauges } from "../ports/store.js";
 import { LOCKS, nowSql, queueLock, type PgDb, type Tx } from "./database.js";
 import type { QueueRead } from "../listing-reads.js";
 import type { PgListings } from "./listings.js";

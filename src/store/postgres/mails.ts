@@ -1,4 +1,4 @@
-import type { MailOps, MailRow } from "../store.js";
+import type { MailOps, MailRow } from "../ports/mails.js";
 import { nowSql, type PgDb } from "./database.js";
 
 /** The `mails` table (migration 002): one row per mail the bridge means to send. */

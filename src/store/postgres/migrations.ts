@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { MIGRATIONS_ROOT, readMigrationFiles, type Migration } from "../migration-files.js";
-import { DatabaseNewerThanCodeError, type MigrationStatus } from "../store.js";
+import { DatabaseNewerThanCodeError } from "../database-errors.js";
+import type { MigrationStatus } from "../ports/store.js";
 import type { PgDb } from "./database.js";
 
 export const PG_MIGRATIONS_DIR = resolve(MIGRATIONS_ROOT, "postgres");

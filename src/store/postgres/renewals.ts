@@ -1,4 +1,4 @@
-import type { RenewalCandidate, RenewalOps, UpcomingRenewal } from "../store.js";
+import type { RenewalCandidate, RenewalOps, UpcomingRenewal } from "../ports/renewals.js";
 import { nowSql, type PgDb } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgAudit } from "./audit.js";

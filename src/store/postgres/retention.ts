@@ -1,4 +1,4 @@
-import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../store.js";
+import { PRUNED_PAYLOAD, type PrunableKind, type RetentionOps } from "../ports/retention.js";
 import { LOCKS, type PgDb } from "./database.js";
 
 /** Job states whose row, intent and event a prune must leave alone (see RetentionOps). */

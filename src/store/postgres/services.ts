@@ -1,19 +1,10 @@
 import { newLicenseKey } from "../ids.js";
 import { exportByPages } from "../license-export.js";
-import {
-  ipChangesResetHistory,
-  refusedAsChanged,
-  type AuditDraft,
-  type HistoryRow,
-  type NewHistory,
-  type NewService,
-  type OperatorJobRequest,
-  type OperatorJobResult,
-  type ServiceChange,
-  type ServiceOps,
-  type ServicePatch,
-  type ServiceRow,
-} from "../store.js";
+import { ipChangesResetHistory, refusedAsChanged } from "../operator-records.js";
+import type { AuditDraft } from "../ports/audit.js";
+import type { HistoryRow, OperatorJobRequest, OperatorJobResult, ServiceOps } from "../ports/services.js";
+import type { NewHistory, NewService, ServiceChange, ServicePatch } from "../ports/writes.js";
+import type { ServiceRow } from "../service-row.js";
 import { queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgListings } from "./listings.js";

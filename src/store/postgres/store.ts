@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/logger.js";
-import type { Store } from "../store.js";
+import type { Store } from "../ports/store.js";
 import { pgAlerts } from "./alerts.js";
 import { pgAudit } from "./audit.js";
 import { pgConsoleReads, pgSessions } from "./console.js";

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { AdoptionOps, AdoptionWrite } from "../store.js";
+import type { AdoptionOps, AdoptionWrite } from "../ports/adoption.js";
 import type { SqliteAudit } from "./audit.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";

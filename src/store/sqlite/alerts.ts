@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { AlertOps } from "../store.js";
+import type { AlertOps } from "../ports/alerts.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../store.js";
+import type { AuditDraft, AuditEntry, AuditFilter, AuditOps, NewAuditEntry } from "../ports/audit.js";
 import type { Db } from "./database.js";
 import { boundedEntry } from "../../vocabulary/audit.js";
 

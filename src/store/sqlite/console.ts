@@ -1,4 +1,7 @@
-import type { ConsoleReadOps, MailRow, ServiceRow, SessionOps, SessionRow } from "../store.js";
+import type { ConsoleReadOps } from "../ports/console.js";
+import type { MailRow } from "../ports/mails.js";
+import type { ServiceRow } from "../service-row.js";
+import type { SessionOps, SessionRow } from "../ports/sessions.js";
 import { mergeDays, type DayCount } from "../daily-activity.js";
 import type { Db } from "./database.js";
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { DatabaseOpenError } from "../store.js";
+import { DatabaseOpenError } from "../database-errors.js";
 
 export type Db = Database.Database;
 

@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import { newEventId } from "../ids.js";
-import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../store.js";
+import type { AcceptedItem, EventOps, IntakeDecision, IntakeItem, IntakeView, StoredEvent } from "../ports/events.js";
 import type { SqliteAudit } from "./audit.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";

@@ -5,7 +5,7 @@
 // so no read transaction holds back the WAL's checkpoints while a slow client takes its time.
 import { parentPort, workerData } from "node:worker_threads";
 import { licenseLines } from "../service-row.js";
-import type { LicenseFilter } from "../store.js";
+import type { LicenseFilter } from "../ports/services.js";
 import { openDatabase } from "./database.js";
 import { sqliteListings } from "./listings.js";
 

@@ -2,7 +2,7 @@ import { on } from "node:events";
 import { extname } from "node:path";
 import { Worker } from "node:worker_threads";
 import { EXPORT_PAGE, exportByPages } from "../license-export.js";
-import type { ServiceOps } from "../store.js";
+import type { ServiceOps } from "../ports/services.js";
 import type { Db } from "./database.js";
 import type { ExportChunk, ExportWorkerData } from "./export-worker.js";
 import type { SqliteListings } from "./listings.js";

@@ -1,7 +1,11 @@
 import type { Clock } from "../../clock.js";
 import { JOB_PRIORITIES, JOB_PRIORITY, type Job, type JobState } from "../../vocabulary/jobs.js";
 import { jobsByState, toJob, type JobRow } from "../job-row.js";
-import { cancelRecord, cancelRefusalText, whyNotCancellable, type AuditDraft, type CancelRefusal, type JobCancel, type JobEnding, type JobFilter, type JobOps, type NewJob, type ServiceChange, type ServiceRow, type StopRecord } from "../store.js";
+import { cancelRecord, cancelRefusalText, whyNotCancellable, type CancelRefusal } from "../cancel-rules.js";
+import type { AuditDraft } from "../ports/audit.js";
+import type { JobCancel, JobEnding, JobFilter, JobOps, StopRecord } from "../ports/jobs.js";
+import type { NewJob, ServiceChange } from "../ports/writes.js";
+import type { ServiceRow } from "../service-row.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { QueueRead } from "../listing-reads.js";

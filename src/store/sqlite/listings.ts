@@ -1,8 +1,10 @@
 import { JOB_STATES } from "../../vocabulary/jobs.js";
 import { toJob, type JobRow } from "../job-row.js";
-import { cursorKey, encodeCursor, type Page } from "../paging.js";
+import { cursorKey, encodeCursor, type Page, type PageRequest } from "../paging.js";
 import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
-import type { HistoryRow, JobQuery, LicenseQuery, PageRequest, ServiceBrief, ServiceRow } from "../store.js";
+import type { HistoryRow, LicenseQuery, ServiceBrief } from "../ports/services.js";
+import type { JobQuery } from "../ports/jobs.js";
+import type { ServiceRow } from "../service-row.js";
 import type { Db } from "./database.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { MailOps, MailRow } from "../store.js";
+import type { MailOps, MailRow } from "../ports/mails.js";
 import type { Db } from "./database.js";
 import type { GroupCommit } from "./group-commit.js";
 

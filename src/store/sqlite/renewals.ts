@@ -1,5 +1,7 @@
 import type { Clock } from "../../clock.js";
-import type { AuditDraft, NewJob, RenewalCandidate, RenewalOps, UpcomingRenewal } from "../store.js";
+import type { AuditDraft } from "../ports/audit.js";
+import type { NewJob } from "../ports/writes.js";
+import type { RenewalCandidate, RenewalOps, UpcomingRenewal } from "../ports/renewals.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteAudit } from "./audit.js";

@@ -1,19 +1,10 @@
 import type { Clock } from "../../clock.js";
 import { newLicenseKey } from "../ids.js";
-import {
-  ipChangesResetHistory,
-  refusedAsChanged,
-  type AuditDraft,
-  type HistoryRow,
-  type NewHistory,
-  type NewService,
-  type OperatorJobRequest,
-  type OperatorJobResult,
-  type ServiceChange,
-  type ServiceOps,
-  type ServicePatch,
-  type ServiceRow,
-} from "../store.js";
+import { ipChangesResetHistory, refusedAsChanged } from "../operator-records.js";
+import type { AuditDraft } from "../ports/audit.js";
+import type { HistoryRow, OperatorJobRequest, OperatorJobResult, ServiceOps } from "../ports/services.js";
+import type { NewHistory, NewService, ServiceChange, ServicePatch } from "../ports/writes.js";
+import type { ServiceRow } from "../service-row.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteListings } from "./listings.js";

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { Store } from "../store.js";
+import type { Store } from "../ports/store.js";
 import { sqliteAlerts } from "./alerts.js";
 import { sqliteAudit } from "./audit.js";
 import { sqliteConsoleReads, sqliteSessions } from "./console.js";

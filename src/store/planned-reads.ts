@@ -1,0 +1,27 @@
+/**
+ * The reads whose plans test/store/plans.test.ts checks: each listing, search and total an
+ * admin request or CLI page makes, and what a /metrics scrape reads. Every one must be an index
+ * range (or a handful of counter rows), never a scan of a table that grows with the business.
+ */
+export const PLANNED_READS = [
+  "licenses",
+  "licenses by status",
+  "licenses search",
+  "licenses search by status",
+  "licenses total",
+  "licenses total by status",
+  "licenses search total",
+  "jobs",
+  "jobs by state",
+  "jobs by kind",
+  "jobs by kind and state",
+  "jobs by service",
+  "jobs total",
+  "jobs total by service",
+  "history",
+  "history total",
+  "service briefs",
+  "job counts",
+  "oldest due job",
+] as const;
+export type PlannedRead = (typeof PLANNED_READS)[number];
