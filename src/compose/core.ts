@@ -12,6 +12,7 @@ import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { createSweep, type Sweep } from "../renewals/sweep.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
+import { resellerRegistry } from "../providers/registry.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { Opened, ServiceOptions } from "./options.js";
@@ -102,7 +103,7 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
   opened.push(() => store.close());
   const metrics = options.metrics ?? createMetrics();
   const { reseller, upstream } = await connectUpstream(options, metrics, opened);
-  const lifecycle: LifecycleDeps = { store, upstream, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
+  const lifecycle: LifecycleDeps = { store, providers: resellerRegistry(upstream), catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
 
   const sweep = createSweep(store, config.RENEWAL_LEAD_DAYS);
   const waiter = new JobWaiter(store.jobs);
@@ -167,7 +168,7 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
     },
     async stopWork(graceMs) {
       // Jobs still waiting for an upstream slot go back to the queue untouched.
-      upstream.stopCalls();
+      lifecycle.providers.stopCalls();
       const { unfinished } = await runner.stop(graceMs);
       if (unfinished) logger.warn({ unfinished }, "jobs still running at shutdown; their leases will expire and they resume on restart");
       return { unfinished };

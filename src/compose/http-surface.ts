@@ -87,8 +87,8 @@ export async function serveHttp(core: Core, background: Background, options: Ser
   const unavailable = () =>
     draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
 
-  // Install commands for the panels' client areas: through the upstream, within WORKER_CONCURRENCY, as the install mail reads them.
-  const installCommands = cachedInstallCommands(upstream, clock);
+  // Install commands for the panels' client areas: from each service's provider, within WORKER_CONCURRENCY, as the install mail reads them.
+  const installCommands = cachedInstallCommands(core.lifecycle.providers, clock);
   /** The provisioning API of one configuration: it translates, the intake decides, it waits. */
   const provisioningOf = (cfg: Config, accept: Intake) => {
     const license = licenseAnswerer({ catalog: cfg.catalog, installCommands, logger: logger.child({ component: "provisioning" }) });

@@ -1,90 +1,82 @@
 import { JobBlockedError } from "../jobs/errors.js";
 import type { JobContext } from "../jobs/define.js";
 import type { Job } from "../vocabulary/jobs.js";
-import type { UpstreamLicense } from "../reseller/answers.js";
-import { AlreadyExistsError } from "../reseller/errors.js";
-import { bundleComponents } from "../reseller/upstream.js";
-import { LITESPEED_VARIANTS, type BillingCycleMonths, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
+import { isAlreadyHeld, type Holding, type LicenceProvider, type Part } from "../providers/port.js";
+import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
-import { charging, callOnce, type Intent } from "./call-once.js";
-import { isoToMs } from "./record.js";
-import { licenseTypes } from "./service-changes.js";
+import { charging, callOnce, type Intent, type OnceOptions } from "./call-once.js";
 
-/** What an order got upstream: licences bought, licences the reseller already held and the bridge adopted, or both. */
+/** What an order got upstream: licences bought, licences the provider already held and the bridge adopted, or both. */
 export interface Acquired {
-  /** The earliest term end of the licences, as the reseller states it (undefined: it did not say). */
+  /** The earliest term end of the licences, as the provider states it (undefined: it did not say). */
   expiresAt?: number;
   /** Some licence was not bought now: its term is an earlier one, and the paid cycle runs from now. */
   adopted: boolean;
   /** The bundle's key; null when the bundle's licences are not one bundle upstream (a component bought on its own); undefined: not known. */
   bundleKey?: string | null;
-  /** The LiteSpeed variant the reseller holds (a new registration is plain `litespeed`). */
-  upstreamVariant?: LitespeedVariant;
+  /** The variant the provider holds (undefined: the one a new purchase is held as). */
+  upstreamVariant?: string;
   note: string;
 }
 
 type AcquireJob = Pick<Job, "id" | "eventId" | "serviceId" | "intent" | "attempts" | "maxAttempts">;
 
 /**
- * Gets the service its licences, exactly once, and only as the reseller really holds them.
+ * Gets the service its licences, exactly once, and only as the provider really holds them.
  *
- * - `buy` (an order): register the licence or bundle. When the reseller answers that it already
- *   has it ("License already exists": bought outside the bridge, or left suspended by a service
- *   that was terminated), the licence list decides what is there.
- * - `reactivate` (a terminated service ordered again): the list first, since its own licence is
- *   normally still there, suspended.
+ * - `buy` (an order): buy the product, once (`callOnce`, the charging rule). When the provider
+ *   answers that it already holds it (bought outside the bridge, or kept by a service that was
+ *   terminated), its holdings at the IP decide what is there.
+ * - `reactivate` (a terminated service ordered again): the holdings first, since its own
+ *   licence is normally still there, suspended.
  *
- * From the list, every licence the product needs is looked at: one that is there is adopted as it
- * is (its variant and expiry as listed; unsuspended if it is suspended; refused, with the reason,
- * in any other state), and one that is missing (a bundle's component) is bought on its own. So a
- * bundle on an IP that kept only its cPanel licence gets its CloudLinux bought, and a LiteSpeed
- * licence held as `litespeed8` is recorded as `litespeed8` (the variant step then changes its core).
+ * From the holdings, every part the product needs is looked at: one that is held is adopted as
+ * it is (its variant and expiry as held; brought back if it is suspended; refused, with the
+ * reason, in any other state), and one that is missing (a bundle's component) is bought on its
+ * own. So a bundle on an IP that kept only its cPanel licence gets its CloudLinux bought.
  */
 export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobContext, svc: ServiceRow, how: "buy" | "reactivate"): Promise<Acquired> {
+  const provider = deps.providers.providerFor(svc);
   // A bundle whose components were being bought one by one (an earlier attempt found some held)
   // carries on that way: the bundle call would be refused again, and its intent would hide theirs.
   const byComponent = svc.kind === "bundle" && componentIntent(job);
   if (how === "buy" && !byComponent) {
-    try {
-      return await purchase(deps, job, ctx, svc);
-    } catch (err) {
-      if (!(err instanceof AlreadyExistsError)) throw err;
-    }
+    const bought = await purchase(deps, provider, job, ctx, svc);
+    if (bought) return bought;
   }
-  const types = licenseTypes(svc);
-  const listed = (await deps.upstream.licensesAt(svc.ip)).filter((l) => !l.free);
-  const held = types.flatMap((type) => {
-    const l = listed.find((x) => x.type === type);
-    return l ? [{ type, license: l }] : [];
+  const parts = provider.partsOf(svc);
+  const listed = (await provider.holdingsAt(svc.ip)).filter((h) => !h.free);
+  const held = parts.flatMap((part) => {
+    const holding = listed.find((h) => h.sku === part.sku);
+    return holding ? [{ part, holding }] : [];
   });
   if (held.length === 0 && !byComponent) {
     if (how === "reactivate") return acquire(deps, job, ctx, svc, "buy");
     throw new JobBlockedError(
-      `the reseller refused to register ${types.join(" and ")} for ${svc.ip} as already existing, but its licence list shows none ` +
-        "there; nothing is recorded as held that is not. Check the licence in the reseller's panel, then retry this job",
+      `${provider.label} refused to register ${parts.map((p) => p.type).join(" and ")} for ${svc.ip} as already existing, but its licence list shows none ` +
+        `there; nothing is recorded as held that is not. Check the licence in ${provider.label}'s panel, then retry this job`,
     );
   }
 
   const notes: string[] = [];
   const expiries: number[] = [];
-  let upstreamVariant: LitespeedVariant | undefined;
-  for (const { type, license } of held) {
-    notes.push(await adopt(deps, svc, type, license));
-    const end = isoToMs(license.expires_at);
-    if (end !== undefined) expiries.push(end);
-    if (type === "litespeed") upstreamVariant = heldVariant(license);
+  let upstreamVariant: string | undefined;
+  for (const { part, holding } of held) {
+    notes.push(await adopt(provider, svc, part, holding));
+    if (holding.expiresAt !== undefined) expiries.push(holding.expiresAt);
+    if (holding.variant !== undefined) upstreamVariant = holding.variant;
   }
-  const missing = types.filter((t) => !held.some((h) => h.type === t));
-  for (const type of missing) {
-    const bought = await registerComponent(deps, job, ctx, svc, type);
+  const missing = parts.filter((p) => !held.some((h) => h.part.sku === p.sku));
+  for (const part of missing) {
+    const bought = await buyPart(deps, provider, job, ctx, svc, part);
     notes.push(bought.note);
     if (bought.expiresAt !== undefined) expiries.push(bought.expiresAt);
   }
   return {
     expiresAt: expiries.length ? Math.min(...expiries) : undefined,
     adopted: held.length > 0,
-    bundleKey: missing.length === 0 ? held.find((h) => h.license.bundle_key)?.license.bundle_key : null,
+    bundleKey: missing.length === 0 ? held.find((h) => h.holding.bundleKey)?.holding.bundleKey : null,
     ...(upstreamVariant ? { upstreamVariant } : {}),
     note: `${notes.join("; ")}${missing.length === 0 ? "; nothing bought" : ""}`,
   };
@@ -96,110 +88,81 @@ function componentIntent(job: AcquireJob): boolean {
   return [intent?.op ?? "", ...(intent?.done ?? [])].some((op) => op.startsWith("register:"));
 }
 
-const isSuspended = (l: UpstreamLicense) => l.status !== undefined && /suspend/i.test(l.status);
-const isActive = (l: UpstreamLicense) => l.status === undefined || /^(active|ok|enabled)$/i.test(l.status.trim());
+/** A purchase: the charging rule before it, and an "already held" answer taken as nothing done. */
+const buying = (deps: LifecycleDeps, job: AcquireJob): OnceOptions => ({ ...charging(deps, job, "order"), nothingDone: isAlreadyHeld });
 
-/** The LiteSpeed variant a listed licence has; a list that shows none is read as the plain one. */
-function heldVariant(l: UpstreamLicense): LitespeedVariant {
-  return (LITESPEED_VARIANTS as readonly string[]).includes(l.variant ?? "") ? (l.variant as LitespeedVariant) : "litespeed";
-}
-
-/** Takes a licence the reseller already holds for the service, as it is: unsuspended if it was suspended. */
-async function adopt(deps: LifecycleDeps, svc: ServiceRow, type: ProductType, l: UpstreamLicense): Promise<string> {
-  const variant = type === "litespeed" ? ` (${l.variant ? `variant ${l.variant}` : "the list shows no variant: taken as litespeed"})` : "";
-  if (isSuspended(l)) {
-    await deps.upstream.unsuspend(svc.ip, type);
-    return `the reseller held the ${type} licence for ${svc.ip} suspended${variant}: unsuspended and adopted it, nothing bought for it`;
+/** Takes a licence the provider already holds for the service, as it is: brought back if it is suspended. */
+async function adopt(provider: LicenceProvider, svc: ServiceRow, part: Part, h: Holding): Promise<string> {
+  const how = h.detail ? ` (${h.detail})` : "";
+  if (h.state === "suspended") {
+    const outcome = await provider.unsuspend({ ip: svc.ip, sku: part.sku });
+    if (!outcome.done) throw outcome.notHeld;
+    return `${provider.label} held the ${part.type} licence for ${svc.ip} suspended${how}: unsuspended and adopted it, nothing bought for it`;
   }
-  if (!isActive(l)) {
+  if (h.state !== "active") {
     throw new JobBlockedError(
-      `the reseller holds the ${type} licence for ${svc.ip} with status "${l.status}"; it is not taken as active. ` +
-        "Make it active in the reseller's panel (or remove it so that it is bought), then retry this job",
+      `${provider.label} holds the ${part.type} licence for ${svc.ip} with status "${h.stateText}"; it is not taken as active. ` +
+        `Make it active in ${provider.label}'s panel (or remove it so that it is bought), then retry this job`,
     );
   }
-  return `the reseller already held the ${type} licence for ${svc.ip}${variant}: adopted it, nothing bought for it`;
+  return `${provider.label} already held the ${part.type} licence for ${svc.ip}${how}: adopted it, nothing bought for it`;
 }
 
-/** Buys one component of a bundle on its own, once; one the reseller turns out to hold meanwhile is adopted. */
-async function registerComponent(
+/** Buys one part of a bundle on its own, once; one the provider turns out to hold meanwhile is adopted. */
+async function buyPart(
   deps: LifecycleDeps,
+  provider: LicenceProvider,
   job: AcquireJob,
   ctx: JobContext,
   svc: ServiceRow,
-  type: ProductType,
+  part: Part,
 ): Promise<{ expiresAt?: number; note: string }> {
   const months = svc.months as BillingCycleMonths;
-  let found: UpstreamLicense | undefined;
-  const lookup = async () => (found = (await deps.upstream.licensesAt(svc.ip)).find((l) => l.type === type && !l.free));
-  try {
-    const r = await callOnce(
-      job,
-      ctx,
-      { op: `register:${type}`, ip: svc.ip, type, months },
-      async () => (await lookup()) !== undefined,
-      (beforeSend) => deps.upstream.register(svc.ip, type, months, { beforeSend }),
-      charging(deps, job, "order"),
-    );
-    if (r.confirmedEarlier) return { expiresAt: isoToMs(found?.expires_at), note: `${type} found upstream after a lost answer; not bought again` };
-    return { expiresAt: isoToMs(r.value.expires_at), note: `${type} bought for ${months} month(s)` };
-  } catch (err) {
-    if (!(err instanceof AlreadyExistsError)) throw err;
-    const l = await lookup();
-    if (!l) throw new JobBlockedError(`the reseller refused to register ${type} for ${svc.ip} as already existing, but its licence list shows none there`);
-    return { expiresAt: isoToMs(l.expires_at), note: await adopt(deps, svc, type, l) };
-  }
+  let found: Holding | undefined;
+  const lookup = async () => (found = (await provider.holdingsAt(svc.ip)).find((h) => h.sku === part.sku && !h.free));
+  const r = await callOnce(
+    job,
+    ctx,
+    { op: `register:${part.sku}`, ip: svc.ip, type: part.sku, months },
+    async () => (await lookup()) !== undefined,
+    (beforeSend) => provider.buyPart(svc.ip, part, months, { beforeSend }),
+    buying(deps, job),
+  );
+  if (r.confirmedEarlier) return { expiresAt: found?.expiresAt, note: `${part.type} found upstream after a lost answer; not bought again` };
+  if ("bought" in r.value) return { expiresAt: r.value.bought.expiresAt, note: `${part.type} bought for ${months} month(s)` };
+  const held = await lookup();
+  if (!held) throw new JobBlockedError(`${provider.label} refused to register ${part.type} for ${svc.ip} as already existing, but its licence list shows none there`);
+  return { expiresAt: held.expiresAt, note: await adopt(provider, svc, part, held) };
 }
 
-/** Registers the whole product (a licence, or a bundle in one call), once. */
-async function purchase(deps: LifecycleDeps, job: AcquireJob, ctx: JobContext, svc: ServiceRow): Promise<Acquired> {
-  const { upstream } = deps;
+/** Buys the whole product (a licence, or a bundle in one call), once. Undefined: the provider already holds it. */
+async function purchase(deps: LifecycleDeps, provider: LicenceProvider, job: AcquireJob, ctx: JobContext, svc: ServiceRow): Promise<Acquired | undefined> {
   const months = svc.months as BillingCycleMonths;
-
-  if (svc.kind === "bundle") {
-    const bundle = svc.bundle!;
-    const components = bundleComponents(bundle);
-    let earlier: UpstreamLicense[] = [];
-    // After a lost answer: the bundle was bought if the list shows it (its key, or all its components).
-    const found = async (): Promise<boolean> => {
-      const at = await upstream.licensesAt(svc.ip);
-      const withKey = at.filter((l) => l.bundle_key);
-      earlier = withKey.length > 0 ? withKey : at.filter((l) => !l.free && components.includes(l.type as ProductType));
-      return withKey.length > 0 || (components.length > 0 && components.every((t) => earlier.some((l) => l.type === t)));
-    };
-    const result = await callOnce(
-      job,
-      ctx,
-      { op: "register_bundle", ip: svc.ip, bundle, months },
-      found,
-      (beforeSend) => upstream.registerBundle(svc.ip, bundle, months, { beforeSend }),
-      charging(deps, job, "order"),
-    );
-    if (result.confirmedEarlier) {
-      const l = earlier[0];
-      return { expiresAt: isoToMs(l?.expires_at), bundleKey: l?.bundle_key, adopted: false, note: "bundle found upstream after a lost answer; not bought again" };
-    }
-    return { expiresAt: isoToMs(result.value.expires_at), bundleKey: result.value.bundle_key, adopted: false, note: `bundle ${bundle} registered` };
-  }
-
-  const type = svc.type as ProductType;
-  let earlier: UpstreamLicense | undefined;
+  const bundle = svc.kind === "bundle";
+  // After a lost answer: what the purchase left at the IP, as the provider finds it.
+  let earlier: Holding[] | undefined;
   const result = await callOnce(
     job,
     ctx,
-    { op: "register", ip: svc.ip, type, months },
-    async () => (earlier = (await upstream.licensesAt(svc.ip)).find((l) => l.type === type && !l.free)) !== undefined,
-    (beforeSend) => upstream.register(svc.ip, type, months, { beforeSend }),
-    // The upstream refuses a second register of the same ip and type ("already exists"), but
-    // not while the first is still being carried out: the settle window guards that race.
-    charging(deps, job, "order"),
+    bundle ? { op: "register_bundle", ip: svc.ip, bundle: svc.bundle, months } : { op: "register", ip: svc.ip, type: svc.type, months },
+    async () => (earlier = await provider.findPurchase(svc.ip, svc)) !== undefined,
+    (beforeSend) => provider.buy(svc.ip, svc, months, { beforeSend }),
+    // The upstream refuses a second purchase of the same licence ("already exists"), but not
+    // while the first is still being carried out: the settle window guards that race.
+    buying(deps, job),
   );
   if (result.confirmedEarlier) {
+    const h = earlier?.[0];
+    if (bundle) return { expiresAt: h?.expiresAt, bundleKey: h?.bundleKey, adopted: false, note: "bundle found upstream after a lost answer; not bought again" };
     return {
-      expiresAt: isoToMs(earlier?.expires_at),
+      expiresAt: h?.expiresAt,
       adopted: false,
-      ...(type === "litespeed" && earlier ? { upstreamVariant: heldVariant(earlier) } : {}),
+      ...(h?.variant ? { upstreamVariant: h.variant } : {}),
       note: "licence found upstream after a lost answer; not bought again",
     };
   }
-  return { expiresAt: isoToMs(result.value.expires_at), adopted: false, note: `${type} registered for ${months} month(s)` };
+  if (!("bought" in result.value)) return undefined;
+  const { bought } = result.value;
+  if (bundle) return { expiresAt: bought.expiresAt, bundleKey: bought.bundleKey, adopted: false, note: `bundle ${svc.bundle} registered` };
+  return { expiresAt: bought.expiresAt, adopted: false, note: `${svc.type} registered for ${months} month(s)` };
 }

@@ -46,6 +46,13 @@ export interface OnceOptions {
    * charge of a job only: a bundle's renewal is one decision, not one per component.
    */
   mayCharge?: () => Promise<void>;
+  /**
+   * Whether an answer says the call did nothing (a provider that already held the licence:
+   * the port's `alreadyHeld`). Such an answer is definite, as a refusal is: the intent is
+   * cleared and the operation is not counted as done, so the caller decides from what is held
+   * and a later attempt sends it again. (Default: every answer is the call done)
+   */
+  nothingDone?: (value: unknown) => boolean;
 }
 
 /** For calls that charge nothing: a repeat after a lost intent is harmless. */
@@ -131,10 +138,9 @@ export async function callOnce<T>(
   // this worker still holds the job (it may have waited, or been paused, past its lease), and
   // stops the call unsent if not (JobLeaseLostError).
   const beforeSend = () => ctx.recordIntent({ ...intent, done }, { durable: false });
+  let value: T;
   try {
-    const value = await act(beforeSend);
-    markDone();
-    return { confirmedEarlier: false, value };
+    value = await act(beforeSend);
   } catch (err) {
     // The job is another worker's now: nothing of it is this attempt's to write.
     if (err instanceof JobLeaseLostError) throw err;
@@ -151,6 +157,10 @@ export async function callOnce<T>(
     }
     throw err;
   }
+  // Answered with nothing done (already held): cleared as after a refusal, never counted as done.
+  if (options.nothingDone?.(value)) await remember(done.length ? { op: "", done } : null, false);
+  else markDone();
+  return { confirmedEarlier: false, value };
 }
 
 function settleMessage(op: string, until: number, why: string): string {

@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, callOnce } from "./call-once.js";
-import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
 
@@ -22,13 +22,14 @@ export function changeIpJob(deps: LifecycleDeps) {
       // Nothing upstream yet: a later registration uses the new IP.
       detail = "no licence upstream yet; recorded locally";
     } else {
-      for (const type of licenseTypes(svc)) {
+      const provider = deps.providers.providerFor(svc);
+      for (const { sku, type } of provider.partsOf(svc)) {
         const r = await callOnce(
           job,
           ctx,
-          { op: `change_ip:${type}`, from, to },
-          async () => (await deps.upstream.licensesAt(to)).some((l) => l.type === type),
-          () => deps.upstream.changeIp(from, to, type),
+          { op: `change_ip:${sku}`, from, to },
+          async () => (await provider.holdingsAt(to)).some((h) => h.sku === sku),
+          () => provider.changeIp({ ip: from, sku }, to),
           NOT_CHARGING,
         );
         ctx.logger.debug({ type, confirmedEarlier: r.confirmedEarlier }, "ip changed upstream");

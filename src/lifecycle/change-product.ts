@@ -1,24 +1,28 @@
 import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import type { LitespeedVariant } from "../vocabulary/products.js";
 import { changeCoreOnce } from "./change-core.js";
 import type { LifecycleDeps } from "./deps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_PRODUCT } from "../intake/jobs.js";
 
 
-/** `service.product_changed`: a LiteSpeed core change (intake refuses any other). */
+/**
+ * `service.product_changed`: a change of variant the provider makes in place, a LiteSpeed
+ * licence's cores (intake refuses any other).
+ */
 export function changeProductJob(deps: LifecycleDeps) {
   return defineJob(CHANGE_PRODUCT, async (job, ctx) => {
     const { product_id } = job.payload;
     const svc = await mustGet(deps, job);
     const product = deps.catalog.product(product_id);
-    if (!product || product.kind !== "licence" || product.type !== "litespeed") {
+    const provider = deps.providers.providerFor(svc);
+    const to = product ? provider.variantOf(product) : undefined;
+    const registered = product ? provider.registeredVariant(product) : undefined;
+    if (!product || to === undefined || registered === undefined) {
       throw new JobFailedError(`product ${product_id} is not a LiteSpeed licence in the catalogue any more`);
     }
     if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed", "service_terminated");
-    const to = (product.variant ?? "litespeed") as LitespeedVariant;
-    const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
+    const from = svc.upstream_variant ?? registered;
 
     let detail: string;
     let upstreamVariant = svc.upstream_variant;
@@ -27,7 +31,7 @@ export function changeProductJob(deps: LifecycleDeps) {
     } else if (from === to) {
       detail = `already ${to}`;
     } else {
-      detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
+      detail = await changeCoreOnce(provider, job, ctx, svc.ip, from, to);
       upstreamVariant = to;
     }
     await deps.store.services.change(

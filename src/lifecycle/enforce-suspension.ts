@@ -1,13 +1,12 @@
 import { defineJob } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import { NotFoundError } from "../reseller/errors.js";
 import type { LifecycleDeps } from "./deps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 
 
 /**
- * Reconcile's repair of a licence the reseller has active while the bridge has its service
+ * Reconcile's repair of a licence the provider has active while the bridge has its service
  * suspended or terminated. It runs as a job in the service's queue, so it can never overtake
  * (or be overtaken by) an unsuspend the panel sent meanwhile: by the time it runs, the service's
  * status is the one its events left, and an active service is left alone.
@@ -21,12 +20,9 @@ export function enforceSuspensionJob(deps: LifecycleDeps) {
       await history("suspension skipped", `the service is ${svc.status} again; the ${type} licence at ${ip} is left as it is`);
       return;
     }
-    try {
-      await deps.upstream.suspend(ip, type);
-    } catch (err) {
-      if (err instanceof NotFoundError) throw new JobFailedError(`the reseller has no ${type} licence at ${ip} any more; nothing to suspend`, "upstream_not_found");
-      throw err;
-    }
-    await history("suspended upstream", `the reseller had the ${type} licence at ${ip} active while the service is ${svc.status}; suspended it there`);
+    const provider = deps.providers.providerFor(svc);
+    const outcome = await provider.suspend({ ip, sku: type });
+    if (!outcome.done) throw new JobFailedError(`${provider.label} has no ${type} licence at ${ip} any more; nothing to suspend`, "upstream_not_found");
+    await history("suspended upstream", `${provider.label} had the ${type} licence at ${ip} active while the service is ${svc.status}; suspended it there`);
   });
 }

@@ -1,8 +1,7 @@
 import type { Clock } from "../clock.js";
-import type { Upstream } from "../reseller/upstream.js";
+import type { ProviderRegistry } from "../providers/registry.js";
 import type { ServiceRow } from "../store/store.js";
 import type { ProductType } from "../vocabulary/products.js";
-import { licenseTypes } from "./service-changes.js";
 
 export interface LicenseInstallCommand {
   type: ProductType;
@@ -11,15 +10,16 @@ export interface LicenseInstallCommand {
 
 /**
  * The install command of each licence a service stands for (one for a licence, one per component
- * of a bundle), read from the reseller through the upstream, so within WORKER_CONCURRENCY like
- * every other call. The install mail and the panels' client areas both read them here.
- * Throws what the upstream throws; an empty command is an error.
+ * of a bundle), from the service's provider (the reseller's through its upstream, so within
+ * WORKER_CONCURRENCY like every other call). The install mail and the panels' client areas both
+ * read them here. Throws what the provider throws; an empty command is an error.
  */
-export async function installCommandsOf(upstream: Pick<Upstream, "installCommand">, svc: Pick<ServiceRow, "ip" | "kind" | "type" | "bundle">): Promise<LicenseInstallCommand[]> {
+export async function installCommandsOf(providers: Pick<ProviderRegistry, "providerFor">, svc: Pick<ServiceRow, "ip" | "kind" | "type" | "bundle">): Promise<LicenseInstallCommand[]> {
+  const provider = providers.providerFor(svc);
   const out: LicenseInstallCommand[] = [];
-  for (const type of licenseTypes(svc)) {
-    const command = (await upstream.installCommand(svc.ip, type)).trim();
-    if (!command) throw new Error(`the reseller returned an empty install command for ${type} at ${svc.ip}`);
+  for (const { sku, type } of provider.partsOf(svc)) {
+    const command = (await provider.installCommand({ ip: svc.ip, sku })).trim();
+    if (!command) throw new Error(`${provider.label} returned an empty install command for ${type} at ${svc.ip}`);
     out.push({ type, command });
   }
   return out;
@@ -29,13 +29,13 @@ export async function installCommandsOf(upstream: Pick<Upstream, "installCommand
  * installCommandsOf with a short memory, for pages a customer reloads (a panel's client area):
  * an install command changes only with the licence's IP or type, which are the cache's key.
  */
-export function cachedInstallCommands(upstream: Pick<Upstream, "installCommand">, clock: Clock, ttlMs = 5 * 60_000) {
+export function cachedInstallCommands(providers: Pick<ProviderRegistry, "providerFor">, clock: Clock, ttlMs = 5 * 60_000) {
   const cache = new Map<string, { commands: LicenseInstallCommand[]; at: number }>();
   return async (svc: Pick<ServiceRow, "ip" | "kind" | "type" | "bundle">): Promise<LicenseInstallCommand[]> => {
     const key = `${svc.ip}|${svc.kind}|${svc.type ?? ""}|${svc.bundle ?? ""}`;
     const hit = cache.get(key);
     if (hit && clock.now() - hit.at < ttlMs) return hit.commands;
-    const commands = await installCommandsOf(upstream, svc);
+    const commands = await installCommandsOf(providers, svc);
     cache.set(key, { commands, at: clock.now() });
     return commands;
   };

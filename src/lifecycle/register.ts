@@ -1,7 +1,6 @@
 import { defineJob, jobOf } from "../jobs/define.js";
 import { JobSkippedError } from "../jobs/errors.js";
 import type { Job } from "../vocabulary/jobs.js";
-import type { LitespeedVariant } from "../vocabulary/products.js";
 import type { ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { changeCoreOnce } from "./change-core.js";
@@ -9,14 +8,14 @@ import { acquire, type Acquired } from "./acquire.js";
 import { checkCharge } from "../intake/charge-rule.js";
 import { addMonths } from "./record.js";
 import { jobChange, mustGet } from "./service-changes.js";
-import { companionsOf } from "../reseller/upstream.js";
 import { INSTALL_MAIL, REGISTER } from "../intake/jobs.js";
 
 
 /**
- * `service.created`: buy the licence (or bundle) exactly once, move a LiteSpeed licence to its
- * variant, mark the service active and queue the install-command mail. Safe to run again at any
- * point: each step looks at what is already recorded.
+ * `service.created`: buy the licence (or bundle) exactly once, move it to its variant where the
+ * provider sets variants after the purchase (a LiteSpeed licence's cores), mark the service
+ * active and queue the install-command mail. Safe to run again at any point: each step looks at
+ * what is already recorded.
  */
 export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: string) => Promise<unknown>) {
   const { store } = deps;
@@ -49,7 +48,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       const reactivate = job.payload.reactivate === true;
       const acquired = await acquire(deps, job, ctx, svc, reactivate ? "reactivate" : "buy");
       activation = activate(deps, job, svc, acquired);
-      if (reactivate || variantPending(svc)) {
+      if (reactivate || variantChange(deps, svc)) {
         await store.services.change(activation);
         activation = undefined;
         svc = await mustGet(deps, job);
@@ -57,11 +56,10 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
       }
     }
 
-    if (variantPending(svc)) {
-      const from = (svc.upstream_variant ?? "litespeed") as LitespeedVariant;
-      const to = (svc.variant ?? "litespeed") as LitespeedVariant;
-      const detail = await changeCoreOnce(deps, job, ctx, svc.ip, from, to);
-      await store.services.change(jobChange(job, svc.service_id, { patch: { upstream_variant: to }, history: [{ action: "variant set", detail }] }));
+    const change = variantChange(deps, svc);
+    if (change) {
+      const detail = await changeCoreOnce(deps.providers.providerFor(svc), job, ctx, svc.ip, change.from, change.to);
+      await store.services.change(jobChange(job, svc.service_id, { patch: { upstream_variant: change.to }, history: [{ action: "variant set", detail }] }));
     }
 
     return mergeChanges(
@@ -87,12 +85,18 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
 }
 
 /**
- * A LiteSpeed licence whose variant differs from the one upstream (a new registration is plain
- * `litespeed` upstream, as the activation records): it needs a change-core. The same answer
- * before and after the activation, so the activation is written first only when it does.
+ * A licence whose variant differs from the one its provider holds (a LiteSpeed licence: a new
+ * registration is plain `litespeed` upstream, as the activation records): it needs a change of
+ * variant. The same answer before and after the activation, so the activation is written first
+ * only when it does.
  */
-function variantPending(svc: ServiceRow): boolean {
-  return svc.kind === "licence" && svc.type === "litespeed" && (svc.upstream_variant ?? "litespeed") !== (svc.variant ?? "litespeed");
+function variantChange(deps: LifecycleDeps, svc: ServiceRow): { from: string; to: string } | undefined {
+  if (svc.kind !== "licence") return undefined;
+  const registered = deps.providers.providerFor(svc).registeredVariant(svc);
+  if (registered === undefined) return undefined;
+  const from = svc.upstream_variant ?? registered;
+  const to = svc.variant ?? registered;
+  return from === to ? undefined : { from, to };
 }
 
 /** Two changes of one service as one: patches merged (the later wins), histories and jobs in order. */
@@ -108,6 +112,8 @@ function mergeChanges(first: ServiceChange | undefined, then: ServiceChange): Se
 }
 
 function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: ServiceRow, acquired: Acquired): ServiceChange {
+  const provider = deps.providers.providerFor(svc);
+  const registered = provider.registeredVariant(svc);
   const now = deps.clock.now();
   const expiresAt = acquired.expiresAt ?? addMonths(now, svc.months);
   return jobChange(job, svc.service_id, {
@@ -118,9 +124,9 @@ function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: Se
       // (kept from before a termination, or bought outside the bridge) has a term of its own: the
       // paid cycle runs from now, and the sweep renews it when the gap is real.
       paid_until: svc.paid_until ?? (acquired.adopted ? Math.max(expiresAt, addMonths(now, svc.months)) : expiresAt),
-      companions: JSON.stringify(companionsOf(svc.type, svc.bundle)),
-      // As the reseller holds it: a new registration is plain litespeed, an adopted one what the list says.
-      upstream_variant: svc.type === "litespeed" ? (acquired.upstreamVariant ?? "litespeed") : null,
+      companions: JSON.stringify(provider.companionsOf(svc)),
+      // As the provider holds it: a new registration as it registers one (LiteSpeed: plain litespeed), an adopted one what the list says.
+      upstream_variant: registered === undefined ? null : (acquired.upstreamVariant ?? registered),
       bundle_key: acquired.bundleKey === undefined ? svc.bundle_key : acquired.bundleKey,
       last_error: null,
     },

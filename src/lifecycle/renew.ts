@@ -3,8 +3,8 @@ import { JobBlockedError, JobSkippedError } from "../jobs/errors.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { LifecycleDeps } from "./deps.js";
 import { charging, callOnce, type OnceOptions } from "./call-once.js";
-import { addMonths, isoToMs } from "./record.js";
-import { jobChange, licenseTypes, mustGet } from "./service-changes.js";
+import { addMonths } from "./record.js";
+import { jobChange, mustGet } from "./service-changes.js";
 import { RENEW } from "../intake/jobs.js";
 import { renewalDue } from "../intake/renewal-due.js";
 
@@ -15,7 +15,6 @@ import { renewalDue } from "../intake/renewal-due.js";
  * expiry, and when the list cannot tell, the job waits for the operator instead of paying twice.
  */
 export function renewJob(deps: LifecycleDeps) {
-  const { upstream } = deps;
   return defineJob(RENEW, async (job, ctx) => {
     const { term_end: term } = job.payload;
     const svc = await mustGet(deps, job);
@@ -35,31 +34,31 @@ export function renewJob(deps: LifecycleDeps) {
       },
     };
     const months = svc.months as BillingCycleMonths;
+    const provider = deps.providers.providerFor(svc);
     let newEnd: number | undefined;
     let confirmedEarlier = false;
-    for (const type of licenseTypes(svc)) {
+    for (const { sku, type } of provider.partsOf(svc)) {
       const r = await callOnce(
         job,
         ctx,
-        { op: `renew:${type}`, ip: svc.ip, term },
+        { op: `renew:${sku}`, ip: svc.ip, term },
         async () => {
-          const l = (await upstream.licensesAt(svc.ip)).find((x) => x.type === type && !x.free);
-          const listed = isoToMs(l?.expires_at);
+          const listed = (await provider.holdingsAt(svc.ip)).find((h) => h.sku === sku && !h.free)?.expiresAt;
           if (listed === undefined) {
             throw new JobBlockedError(
               `cannot tell whether the renewal of ${type} for ${svc.ip} went through (the answer was lost and the ` +
                 "licence list shows no expiry), so it stays blocked rather than risk paying twice; check the licence in " +
-                "the reseller panel and renew it there if it was not renewed",
+                `${provider.label} panel and renew it there if it was not renewed`,
             );
           }
           if (listed > term) newEnd = listed;
           return listed > term;
         },
-        (beforeSend) => upstream.renew(svc.ip, type, months, { beforeSend }),
+        (beforeSend) => provider.renew({ ip: svc.ip, sku }, months, { beforeSend }),
         renewing,
       );
       if (r.confirmedEarlier) confirmedEarlier = true;
-      else newEnd = isoToMs(r.value.expires_at) ?? newEnd;
+      else newEnd = r.value.expiresAt ?? newEnd;
     }
     const expiresAt = newEnd ?? addMonths(term, months);
     const companions = JSON.parse(svc.companions) as string[];

@@ -5,7 +5,11 @@ import type { ProductType } from "../vocabulary/products.js";
 import type { EventOutcome, NewJob, ServiceChange, ServicePatch, ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 
-/** The upstream licences a service stands for: its own, or its bundle's components. */
+/**
+ * The reseller's licences a service stands for: its own, or its bundle's components. For
+ * reconcile, the forecast and the install mail, which read the reseller's list until they read
+ * each provider's; the jobs ask the service's provider (`partsOf`).
+ */
 export function licenseTypes(svc: Pick<ServiceRow, "kind" | "type" | "bundle">): ProductType[] {
   return svc.kind === "bundle" ? bundleComponents(svc.bundle ?? "") : [svc.type as ProductType];
 }

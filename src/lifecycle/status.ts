@@ -1,19 +1,20 @@
 import { defineJob, type JobDefinition } from "../jobs/define.js";
 import { JobFailedError } from "../jobs/errors.js";
-import { NotFoundError } from "../reseller/errors.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
-import { jobChange, jobSkipped, licenseTypes, mustGet } from "./service-changes.js";
+import type { ProviderCapabilities } from "../providers/port.js";
+import { jobChange, jobSkipped, mustGet } from "./service-changes.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
 
 type Change = "suspend" | "unsuspend" | "terminate";
 
 /**
- * What a status event does, by the service's current status: the upstream call to make (if
- * any) and the status it leaves. Suspend and unsuspend are idempotent upstream, so a retry
- * after a lost answer simply calls again.
+ * What a status event does, by the service's current status: whether the provider is asked
+ * (and to do what) and the status it leaves. A suspended service's licence is already out of
+ * use upstream, so terminating it asks nothing. Suspend and unsuspend are idempotent upstream,
+ * so a retry after a lost answer simply calls again.
  */
-function transition(change: Change, from: ServiceStatus): { call: "suspend" | "unsuspend" | null; to: ServiceStatus } | { skip: string } {
+function transition(change: Change, from: ServiceStatus): { call: Change | null; to: ServiceStatus } | { skip: string } {
   switch (change) {
     case "suspend":
       if (from === "active") return { call: "suspend", to: "suspended" };
@@ -24,12 +25,18 @@ function transition(change: Change, from: ServiceStatus): { call: "suspend" | "u
       if (from === "active") return { call: null, to: "active" };
       return { skip: `nothing to unsuspend: the service is ${from}` };
     case "terminate":
-      // Terminated licences are suspended upstream and never renewed again.
-      if (from === "active") return { call: "suspend", to: "terminated" };
+      if (from === "active") return { call: "terminate", to: "terminated" };
       if (from === "terminated") return { skip: "already terminated" };
       return { call: null, to: "terminated" };
   }
 }
+
+/** The provider's own call for each change, as the history names it: a native suspension ends a licence by suspending it for good. */
+const UPSTREAM_CALL: Readonly<Record<ProviderCapabilities["suspension"], Readonly<Record<Change, string>>>> = {
+  native: { suspend: "suspend", unsuspend: "unsuspend", terminate: "suspend" },
+  "by-expiry": { suspend: "expire", unsuspend: "reactivate", terminate: "expire" },
+  "by-removal": { suspend: "remove", unsuspend: "register", terminate: "remove" },
+};
 
 
 /** `service.suspended`, `service.unsuspended`, `service.terminated`. */
@@ -42,27 +49,22 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
       await deps.store.services.change(jobSkipped(job, svc.service_id, `${change} skipped`, step.skip));
       return;
     }
+    const provider = deps.providers.providerFor(svc);
+    const call = step.call && UPSTREAM_CALL[provider.capabilities.suspension][step.call];
     const gone: string[] = [];
     if (step.call) {
-      for (const type of licenseTypes(svc)) {
-        try {
-          await deps.upstream[step.call](svc.ip, type);
-        } catch (err) {
-          if (err instanceof NotFoundError) {
-            // Terminating a licence the reseller no longer has leaves nothing to suspend: the
-            // service ends terminated all the same (never renewed, its address free again).
-            if (change === "terminate") {
-              gone.push(type);
-              continue;
-            }
-            throw new JobFailedError(
-              `the reseller has no ${type} licence for ${svc.ip}, so it cannot be ${step.call}ed; run reconcile to see the drift`,
-              "upstream_not_found",
-            );
+      for (const { sku, type } of provider.partsOf(svc)) {
+        const outcome = await provider[step.call]({ ip: svc.ip, sku });
+        if (!outcome.done) {
+          // Terminating a licence the provider no longer has leaves nothing to end: the
+          // service ends terminated all the same (never renewed, its address free again).
+          if (change === "terminate") {
+            gone.push(type);
+            continue;
           }
-          throw err;
+          throw new JobFailedError(`${provider.label} has no ${type} licence for ${svc.ip}, so it cannot be ${change}ed; run reconcile to see the drift`, "upstream_not_found");
         }
-        ctx.logger.debug({ type, call: step.call }, "upstream status changed");
+        ctx.logger.debug({ type, call }, "upstream status changed");
       }
     }
     await deps.store.services.change(
@@ -71,11 +73,11 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
         history: [
           {
             action: change === "terminate" ? "terminated" : `${change}ed`,
-            detail: !step.call
+            detail: !call
               ? "no upstream call needed"
               : gone.length
-                ? `upstream ${step.call}; the reseller has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to suspend`
-                : `upstream ${step.call}`,
+                ? `upstream ${call}; ${provider.label} has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to ${call}`
+                : `upstream ${call}`,
           },
         ],
         outcome: ["applied", null],

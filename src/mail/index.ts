@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import type { JobDefinition } from "../jobs/define.js";
 import type { LifecycleDeps } from "../lifecycle/deps.js";
 import type { Logger } from "../log/logger.js";
+import { resellerRegistry } from "../providers/registry.js";
+import type { Upstream } from "../reseller/upstream.js";
 import { installMailJob } from "./install-mail.js";
 import { createMailer, type CreateMailerOptions, type Mailer, type MailTransportConfig } from "./transport.js";
 
@@ -36,13 +38,21 @@ export interface MailHandlersOptions extends Pick<CreateMailerOptions, "tls" | "
   templatesDir?: string;
 }
 
+/**
+ * What the mail jobs read: the lifecycle's deps, or the same with the reseller's upstream in
+ * place of the providers (a caller from before the provider port: the reseller alone sells).
+ */
+export type MailDeps = LifecycleDeps | (Omit<LifecycleDeps, "providers"> & { upstream: Upstream });
+
 /** The job definitions of customer mail, beside the lifecycle's in the runner. */
 export function mailJobs(
   config: MailConfig,
-  deps: LifecycleDeps,
+  mailDeps: MailDeps,
   logger: Logger,
   options: MailHandlersOptions = {},
 ): JobDefinition[] {
+  const deps: LifecycleDeps =
+    "providers" in mailDeps ? mailDeps : { store: mailDeps.store, catalog: mailDeps.catalog, clock: mailDeps.clock, settleMs: mailDeps.settleMs, providers: resellerRegistry(mailDeps.upstream) };
   const log = logger.child({ component: "mail" });
   const mailer = options.mailer ?? createMailer(config, { logger: log, tls: options.tls, outboxDir: options.outboxDir });
   const templatesDir = options.templatesDir ?? defaultTemplatesDir(config.baseDir);

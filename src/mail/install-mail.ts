@@ -184,7 +184,7 @@ export function installMailJob(deps: InstallMailDeps) {
 async function installCommands(deps: LifecycleDeps, svc: ServiceRow): Promise<InstallCommand[]> {
   if (licenseTypes(svc).length === 0) throw new JobFailedError(`bundle "${svc.bundle}" names no licence type the bridge knows`);
   try {
-    const commands = await installCommandsOf(deps.upstream, svc);
+    const commands = await installCommandsOf(deps.providers, svc);
     return commands.map(({ type, command }) => ({ label: productName(type, svc.kind === "licence" ? svc.variant : null), command }));
   } catch (err) {
     // The mail runs beside the service's own queue: an IP change may have moved the licence

@@ -1,3 +1,5 @@
+import type { ProviderCapabilities } from "../port.js";
+
 /**
  * What CLN can and cannot do, for the provider port: a licence is billed each month while it is
  * registered (no renew call), suspended by removing it, moved to another IP by registering the new
@@ -7,10 +9,13 @@
  * (CLN REST API; imunify360.com/legal/terms-of-use/billing-terms; CloudLinux's WHMCS module.)
  */
 export const CLN_CAPABILITIES = {
-  renewal: "billed_while_active",
-  suspension: "by_removal",
-  changeIp: "register_then_remove",
-  changeProduct: "convert_or_register_then_remove",
-  listShows: { status: false, expiry: false },
+  renewal: "billed-while-active",
+  suspension: "by-removal",
+  /** Unsuspending registers the licence again: a purchase. */
+  unsuspendBills: true,
+  changeIp: "register-then-remove",
+  changeProduct: "convert-or-register-then-remove",
+  list: { status: false, expiry: false },
+  bundles: false,
   acquireIsIdempotent: true,
-} as const;
+} as const satisfies ProviderCapabilities;

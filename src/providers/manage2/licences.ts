@@ -1,4 +1,5 @@
 import { ResellerError } from "../../reseller/errors.js";
+import type { ProviderCapabilities } from "../port.js";
 import { sameIp } from "../../vocabulary/ip-address.js";
 import type { Manage2License } from "./answers.js";
 import type { Manage2Client } from "./client.js";
@@ -20,19 +21,24 @@ import type { ExpireCode } from "./inputs.js";
  * licences are listed only with `expired=1` (Upmind's CPanel provider, commit 2fa2043).
  */
 
-/** What the port's capability flags will say of Manage2. */
+/** What Manage2 can do, in the provider port's flags. */
 export const MANAGE2_CAPABILITIES = {
   /** Billed monthly while active: a renewal buys nothing upstream. */
   renewal: "billed-while-active",
-  /** No suspend call: suspending expires the licence; unsuspending reactivates the same one (a fee may apply). */
+  /** No suspend call: suspending expires the licence; unsuspending reactivates the same one. */
   suspension: "by-expiry",
+  /** The reactivation fee, for a licence expired before an invoice's snapshot and reactivated after it. */
+  unsuspendBills: true,
   /** XMLtransfer moves the licence, id and all, in one call: never a moment without one. */
   changeIp: "atomic",
   /** XMLpackageUpdate: documented as working; a partner account may be refused (then the operator acts). */
-  changeProduct: "native-may-be-refused",
+  changeProduct: "package-update",
   /** The list shows each licence's status (active, expired, suspended), and no term expiry. */
   list: { status: true, expiry: false },
-} as const;
+  bundles: false,
+  /** An add sent again adds a second licence: after a lost answer, `findByIntent` looks first. */
+  acquireIsIdempotent: false,
+} as const satisfies ProviderCapabilities;
 
 /** What a Manage2 product is bought as. */
 export interface Manage2Sku {
