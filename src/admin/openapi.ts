@@ -4,6 +4,7 @@ import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
@@ -81,6 +82,7 @@ export const webhookAnswerSchema = z.object({
 export const licenseSchema = z.object({
   service_id: z.string(),
   product_id: z.string(),
+  provider: z.enum(PROVIDER_NAMES).describe("Who sells the licence: the reseller, cPanel's Manage2 or CloudLinux's CLN"),
   ip: z.string(),
   type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
   variant: z.string().nullable().describe("LiteSpeed variant, e.g. litespeed4"),
