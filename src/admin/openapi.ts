@@ -501,7 +501,7 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "listLicenses",
-          summary: "Licences by service id, a page at a time, optionally by status or found by q",
+          summary: "Licences by service id, a page at a time, optionally by status or provider, or found by q",
           description:
             "Keyset pages: walking every page from next_cursor to next_cursor returns each licence at most once, and every licence that " +
             "existed when the walk began exactly once, whatever is added meanwhile. q is an exact match of one key: service id, IP (any " +
@@ -519,7 +519,7 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "exportLicenses",
-          summary: "Every licence (optionally by status or q), one JSON object a line",
+          summary: "Every licence (optionally by status, provider or q), one JSON object a line",
           description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list. On SQLite at most two exports read at once; a further one waits its turn before its first line.",
           security: ADMIN_SECURITY,
           parameters: queryParameters(licensesExportQuerySchema),
