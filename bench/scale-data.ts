@@ -210,9 +210,9 @@ export async function seedBook(db: BulkDb, size: BookSize, now: number, progress
       WITH moved AS (DELETE FROM job_count_changes RETURNING state, kind, n)
       INSERT INTO job_counts (state, kind, n) SELECT state, kind, SUM(n) FROM moved GROUP BY state, kind
       ON CONFLICT (state, kind) DO UPDATE SET n = job_counts.n + excluded.n;
-      WITH moved AS (DELETE FROM service_count_changes RETURNING status, n)
-      INSERT INTO service_counts (status, n) SELECT status, SUM(n) FROM moved GROUP BY status
-      ON CONFLICT (status) DO UPDATE SET n = service_counts.n + excluded.n;`);
+      WITH moved AS (DELETE FROM service_count_changes RETURNING status, provider, n)
+      INSERT INTO service_counts (status, provider, n) SELECT status, provider, SUM(n) FROM moved GROUP BY status, provider
+      ON CONFLICT (status, provider) DO UPDATE SET n = service_counts.n + excluded.n;`);
     await db.exec("VACUUM ANALYZE");
   }
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { manualClock, systemClock } from "../src/clock.js";
 import { prune } from "../src/retention/retention.js";
-import type { PlannedRead } from "../src/store/store.js";
+import type { LicenseQuery, PlannedRead, Store } from "../src/store/store.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
 import { currentVersion, DatabaseNewerThanCodeError, migrate, readMigrations } from "../src/store/sqlite/migrations.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
@@ -12,8 +12,8 @@ import { silentLogger } from "../src/log/logger.js";
 import { pgMigrate, readPgMigrations } from "../src/store/postgres/migrations.js";
 import { openPostgresStore } from "../src/store/postgres/store.js";
 import { planProblems } from "./helpers/plans.js";
-import { freshDatabase, postgresSkipReason } from "./helpers/postgres.js";
-import { migrateBeyondCode, tableSchema } from "./helpers/sqlite.js";
+import { freshDatabase, openSession, postgresSkipReason } from "./helpers/postgres.js";
+import { insertRows, migrateBeyondCode, tableSchema } from "./helpers/sqlite.js";
 
 const dbFile = () => join(mkdtempSync(join(tmpdir(), "lb-mig-")), "t.db");
 
@@ -123,7 +123,7 @@ describe("migration 013 (SQLite rebuilds the jobs table for the cancelled state)
     const clock = manualClock(Date.UTC(2026, 3, 2));
     const migrated = openSqliteStore(file, { clock, maxAttempts: 1 });
     try {
-      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14, 15]);
+      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16]);
       expect(await migrated.jobs.list({ limit: 100 })).toEqual(before.jobs);
       expect(await migrated.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect((await migrated.jobs.page({ limit: 1 })).total).toBe(before.total);
@@ -174,11 +174,99 @@ describe("migration 013 on PostgreSQL (the CHECK dropped and made again)", () =>
       await store.jobs.finish(job!, "w1", { state: "blocked", error: "no balance", code: "insufficient_balance" });
       const before = { jobs: await store.jobs.list(), counts: await store.jobs.counts() };
 
-      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14, 15]);
+      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16]);
       expect(await store.jobs.list()).toEqual(before.jobs);
       expect(await store.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect(await store.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked, state: "cancelled" } });
       expect(await store.jobs.counts()).toEqual({ ...before.counts, blocked: 0, cancelled: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/**
+ * Migration 016 (issue 36): services name who sold their licence, what it sold and its own id of
+ * the licence. Every service already there is the reseller's, and the counters the listings'
+ * totals read, now kept per status and provider, count them so.
+ */
+describe("migration 016 (services name their provider)", () => {
+  const DAY = 86_400_000;
+  /** A service as release 015 wrote it. */
+  const at015 = (serviceId: string, status: string, i: number) => ({
+    service_id: serviceId,
+    product_id: "12",
+    kind: "licence",
+    type: "cpanel",
+    ip: `203.0.113.${i}`,
+    billing_cycle: "monthly",
+    months: 1,
+    status,
+    expires_at: Date.UTC(2026, 1, 1) + i * DAY,
+    companions: "[]",
+    license_key: `lb_${String(i).padStart(24, "0")}`,
+    created_at: Date.UTC(2026, 0, 1),
+    updated_at: Date.UTC(2026, 0, 1),
+  });
+  const book = [at015("a", "active", 1), at015("b", "suspended", 2), at015("c", "active", 3), at015("d", "terminated", 4)];
+
+  /** What a store migrated from 015 must show of `book`, and how its totals follow later writes. */
+  async function checkMigrated(store: Store): Promise<void> {
+    const rows = await store.services.list();
+    expect(rows.map((r) => [r.service_id, r.provider, r.sku, r.upstream_id, r.status, r.expires_at])).toEqual(
+      book.map((b) => [b.service_id, "reseller", null, null, b.status, b.expires_at]),
+    );
+    const total = async (filter: Omit<LicenseQuery, "limit">) => (await store.services.page({ ...filter, limit: 1 })).total;
+    expect(await total({ provider: "reseller" })).toBe(4);
+    expect(await total({ provider: "reseller", status: "active" })).toBe(2);
+    expect(await total({ status: "active" })).toBe(2);
+    expect(await total({})).toBe(4);
+    expect(await total({ provider: "manage2" })).toBe(0);
+    expect(await store.consoleReads.statusCounts()).toEqual({ active: 2, suspended: 1, terminated: 1 });
+
+    // The counters follow the rows from here on.
+    await store.services.change({ serviceId: "a", patch: { provider: "manage2", sku: "12345", upstream_id: "L-1" } });
+    expect(await total({ provider: "manage2", status: "active" })).toBe(1);
+    expect(await total({ provider: "reseller" })).toBe(3);
+    expect(await total({ status: "active" })).toBe(2);
+    expect((await store.services.page({ provider: "reseller", status: "active", limit: 10 })).items.map((r) => r.service_id)).toEqual(["c"]);
+  }
+
+  it("on SQLite: every service of a database at 015 is the reseller's, counted so, its listings index-served", async () => {
+    const file = dbFile();
+    const db = openDatabase(file);
+    try {
+      migrate(db, readMigrations().filter((m) => m.id <= 15));
+    } finally {
+      db.close();
+    }
+    insertRows(file, "services", book);
+    const store = openSqliteStore(file, { clock: manualClock() });
+    try {
+      expect((await store.migrate()).map((m) => m.id)).toEqual([16]);
+      await checkMigrated(store);
+      for (const read of ["licenses by provider", "licenses by provider and status", "licenses total by provider", "licenses by status", "licenses total"] satisfies PlannedRead[]) {
+        expect(planProblems("sqlite", await store.explain(read)).scans, read).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  const skip = postgresSkipReason();
+  it.skipIf(skip !== undefined)(`on PostgreSQL: every service of a database at 015 is the reseller's, counted so${skip ? ` (skipped: ${skip})` : ""}`, async () => {
+    const { url } = await freshDatabase();
+    const store = await openPostgresStore(url, { clock: manualClock(), logger: silentLogger() });
+    try {
+      await pgMigrate(store.db, readPgMigrations().filter((m) => m.id <= 15));
+      const session = await openSession(url);
+      try {
+        await session.insertRows("services", book);
+      } finally {
+        await session.close();
+      }
+      expect((await store.migrate()).map((m) => m.id)).toEqual([16]);
+      await checkMigrated(store);
     } finally {
       await store.close();
     }

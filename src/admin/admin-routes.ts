@@ -16,7 +16,7 @@ import { JOB_ID_RULE, jobIdSchema } from "./ids.js";
 import type { Actor } from "../vocabulary/roles.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { hasBody } from "../http/request-body.js";
-import { idFilterSchema, noFilterIfEmpty, searchSchema } from "./filters.js";
+import { idFilterSchema, noFilterIfEmpty, providerFilterSchema, searchSchema } from "./filters.js";
 
 export interface AdminRouteDeps extends AdminAccessDeps {
   store: Store;
@@ -30,6 +30,7 @@ export { noFilterIfEmpty, SEARCH_MAX, searchSchema } from "./filters.js";
 
 export const licensesQuerySchema = z.strictObject({
   status: noFilterIfEmpty(z.enum(["", ...SERVICE_STATUSES])),
+  provider: providerFilterSchema,
   q: searchSchema,
   ...pagingFields("licenses"),
 });
@@ -40,7 +41,7 @@ export const jobsQuerySchema = z.strictObject({
   ...pagingFields("jobs"),
 });
 export const historyQuerySchema = z.strictObject(pagingFields("history"));
-export const licensesExportQuerySchema = z.strictObject({ status: licensesQuerySchema.shape.status, q: searchSchema });
+export const licensesExportQuerySchema = z.strictObject({ status: licensesQuerySchema.shape.status, provider: providerFilterSchema, q: searchSchema });
 
 /** How many history entries GET /admin/services/:id shows; older ones page through /history. */
 export const SERVICE_HISTORY_LIMIT = PAGE_LIMIT.default;
@@ -109,7 +110,7 @@ export function adminRouter(deps: AdminRouteDeps): Router {
   router.get("/admin/licenses", async (req, res) => {
     const q = queryOf(req, res, licensesQuerySchema);
     if (!q) return;
-    const page = await services.page({ status: q.status, q: q.q, limit: q.limit, cursor: q.cursor });
+    const page = await services.page({ status: q.status, provider: q.provider, q: q.q, limit: q.limit, cursor: q.cursor });
     res.json(pageBody("licenses", page, licenseView));
   });
 
@@ -140,7 +141,7 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     const left = new AbortController();
     res.on("close", () => left.abort());
     try {
-      for await (const chunk of services.exportChunks({ status: q.status, q: q.q }, { signal: left.signal })) {
+      for await (const chunk of services.exportChunks({ status: q.status, provider: q.provider, q: q.q }, { signal: left.signal })) {
         if (left.signal.aborted) return;
         if (!res.write(chunk)) await drainedOrGone(res);
       }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { atMost } from "../validation/length.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 
 /**
  * The filters of the listings, one rule each wherever one is typed: the admin API's query, the
@@ -28,3 +29,6 @@ export const searchSchema = z
 
 /** A service id or a job kind to filter by: at most 64 characters, as ids and kinds are. */
 export const idFilterSchema = noFilterIfEmpty(z.string().max(64, atMost(64)));
+
+/** One provider's licences only (issue 36): the reseller, cPanel's Manage2 or CloudLinux's CLN. */
+export const providerFilterSchema = noFilterIfEmpty(z.enum(["", ...PROVIDER_NAMES])).describe("only the licences of this provider");

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import { DRIFT_KINDS, type ReconcileResult } from "../reconcile/reconcile.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 import { billingEventSchema, EVENT_TYPES } from "../intake/event-schema.js";
 import { MAX_WEBHOOK_BYTES } from "../webhooks/route.js";
 import { TOLERANCE_SECONDS } from "../webhooks/signature.js";
@@ -81,6 +82,7 @@ export const webhookAnswerSchema = z.object({
 export const licenseSchema = z.object({
   service_id: z.string(),
   product_id: z.string(),
+  provider: z.enum(PROVIDER_NAMES).describe("Who sells the licence: the reseller, cPanel's Manage2 or CloudLinux's CLN"),
   ip: z.string(),
   type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
   variant: z.string().nullable().describe("LiteSpeed variant, e.g. litespeed4"),
@@ -499,7 +501,7 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "listLicenses",
-          summary: "Licences by service id, a page at a time, optionally by status or found by q",
+          summary: "Licences by service id, a page at a time, optionally by status or provider, or found by q",
           description:
             "Keyset pages: walking every page from next_cursor to next_cursor returns each licence at most once, and every licence that " +
             "existed when the walk began exactly once, whatever is added meanwhile. q is an exact match of one key: service id, IP (any " +
@@ -517,7 +519,7 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           tags: ["admin"],
           operationId: "exportLicenses",
-          summary: "Every licence (optionally by status or q), one JSON object a line",
+          summary: "Every licence (optionally by status, provider or q), one JSON object a line",
           description: "NDJSON, each line a License. Read a page at a time and written as the client reads it, so an export of any size neither holds the service nor the whole list. On SQLite at most two exports read at once; a further one waits its turn before its first line.",
           security: ADMIN_SECURITY,
           parameters: queryParameters(licensesExportQuerySchema),

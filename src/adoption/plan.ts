@@ -7,6 +7,7 @@ import { isoToMs } from "../lifecycle/record.js";
 import { typesOf } from "../intake/rules.js";
 import type { NewHistory, ServiceBrief } from "../store/store.js";
 import { canonicalIp, unusableIpReason } from "../vocabulary/ip-address.js";
+import { DEFAULT_PROVIDER } from "../vocabulary/provider-names.js";
 import { LITESPEED_VARIANTS, type ProductType } from "../vocabulary/products.js";
 import { money, type PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
@@ -95,6 +96,10 @@ function asService(row: AdoptionRow, product: CatalogProduct): ServiceBrief {
     status: "pending",
     expires_at: null,
     updated_at: 0,
+    // The reseller's until the catalogue names providers (issue 36).
+    provider: DEFAULT_PROVIDER,
+    sku: null,
+    upstream_id: null,
   };
 }
 

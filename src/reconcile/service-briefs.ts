@@ -46,5 +46,8 @@ function compact(row: ServiceBrief, shared: Map<string, string>): ServiceBrief {
     status: word(row.status),
     expires_at: row.expires_at,
     updated_at: row.updated_at,
+    provider: word(row.provider),
+    sku: word(row.sku),
+    upstream_id: row.upstream_id,
   };
 }

@@ -21,6 +21,7 @@ export const TOP = Number.MAX_SAFE_INTEGER;
 export interface LicenseShape {
   status: boolean;
   q: boolean;
+  provider: boolean;
 }
 /** The filters a job listing's SQL has. */
 export interface JobShape {
@@ -33,8 +34,8 @@ export interface JobShape {
 export function licenseParams(query: LicenseQuery) {
   const search = query.q?.trim();
   return {
-    shape: { status: query.status !== undefined, q: search !== undefined && search !== "" },
-    params: { status: query.status, q: search, ip: search === undefined ? undefined : (canonicalIp(search) ?? search) },
+    shape: { status: query.status !== undefined, q: search !== undefined && search !== "", provider: query.provider !== undefined },
+    params: { status: query.status, q: search, ip: search === undefined ? undefined : (canonicalIp(search) ?? search), provider: query.provider },
   };
 }
 
@@ -69,7 +70,7 @@ export type HistoryPageRow = HistoryRow & { src: 0 | 1 };
 export const historyRow = ({ src: _src, ...row }: HistoryPageRow): HistoryRow => row;
 
 /** The columns of a ServiceBrief. */
-export const BRIEF_COLUMNS = "service_id, kind, type, bundle, bundle_key, variant, upstream_variant, ip, status, expires_at, updated_at";
+export const BRIEF_COLUMNS = "service_id, kind, type, bundle, bundle_key, variant, upstream_variant, ip, status, expires_at, updated_at, provider, sku, upstream_id";
 
 /** A dialect's SQL for each listing. */
 export interface ListingSql {
@@ -86,13 +87,17 @@ export interface ListingSql {
 /** SQL and parameters of each planned read of a listing, with values of the right kind (plans, not answers). */
 export function plannedReads(sql: ListingSql): Record<Exclude<PlannedRead, QueueRead>, () => [string, Record<string, unknown>]> {
   return {
-    licenses: () => [sql.licenses({ status: false, q: false }), { after: "", limit: 101 }],
-    "licenses by status": () => [sql.licenses({ status: true, q: false }), { after: "", status: "active", limit: 101 }],
-    "licenses search": () => [sql.licenses({ status: false, q: true }), { after: "", q: "x", ip: "x", limit: 101 }],
-    "licenses search by status": () => [sql.licenses({ status: true, q: true }), { after: "", q: "x", ip: "x", status: "active", limit: 101 }],
-    "licenses total": () => [sql.licensesTotal({ status: false, q: false }), {}],
-    "licenses total by status": () => [sql.licensesTotal({ status: true, q: false }), { status: "active" }],
-    "licenses search total": () => [sql.licensesTotal({ status: true, q: true }), { q: "x", ip: "x", status: "active" }],
+    licenses: () => [sql.licenses({ status: false, q: false, provider: false }), { after: "", limit: 101 }],
+    "licenses by status": () => [sql.licenses({ status: true, q: false, provider: false }), { after: "", status: "active", limit: 101 }],
+    "licenses by provider": () => [sql.licenses({ status: false, q: false, provider: true }), { after: "", provider: "manage2", limit: 101 }],
+    "licenses by provider and status": () => [sql.licenses({ status: true, q: false, provider: true }), { after: "", provider: "manage2", status: "active", limit: 101 }],
+    "licenses search": () => [sql.licenses({ status: false, q: true, provider: false }), { after: "", q: "x", ip: "x", limit: 101 }],
+    "licenses search by status": () => [sql.licenses({ status: true, q: true, provider: false }), { after: "", q: "x", ip: "x", status: "active", limit: 101 }],
+    "licenses search by provider": () => [sql.licenses({ status: false, q: true, provider: true }), { after: "", q: "x", ip: "x", provider: "manage2", limit: 101 }],
+    "licenses total": () => [sql.licensesTotal({ status: false, q: false, provider: false }), {}],
+    "licenses total by status": () => [sql.licensesTotal({ status: true, q: false, provider: false }), { status: "active" }],
+    "licenses total by provider": () => [sql.licensesTotal({ status: true, q: false, provider: true }), { provider: "manage2", status: "active" }],
+    "licenses search total": () => [sql.licensesTotal({ status: true, q: true, provider: true }), { q: "x", ip: "x", status: "active", provider: "manage2" }],
     jobs: () => [sql.jobs({ state: false, kind: false, service: false }), { before: TOP, limit: 101 }],
     "jobs by state": () => [sql.jobs({ state: true, kind: false, service: false }), { before: TOP, state: "queued", limit: 101 }],
     "jobs by kind": () => [sql.jobs({ state: false, kind: true, service: false }), { before: TOP, kind: "renew", limit: 101 }],

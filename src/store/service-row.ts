@@ -1,3 +1,4 @@
+import type { ProviderName } from "../vocabulary/provider-names.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 
 /** A service's row: its licence as the bridge keeps it. */
@@ -27,6 +28,15 @@ export interface ServiceRow {
   license_key: string;
   /** The panel module that last called about it, `panel/version` from its User-Agent; null if none has. */
   module: string | null;
+  /** Who sold the licence (migration 16; every older row is the reseller's). */
+  provider: ProviderName;
+  /**
+   * What the provider sold, in its own terms: Manage2's package id, CLN's type number. Null for
+   * the reseller, whose `type` or `bundle` is what it sells.
+   */
+  sku: string | null;
+  /** The provider's own id of the licence (Manage2's licenseid); null where it has none, or none is known yet. */
+  upstream_id: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -43,6 +53,7 @@ export function licenseView(s: ServiceRow) {
   return {
     service_id: s.service_id,
     product_id: s.product_id,
+    provider: s.provider,
     ip: s.ip,
     type: s.type,
     variant: s.variant,

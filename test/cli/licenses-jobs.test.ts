@@ -57,6 +57,26 @@ describe("licenses and jobs commands", () => {
     expect(run.stderr).toContain("pending, active, suspended, terminated, failed");
   });
 
+  it("licenses list --provider prints one provider's licences, as GET /admin/licenses?provider= does", async () => {
+    const { bridge } = pair();
+    for (const provider of ["reseller", "manage2"]) {
+      const run = await runCli(["licenses", "list", "--provider", provider, "--json"], env);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.json()).toEqual((await bridge.admin(`/admin/licenses?provider=${provider}`)).body);
+    }
+    const reseller = await runCli(["licenses", "list", "--provider", "reseller", "--status", "active", "--json"], env);
+    expect(reseller.json<{ licenses: { service_id: string; provider: string }[] }>().licenses).toEqual([expect.objectContaining({ service_id: active, provider: "reseller" })]);
+    const none = await runCli(["licenses", "list", "--provider", "cln", "--json"], env);
+    expect(none.json()).toEqual({ licenses: [], next_cursor: null, total: 0 });
+  });
+
+  it("licenses list --provider with a provider that does not exist is a usage error naming the allowed ones", async () => {
+    const run = await runCli(["licenses", "list", "--provider", "cpanel"], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--provider");
+    expect(run.stderr).toContain("reseller, manage2, cln");
+  });
+
   it("licenses list --limit 1 pages, --cursor goes on, as GET /admin/licenses?limit=1 does", async () => {
     const { bridge } = pair();
     const first = await runCli(["licenses", "list", "--limit", "1", "--json"], env);

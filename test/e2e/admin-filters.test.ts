@@ -74,6 +74,29 @@ describe("admin list filters with an empty value", () => {
     expect(Object.keys(res.body.errors as object)).toEqual([key]);
   });
 
+  it("GET /admin/licenses?provider= lists one provider's licences, each licence showing its provider, and refuses a provider it does not know", async () => {
+    const { bridge } = pair();
+    const bought = await orderActive(bridge);
+    // Where the Manage2 path will record its licence (issue 36): its provider, its package and Manage2's licence id.
+    await bridge.service.store.services.change({ serviceId: bought, patch: { provider: "manage2", sku: "12345", upstream_id: "L-4242" } });
+
+    const manage2 = await bridge.admin("/admin/licenses?provider=manage2&status=active");
+    expect(manage2.status, JSON.stringify(manage2.body)).toBe(200);
+    expect(manage2.body).toMatchObject({ licenses: [{ service_id: bought, provider: "manage2", status: "active" }], next_cursor: null, total: 1 });
+    const reseller = await bridge.admin("/admin/licenses?provider=reseller&limit=1");
+    expect(reseller.body).toMatchObject({ licenses: [{ service_id: serviceId, provider: "reseller" }], total: 1 });
+    expect((await bridge.admin("/admin/licenses?provider=cln")).body).toEqual({ licenses: [], next_cursor: null, total: 0 });
+    expect((await bridge.admin("/admin/licenses?provider=")).body).toEqual((await bridge.admin("/admin/licenses")).body);
+    expect((await bridge.admin(`/admin/services/${bought}`)).body).toMatchObject({ service_id: bought, provider: "manage2" });
+    const exported = await fetch(`${bridge.url}/admin/licenses/export?provider=manage2`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    expect((await exported.text()).trim().split("\n").map((line) => (JSON.parse(line) as { service_id: string }).service_id)).toEqual([bought]);
+
+    const unknown = await bridge.admin("/admin/licenses?provider=cpanel");
+    expect(unknown.status).toBe(422);
+    expect(unknown.body).toMatchObject({ code: "validation", field: "provider" });
+    expect(Object.keys(unknown.body.errors as object)).toEqual(["provider"]);
+  });
+
   it("still needs the token", async () => {
     const { bridge } = pair();
     const res = await fetch(`${bridge.url}/admin/licenses?status=`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` } });

@@ -233,6 +233,8 @@ export interface Session {
   terminate(pid: number): Promise<void>;
   /** Records a migration this code does not know, as a newer release would have. */
   recordMigration(id: number, name: string): Promise<void>;
+  /** Writes rows into `table` as an older release did, for a migration test: a database at an earlier migration has columns today's Store statements do not match. */
+  insertRows(table: string, rows: readonly Record<string, string | number | null>[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -264,6 +266,12 @@ export async function openSession(url: string): Promise<Session> {
     },
     async recordMigration(id, name) {
       await client.query("INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)", [id, name, new Date().toISOString()]);
+    },
+    async insertRows(table, rows) {
+      for (const row of rows) {
+        const columns = Object.keys(row);
+        await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})`, Object.values(row));
+      }
     },
     async close() {
       await client.end();

@@ -59,6 +59,23 @@ export function migrateBeyondCode(path: string): number {
   return next;
 }
 
+/**
+ * Rows written into `table` of the file at `path` as an older release wrote them, for
+ * test/migrations.test.ts: a database at an earlier migration has columns the Store's
+ * statements of today no longer match (or lacks some they name), so no Store operation can.
+ */
+export function insertRows(path: string, table: string, rows: readonly Record<string, string | number | null>[]): void {
+  const db = openDatabase(path);
+  try {
+    for (const row of rows) {
+      const columns = Object.keys(row);
+      db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`).run(row);
+    }
+  } finally {
+    db.close();
+  }
+}
+
 /** What SQLite's catalogue holds about one table: the table, its indexes and triggers (name and SQL), and its AUTOINCREMENT sequence. */
 export interface TableSchema {
   objects: { type: string; name: string; sql: string | null }[];

@@ -10,7 +10,7 @@ import { databaseLocation } from "../../src/store/open.js";
 import { openDatabase } from "../../src/store/sqlite/database.js";
 import { migrate, readMigrations } from "../../src/store/sqlite/migrations.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import type { HistoryRow, Store } from "../../src/store/store.js";
+import type { AdoptedService, HistoryRow, Store } from "../../src/store/store.js";
 import { runCli, type CliRun } from "../cli/helpers.js";
 import { bridgeEnv, createdEvent, idle, serviceEvent, startTestSandbox, type TestSandbox } from "../helpers/bridge.js";
 import { sendTo } from "../helpers/e2e-child.js";
@@ -338,6 +338,57 @@ describe("license-bridge import-sqlite", () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.json<{ copied: Record<string, number> }>().copied).toEqual({ events: 0, services: 0, history: 0, jobs: 0, mails: 0, alerts: 0, audit: 0, webhook_keys: 0 });
     expectNoPassword(noUrl, behind, missing, junk, down, ok);
+  });
+
+  it("copies each service's provider, what it bought and the provider's id of it, and the totals by provider", async () => {
+    const file = join(tempDir(), "old.db");
+    const sqlite = openSqliteStore(file, { clock: systemClock });
+    await sqlite.migrate();
+    const adopted = (serviceId: string, ip: string, over: Partial<AdoptedService>): AdoptedService => ({
+      service_id: serviceId,
+      product_id: "12",
+      kind: "licence",
+      type: "cpanel",
+      bundle: null,
+      variant: null,
+      ip,
+      billing_cycle: "monthly",
+      months: 1,
+      status: "active",
+      customer_email: null,
+      customer_name: null,
+      paid_until: null,
+      order_event_id: null,
+      expires_at: null,
+      upstream_variant: null,
+      bundle_key: null,
+      companions: "[]",
+      ...over,
+    });
+    const book = [
+      adopted("imp-reseller", "198.18.202.1", {}),
+      adopted("imp-manage2", "198.18.202.2", { provider: "manage2", sku: "12345", upstream_id: "L-4242" }),
+      adopted("imp-cln", "198.18.202.3", { provider: "cln", sku: "1", type: "cloudlinux", status: "suspended" }),
+    ];
+    expect((await sqlite.adoption.insert(book.map((service) => ({ service, history: [] })), () => undefined)).inserted).toHaveLength(3);
+    const before = await sqlite.services.list();
+    await sqlite.close();
+
+    const databaseUrl = (await freshDatabase()).url;
+    expect(await importSqlite(file, databaseUrl, "the test database", { logger: silentLogger() })).toMatchObject({ copied: { services: 3 } });
+    const after = await readStoreOf({ DATABASE_URL: databaseUrl, DATABASE_PATH: file }, async (store) => ({
+      services: await store.services.list(),
+      manage2: (await store.services.page({ provider: "manage2", limit: 10 })).total,
+      clnSuspended: (await store.services.page({ provider: "cln", status: "suspended", limit: 10 })).total,
+      reseller: (await store.services.page({ provider: "reseller", limit: 10 })).items.map((r) => r.service_id),
+    }));
+    expect(after.services).toEqual(before);
+    expect(after.services.map((r) => [r.service_id, r.provider, r.sku, r.upstream_id])).toEqual([
+      ["imp-cln", "cln", "1", null],
+      ["imp-manage2", "manage2", "12345", "L-4242"],
+      ["imp-reseller", "reseller", null, null],
+    ]);
+    expect(after).toMatchObject({ manage2: 1, clnSuspended: 1, reseller: ["imp-reseller"] });
   });
 
   it("puts jobs the old process left running back in the queue with their intent, in batches, ids kept", async () => {

@@ -14,10 +14,15 @@ import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 const USES: Record<PlannedRead, RegExp[]> = {
   licenses: [/sqlite_autoindex_services_1|services_pkey/],
   "licenses by status": [/services_status_list/],
+  // Issue 36: one range per status of (provider, status, service_id), merged.
+  "licenses by provider": [/services_provider_list/],
+  "licenses by provider and status": [/services_provider_list/],
   "licenses search": [/services_ip/, /services_email/, /services_license_key/, /sqlite_autoindex_services_1|services_pkey/],
   "licenses search by status": [/services_ip/, /services_email/, /services_license_key/],
+  "licenses search by provider": [/services_ip/, /services_email/, /services_license_key/],
   "licenses total": [/service_counts/],
   "licenses total by status": [/service_counts/],
+  "licenses total by provider": [/service_counts/],
   "licenses search total": [/services_ip/, /services_email/, /services_license_key/],
   jobs: [/INTEGER PRIMARY KEY|jobs_pkey/],
   "jobs by state": [/jobs_state_list/],
@@ -34,7 +39,7 @@ const USES: Record<PlannedRead, RegExp[]> = {
 };
 
 /** A search's matches are a handful per key (one service per id or licence key, the few at an IP or of a customer): sorting them is no scan. */
-const SORTS_FEW = new Set<PlannedRead>(["licenses search", "licenses search by status", "licenses search total"]);
+const SORTS_FEW = new Set<PlannedRead>(["licenses search", "licenses search by status", "licenses search by provider", "licenses search total"]);
 
 describe.each(STORE_FACTORIES)("the plans of the reads on $name", (factory) => {
   if (factory.skip) {

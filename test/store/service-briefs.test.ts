@@ -11,7 +11,7 @@ import { STORE_FACTORIES, type OpenedStore } from "../helpers/stores.js";
 
 /** More services than two pages hold. */
 const BOOK = 2 * BRIEF_PAGE + 37;
-const BRIEF_KEYS = ["service_id", "kind", "type", "bundle", "bundle_key", "variant", "upstream_variant", "ip", "status", "expires_at", "updated_at"];
+const BRIEF_KEYS = ["service_id", "kind", "type", "bundle", "bundle_key", "variant", "upstream_variant", "ip", "status", "expires_at", "updated_at", "provider", "sku", "upstream_id"];
 
 function service(i: number): AdoptedService {
   const bundle = i % 3 === 0;

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
 import type { licenseView } from "../../admin/views.js";
+import { PROVIDER_NAMES, type ProviderName } from "../../vocabulary/provider-names.js";
 import { SERVICE_STATUSES, type ServiceStatus } from "../../vocabulary/service-statuses.js";
 import type { CliContext } from "../io.js";
 import { CliError, emit, table } from "../output.js";
@@ -47,10 +48,11 @@ export function licensesCommands(program: Command, cli: CliContext): void {
       .command("list")
       .description("list licences by service id, a page at a time, as GET /admin/licenses does")
       .addOption(new Option("--status <status>", "only licences in this status").choices(SERVICE_STATUSES))
+      .addOption(new Option("--provider <provider>", "only licences of this provider").choices(PROVIDER_NAMES))
       .option("--q <text>", "find a licence by service id, IP, customer e-mail or licence key (exact)"),
   )
     .option("--json", "machine-readable output: {\"licenses\": [...], \"next_cursor\", \"total\"}")
-    .action(async (opts: { status?: ServiceStatus; q?: string } & PagingOptions, cmd: Command) => {
+    .action(async (opts: { status?: ServiceStatus; provider?: ProviderName; q?: string } & PagingOptions, cmd: Command) => {
       const [{ licenseView, configOrExit, withBridgeStore }, { searchSchema }, { checkedAsApi }] = await Promise.all([
         deps(),
         import("../../admin/filters.js"),
@@ -65,10 +67,10 @@ export function licensesCommands(program: Command, cli: CliContext): void {
           opts,
           first,
           async (page) => {
-            const p = await store.services.page({ status: opts.status, q, ...page });
+            const p = await store.services.page({ status: opts.status, provider: opts.provider, q, ...page });
             return { ...p, items: p.items.map(licenseView) };
           },
-          { key: "licenses", noun: `licence(s)${opts.status ? ` ${opts.status}` : ""}`, table: (list) => table(licenseRows(list)) },
+          { key: "licenses", noun: `licence(s)${opts.status ? ` ${opts.status}` : ""}${opts.provider ? ` of ${opts.provider}` : ""}`, table: (list) => table(licenseRows(list)) },
         ),
       );
     });

@@ -2,7 +2,10 @@ import type { ServiceRow } from "../service-row.js";
 import type { AuditDraft } from "./audit.js";
 import type { NewHistory, NewJob, NewService } from "./writes.js";
 
-/** A service taken over as the reseller holds it: its status, expiry, variant and bundle key from the licence list. */
+/**
+ * A service taken over as its provider holds it: its status, expiry, variant and bundle key from
+ * the licence list (and the provider's id of the licence, where its list has one).
+ */
 export type AdoptedService = NewService & { expires_at: number | null; upstream_variant: string | null; bundle_key: string | null; companions: string };
 
 export interface AdoptionWrite {

@@ -1,3 +1,4 @@
+import type { ProviderName } from "../../vocabulary/provider-names.js";
 import type { ServiceStatus } from "../../vocabulary/service-statuses.js";
 import type { Page, PageRequest } from "../paging.js";
 import type { ServiceRow } from "../service-row.js";
@@ -5,12 +6,25 @@ import type { AuditDraft } from "./audit.js";
 import type { NewHistory, NewJob, ServiceChange } from "./writes.js";
 
 /**
- * A service as reconcile and the adoption plan compare it with the reseller's licence list: the
+ * A service as reconcile and the adoption plan compare it with each provider's licence list: the
  * columns they read, nothing else, so that every service of a large book can be held at once.
  */
 export type ServiceBrief = Pick<
   ServiceRow,
-  "service_id" | "kind" | "type" | "bundle" | "bundle_key" | "variant" | "upstream_variant" | "ip" | "status" | "expires_at" | "updated_at"
+  | "service_id"
+  | "kind"
+  | "type"
+  | "bundle"
+  | "bundle_key"
+  | "variant"
+  | "upstream_variant"
+  | "ip"
+  | "status"
+  | "expires_at"
+  | "updated_at"
+  | "provider"
+  | "sku"
+  | "upstream_id"
 >;
 
 export interface HistoryRow {
@@ -26,6 +40,8 @@ export interface HistoryRow {
 /** Which licences a listing or an export holds. */
 export interface LicenseFilter {
   status?: ServiceStatus;
+  /** One provider's licences only. */
+  provider?: ProviderName;
   /**
    * One licence by any of its keys: the service id, the IP (in any spelling of the address), the
    * customer's e-mail (in any case) or the licence key; each an index look-up.

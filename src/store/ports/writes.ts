@@ -30,10 +30,27 @@ export interface NewJob {
 /** Columns a change may set (never the id or the timestamps). */
 export type ServicePatch = Partial<Omit<ServiceRow, "service_id" | "license_key" | "created_at" | "updated_at" | "module">>;
 
+/**
+ * A service's first row. Without `provider` it is the reseller's, with no `sku` or `upstream_id`
+ * (as every service was before migration 16), so writers that know one provider need not say so.
+ */
 export type NewService = Omit<
   ServiceRow,
-  "created_at" | "updated_at" | "ip_changes" | "companions" | "last_error" | "bundle_key" | "upstream_variant" | "expires_at" | "license_key" | "module"
-> & { expires_at?: number | null };
+  | "created_at"
+  | "updated_at"
+  | "ip_changes"
+  | "companions"
+  | "last_error"
+  | "bundle_key"
+  | "upstream_variant"
+  | "expires_at"
+  | "license_key"
+  | "module"
+  | "provider"
+  | "sku"
+  | "upstream_id"
+> &
+  Partial<Pick<ServiceRow, "provider" | "sku" | "upstream_id">> & { expires_at?: number | null };
 
 export type NewHistory = { action: string; detail?: string | null; event_id?: string | null; job_id?: number | null };
 

@@ -1,4 +1,5 @@
 import { JOB_STATES } from "../../vocabulary/jobs.js";
+import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page, type PageRequest } from "../paging.js";
 import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
@@ -33,8 +34,25 @@ const SEARCH = `SELECT service_id FROM services WHERE service_id = @q::text
 
 
 function licensesSql(f: LicenseShape): string {
-  const where = ["service_id > @after::text", ...(f.status ? ["status = @status::text"] : []), ...(f.q ? [`service_id IN (${SEARCH})`] : [])];
-  return `SELECT * FROM services WHERE ${where.join(" AND ")} ORDER BY service_id LIMIT @limit::int`;
+  const order = "ORDER BY service_id LIMIT @limit::int";
+  // By provider alone: one short range of (provider, status, service_id) per status, merged.
+  if (f.provider && !f.status && !f.q) {
+    const branch = (status: string) => `(SELECT * FROM services WHERE provider = @provider::text AND status = '${status}' AND service_id > @after::text ${order})`;
+    return `${SERVICE_STATUSES.map(branch).join(" UNION ALL ")} ${order}`;
+  }
+  return `SELECT * FROM services WHERE ${["service_id > @after::text", ...licenseFilters(f)].join(" AND ")} ${order}`;
+}
+
+/**
+ * The filters of a licence listing. A search is its few matches: the provider is then checked
+ * row by row, written (`|| ''`) so that the planner cannot take the provider's range instead.
+ */
+function licenseFilters(f: LicenseShape): string[] {
+  return [
+    ...(f.status ? ["status = @status::text"] : []),
+    ...(f.provider ? [`${f.q ? "provider || ''" : "provider"} = @provider::text`] : []),
+    ...(f.q ? [`service_id IN (${SEARCH})`] : []),
+  ];
 }
 
 /** A counter's value: its row plus what the change log holds beyond it, read in one snapshot. */
@@ -42,8 +60,9 @@ const tally = (counters: string, changes: string, where: string) =>
   `SELECT COALESCE(SUM(n), 0)::bigint AS n FROM (SELECT n FROM ${counters} ${where} UNION ALL SELECT n FROM ${changes} ${where}) c`;
 
 function licensesTotalSql(f: LicenseShape): string {
-  if (f.q) return `SELECT COUNT(*) AS n FROM services WHERE service_id IN (${SEARCH})${f.status ? " AND status = @status::text" : ""}`;
-  return tally("service_counts", "service_count_changes", f.status ? "WHERE status = @status::text" : "");
+  if (f.q) return `SELECT COUNT(*) AS n FROM services WHERE ${licenseFilters(f).join(" AND ")}`;
+  const where = [...(f.status ? ["status = @status::text"] : []), ...(f.provider ? ["provider = @provider::text"] : [])];
+  return tally("service_counts", "service_count_changes", where.length ? `WHERE ${where.join(" AND ")}` : "");
 }
 
 

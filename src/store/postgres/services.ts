@@ -1,3 +1,4 @@
+import { DEFAULT_PROVIDER } from "../../vocabulary/provider-names.js";
 import { newLicenseKey } from "../ids.js";
 import { exportByPages } from "../license-export.js";
 import { ipChangesResetHistory, refusedAsChanged } from "../operator-records.js";
@@ -31,6 +32,9 @@ const PATCHABLE = new Set<string>([
   "companions",
   "last_error",
   "order_event_id",
+  "provider",
+  "sku",
+  "upstream_id",
 ]);
 
 /** The licence rows, their history and the events' outcomes, on PostgreSQL. */
@@ -47,8 +51,8 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
   const insert = async (t: Tx, row: NewService & { service_id: string }, now: number) => {
     await t.q(
       `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
-         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
+         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, provider, sku, upstream_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)`,
       [
         row.service_id,
         row.product_id,
@@ -66,6 +70,9 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
         row.paid_until,
         row.order_event_id ?? null,
         newLicenseKey(now),
+        row.provider ?? DEFAULT_PROVIDER,
+        row.sku ?? null,
+        row.upstream_id ?? null,
         now,
       ],
     );

@@ -1,9 +1,10 @@
 import { LOCKS, type PgDb, type Tx } from "./database.js";
 
 /**
- * The counters of migration 008 on PostgreSQL. Triggers append each change of a job's state or a
- * service's status to a log (job_count_changes, service_count_changes) in the writing
- * transaction, so no two writers share a row; a count is the counter plus the log's rows. A
+ * The counters of migration 008 on PostgreSQL (the services' per status and provider since 016).
+ * Triggers append each change of a job's state or a service's status or provider to a log
+ * (job_count_changes, service_count_changes) in the writing transaction, so no two writers
+ * share a row; a count is the counter plus the log's rows. A
  * fold moves the log into the counters, keeping it short, so a count reads a few rows however
  * many jobs and services there are.
  */
@@ -23,10 +24,10 @@ export async function foldTallies(t: Pick<Tx, "q">): Promise<void> {
        jobs_added AS (
          INSERT INTO job_counts (state, kind, n) SELECT state, kind, SUM(n) FROM jobs_moved GROUP BY state, kind ORDER BY state, kind
          ON CONFLICT (state, kind) DO UPDATE SET n = job_counts.n + excluded.n),
-       services_moved AS (DELETE FROM service_count_changes RETURNING status, n),
+       services_moved AS (DELETE FROM service_count_changes RETURNING status, provider, n),
        services_added AS (
-         INSERT INTO service_counts (status, n) SELECT status, SUM(n) FROM services_moved GROUP BY status ORDER BY status
-         ON CONFLICT (status) DO UPDATE SET n = service_counts.n + excluded.n)
+         INSERT INTO service_counts (status, provider, n) SELECT status, provider, SUM(n) FROM services_moved GROUP BY status, provider ORDER BY status, provider
+         ON CONFLICT (status, provider) DO UPDATE SET n = service_counts.n + excluded.n)
      SELECT 1`,
   );
 }

@@ -71,8 +71,9 @@ export function sqliteConsoleReads(db: Db): ConsoleReadOps {
       UNION SELECT service_id FROM services WHERE license_key = @q
       UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q))`;
   const s = {
-    // The counters the triggers of migration 008 keep with every write: a few rows, not every service.
-    statusCounts: db.prepare("SELECT status, n FROM service_counts WHERE n > 0"),
+    // The counters the triggers of migration 008 keep with every write (per status and provider
+    // since 016): a few rows, not every service.
+    statusCounts: db.prepare("SELECT status, SUM(n) AS n FROM service_counts GROUP BY status HAVING SUM(n) > 0"),
     all: db.prepare("SELECT * FROM services WHERE service_id > @after ORDER BY service_id LIMIT @limit"),
     byStatus: db.prepare("SELECT * FROM services WHERE status = @status AND service_id > @after ORDER BY service_id LIMIT @limit"),
     byQ: db.prepare(`SELECT * FROM services WHERE ${matching} AND service_id > @after ORDER BY service_id LIMIT @limit`),

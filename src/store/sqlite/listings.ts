@@ -1,4 +1,5 @@
 import { JOB_STATES } from "../../vocabulary/jobs.js";
+import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
 import { toJob, type JobRow } from "../job-row.js";
 import { cursorKey, encodeCursor, type Page, type PageRequest } from "../paging.js";
 import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams, plannedReads, TOP, type HistoryPageRow, type JobShape, type LicenseShape } from "../listing-reads.js";
@@ -24,13 +25,33 @@ const SEARCH = `SELECT service_id FROM services WHERE service_id = @q
 
 
 function licensesSql(f: LicenseShape): string {
-  const where = ["service_id > @after", ...(f.status ? ["status = @status"] : []), ...(f.q ? [`service_id IN (${SEARCH})`] : [])];
-  return `SELECT * FROM services WHERE ${where.join(" AND ")} ORDER BY service_id LIMIT @limit`;
+  const order = "ORDER BY service_id LIMIT @limit";
+  // By provider alone: (provider, status, service_id) holds each status's licences of the
+  // provider in service id order, so the page is the first of one short range per status, merged.
+  if (f.provider && !f.status && !f.q) {
+    const branch = (status: string) => `SELECT * FROM (SELECT * FROM services WHERE provider = @provider AND status = '${status}' AND service_id > @after ${order})`;
+    return `${SERVICE_STATUSES.map(branch).join(" UNION ALL ")} ${order}`;
+  }
+  return `SELECT * FROM services WHERE ${["service_id > @after", ...licenseFilters(f)].join(" AND ")} ${order}`;
+}
+
+/**
+ * The filters of a licence listing. A search is its few matches: the provider is then checked
+ * row by row, written (unary +) so that the planner cannot take the provider's range instead,
+ * which may hold every licence.
+ */
+function licenseFilters(f: LicenseShape): string[] {
+  return [
+    ...(f.status ? ["status = @status"] : []),
+    ...(f.provider ? [`${f.q ? "+" : ""}provider = @provider`] : []),
+    ...(f.q ? [`service_id IN (${SEARCH})`] : []),
+  ];
 }
 
 function licensesTotalSql(f: LicenseShape): string {
-  if (f.q) return `SELECT COUNT(*) AS n FROM services WHERE service_id IN (${SEARCH})${f.status ? " AND status = @status" : ""}`;
-  return `SELECT COALESCE(SUM(n), 0) AS n FROM service_counts${f.status ? " WHERE status = @status" : ""}`;
+  if (f.q) return `SELECT COUNT(*) AS n FROM services WHERE ${licenseFilters(f).join(" AND ")}`;
+  const where = [...(f.status ? ["status = @status"] : []), ...(f.provider ? ["provider = @provider"] : [])];
+  return `SELECT COALESCE(SUM(n), 0) AS n FROM service_counts${where.length ? ` WHERE ${where.join(" AND ")}` : ""}`;
 }
 
 

@@ -1,4 +1,5 @@
 import type { Clock } from "../../clock.js";
+import { DEFAULT_PROVIDER } from "../../vocabulary/provider-names.js";
 import { newLicenseKey } from "../ids.js";
 import { ipChangesResetHistory, refusedAsChanged } from "../operator-records.js";
 import type { AuditDraft } from "../ports/audit.js";
@@ -17,12 +18,6 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
   const s = {
     get: db.prepare("SELECT * FROM services WHERE service_id = ?"),
     byLicenseKey: db.prepare("SELECT * FROM services WHERE license_key = ?"),
-    insert: db.prepare(
-      `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
-         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, created_at, updated_at)
-       VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
-         @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @now, @now)`,
-    ),
     history: db.prepare(
       "INSERT INTO history (service_id, at, event_id, job_id, action, detail) VALUES (@service_id, @at, @event_id, @job_id, @action, @detail)",
     ),
@@ -52,6 +47,17 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     modules: db.prepare("SELECT module, count(*) AS services FROM services WHERE module IS NOT NULL GROUP BY module ORDER BY module"),
   };
 
+  // Prepared on first use: a store opened on a database not yet at migration 016 (the migration
+  // tests') must still open, and has no provider, sku or upstream_id for it to name.
+  let insertStatement: ReturnType<Db["prepare"]> | undefined;
+  const insertService = () =>
+    (insertStatement ??= db.prepare(
+      `INSERT INTO services (service_id, product_id, kind, type, bundle, variant, ip, billing_cycle, months, status,
+         customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, provider, sku, upstream_id, created_at, updated_at)
+       VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
+         @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @provider, @sku, @upstream_id, @now, @now)`,
+    ));
+
   const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
 
   /** Updates the named columns only; one prepared statement per set of columns. */
@@ -68,7 +74,16 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
   };
 
   const insert = (row: NewService & { service_id: string }, now: number) => {
-    s.insert.run({ ...row, expires_at: row.expires_at ?? null, order_event_id: row.order_event_id ?? null, license_key: newLicenseKey(now), now });
+    insertService().run({
+      ...row,
+      expires_at: row.expires_at ?? null,
+      order_event_id: row.order_event_id ?? null,
+      provider: row.provider ?? DEFAULT_PROVIDER,
+      sku: row.sku ?? null,
+      upstream_id: row.upstream_id ?? null,
+      license_key: newLicenseKey(now),
+      now,
+    });
   };
 
   const addHistory = (serviceId: string, h: NewHistory, at: number) =>
