@@ -12,8 +12,9 @@ import type { BillingCycleMonths, ProductType } from "../vocabulary/products.js"
  * provider's client.
  */
 
-export const PROVIDER_NAMES = ["reseller", "manage2", "cln"] as const;
-export type ProviderName = (typeof PROVIDER_NAMES)[number];
+// One list of names, on the ground floor, so the store and the admin filters can name providers too.
+export { PROVIDER_NAMES, type ProviderName } from "../vocabulary/provider-names.js";
+import type { ProviderName } from "../vocabulary/provider-names.js";
 
 /** What a provider can do, and so which path the lifecycle takes with it. One definition for every provider. */
 export interface ProviderCapabilities {
