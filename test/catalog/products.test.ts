@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCatalog, productsByProvider, type Catalog } from "../../src/catalog/catalog.js";
+import { loadCatalog, parseCatalog, productsByProvider, SHIPPED_CATALOG_FILE, type Catalog } from "../../src/catalog/catalog.js";
 import { renderInstallCommand } from "../../src/catalog/install-command.js";
 import { cataloguePrices, sandboxPrices } from "../../src/catalog/prices.js";
 
@@ -199,5 +199,16 @@ describe("prices of providers' products", () => {
   it("an orphan at the reseller is priced by the reseller's products of its type, never by a CLN product's", () => {
     expect(cataloguePrices(catalog).licenseType("cpanel")).toBe(14);
     expect(cataloguePrices(catalog).licenseType("cloudlinux")).toBeNull();
+  });
+});
+
+describe("the shipped catalogue", () => {
+  it("has a Manage2 cPanel product and CLN CloudLinux OS and Imunify360 products, as section 12's example", () => {
+    const result = loadCatalog(SHIPPED_CATALOG_FILE);
+    if (!result.ok) throw new Error(result.problems.join("\n"));
+    expect(result.catalog.product("40")).toMatchObject({ provider: "manage2", type: "cpanel", purchase: { packageId: 12345, groupId: 678 } });
+    expect(result.catalog.product("41")).toMatchObject({ provider: "cln", type: "cloudlinux", purchase: { clnType: 1 } });
+    expect(result.catalog.product("42")).toMatchObject({ provider: "cln", type: "imunify360", purchase: { clnType: 41 } });
+    expect(result.catalog.product("12")).toMatchObject({ provider: "reseller", type: "cpanel" });
   });
 });

@@ -157,6 +157,8 @@ describe("sandbox mode", () => {
       manage2: { mode: "sandbox", user: DEFAULT_MANAGE2_SANDBOX_CREDENTIALS.user, password: DEFAULT_MANAGE2_SANDBOX_CREDENTIALS.password, groupId: null },
       cln: { mode: "sandbox", login: DEFAULT_CLN_SANDBOX_ACCOUNT.login, secretKey: DEFAULT_CLN_SANDBOX_ACCOUNT.secretKey },
     });
+    // The shipped catalogue, Manage2's and CLN's products included, runs as it is.
+    expect(config.catalog.product("40")).toMatchObject({ provider: "manage2" });
     expect(describeConfig(config).providers).toBe("reseller (sandbox), manage2 (sandbox), cln (sandbox)");
   });
 });
