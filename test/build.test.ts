@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_SANDBOX_TOKENS } from "../src/vocabulary/sandbox-identity.js";
-import { startTestSandbox, TEST_ADMIN_TOKEN, TEST_SECRET } from "./helpers/bridge.js";
+import { RESELLER_CATALOGUE, startTestSandbox, TEST_ADMIN_TOKEN, TEST_SECRET } from "./helpers/bridge.js";
 import { freePort } from "./helpers/e2e-child.js";
 import { tempDirs } from "./helpers/temp-dirs.js";
 import { waitFor } from "./helpers/wait.js";
@@ -211,6 +211,7 @@ describe("production runs compiled JavaScript", () => {
         PORT: String(port),
         RESELLER_API_URL: sb.running.apiUrl,
         RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
+        PRODUCTS_FILE: RESELLER_CATALOGUE,
         WEBHOOK_SECRETS: TEST_SECRET,
         ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       };

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { describeConfig, secretValues } from "../src/config/describe.js";
 import { ConfigError, EX_CONFIG, loadConfig } from "../src/config/load.js";
+import { RESELLER_CATALOGUE } from "./helpers/bridge.js";
 
 const SECRET = "whsec_" + Buffer.from("0123456789abcdef0123").toString("base64");
 const live = {
@@ -12,6 +13,8 @@ const live = {
   RESELLER_API_TOKEN: "tok_live_123",
   WEBHOOK_SECRETS: SECRET,
   ADMIN_TOKEN: "admin-token-0123456789",
+  // The shipped catalogue also names Manage2 and CLN, which this configuration does not give.
+  PRODUCTS_FILE: RESELLER_CATALOGUE,
 };
 
 function tempDir() {
@@ -21,7 +24,7 @@ function tempDir() {
 function problems(env: Record<string, string>): string[] {
   const dir = tempDir();
   try {
-    loadConfig({ env: { DATABASE_PATH: join(dir, "db.sqlite"), ...env }, cwd: process.cwd() });
+    loadConfig({ env: { DATABASE_PATH: join(dir, "db.sqlite"), PRODUCTS_FILE: RESELLER_CATALOGUE, ...env }, cwd: process.cwd() });
   } catch (err) {
     if (err instanceof ConfigError) return err.lines;
     throw err;
@@ -316,11 +319,13 @@ describe("MAIL_FROM", () => {
 });
 
 describe("the product catalogue when PRODUCTS_FILE is not set", () => {
+  const { PRODUCTS_FILE: _set, ...liveUnsetCatalogue } = live;
+
   it("is config/products.json of the working directory when there is one", () => {
     const dir = tempDir();
     mkdirSync(join(dir, "config"));
     writeFileSync(join(dir, "config/products.json"), JSON.stringify({ products: { "99": { type: "cpanel" } } }));
-    const c = loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+    const c = loadConfig({ env: { ...liveUnsetCatalogue, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
     expect(c.PRODUCTS_FILE).toBe(join(dir, "config/products.json"));
     expect(c.catalog.productIds()).toEqual(["99"]);
   });
@@ -337,7 +342,7 @@ describe("the product catalogue when PRODUCTS_FILE is not set", () => {
     const dir = tempDir();
     let lines: string[] = [];
     try {
-      loadConfig({ env: { ...live, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
+      loadConfig({ env: { ...liveUnsetCatalogue, DATABASE_PATH: join(dir, "x.db") }, cwd: dir });
     } catch (err) {
       lines = (err as ConfigError).lines;
     }

@@ -2,19 +2,13 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import {
-  BILLING_CYCLE_MONTHS,
-  billingCycleMonthsSchema,
-  bundleIdSchema,
-  litespeedVariantSchema,
-  productTypeSchema,
-  type BillingCycleMonths,
-  type LitespeedVariant,
-  type ProductType,
-} from "../vocabulary/products.js";
+import { BILLING_CYCLE_MONTHS, billingCycleMonthsSchema, type BillingCycleMonths } from "../vocabulary/products.js";
+import type { ProviderName } from "../vocabulary/providers.js";
 import { BILLING_CYCLES, type BillingCycle } from "./billing-cycles.js";
+import { parseProduct, type CatalogProduct, type ProductDefaults } from "./product.js";
 
 export { BILLING_CYCLES, type BillingCycle };
+export type { CatalogProduct, ClnPurchase, Manage2Purchase, ProductDefaults, Purchase, ResellerPurchase } from "./product.js";
 export const billingCycleSchema = z.enum(BILLING_CYCLES);
 
 export const DEFAULT_BILLING_CYCLES: Readonly<Record<BillingCycle, BillingCycleMonths>> = {
@@ -26,32 +20,6 @@ export const DEFAULT_BILLING_CYCLES: Readonly<Record<BillingCycle, BillingCycleM
   triennially: 36,
 };
 
-const maxIpChanges = z.number().int().nonnegative().optional();
-/**
- * What one month of the product costs the company at the reseller, for the adoption plan's costs
- * (`license-bridge adopt`): the reseller publishes no prices, so the operator writes them here.
- * Optional; without it a cost is unknown (null, with the reason).
- */
-const pricePerMonth = z.number({ error: "must be a number" }).finite().nonnegative({ error: "must be zero or more" }).optional();
-
-const licenseProductSchema = z
-  .strictObject({
-    type: productTypeSchema,
-    variant: litespeedVariantSchema.optional(),
-    max_ip_changes: maxIpChanges,
-    price_per_month: pricePerMonth,
-  })
-  .refine((p) => p.variant === undefined || p.type === "litespeed", {
-    message: "variant is only for type litespeed",
-    path: ["variant"],
-  });
-
-const bundleProductSchema = z.strictObject({
-  bundle: bundleIdSchema,
-  max_ip_changes: maxIpChanges,
-  price_per_month: pricePerMonth,
-});
-
 export const catalogFileSchema = z.strictObject({
   billing_cycles: z
     .strictObject(
@@ -61,18 +29,11 @@ export const catalogFileSchema = z.strictObject({
       >,
     )
     .optional(),
-  products: z.record(
-    z.string().min(1).max(64),
-    z.union([licenseProductSchema, bundleProductSchema], {
-      error: 'must be {"type": <product type>, "variant"?, "max_ip_changes"?, "price_per_month"?} or {"bundle": <bundle id>, "max_ip_changes"?, "price_per_month"?}',
-    }),
-  ),
+  // Each product is checked field by field (product.ts), so its problems are a line each.
+  products: z.record(z.string().min(1).max(64), z.unknown()),
 });
 
-/** What one billing-panel product buys upstream. */
-export type CatalogProduct =
-  | { kind: "licence"; productId: string; type: ProductType; variant: LitespeedVariant | null; maxIpChanges: number | null; pricePerMonth: number | null }
-  | { kind: "bundle"; productId: string; bundle: string; maxIpChanges: number | null; pricePerMonth: number | null };
+export type CatalogFile = z.input<typeof catalogFileSchema>;
 
 export interface Catalog {
   product(productId: string): CatalogProduct | undefined;
@@ -80,39 +41,48 @@ export interface Catalog {
   productIds(): string[];
 }
 
-export function createCatalog(file: z.infer<typeof catalogFileSchema>): Catalog {
-  const cycles: Record<BillingCycle, BillingCycleMonths> = { ...DEFAULT_BILLING_CYCLES, ...stripUndefined(file.billing_cycles ?? {}) };
-  const products = new Map<string, CatalogProduct>();
-  for (const [productId, p] of Object.entries(file.products)) {
-    products.set(
-      productId,
-      "bundle" in p
-        ? { kind: "bundle", productId, bundle: p.bundle, maxIpChanges: p.max_ip_changes ?? null, pricePerMonth: p.price_per_month ?? null }
-        : {
-            kind: "licence",
-            productId,
-            type: p.type,
-            // A litespeed product without a variant is the 2-core one the upstream sells by default.
-            variant: p.type === "litespeed" ? (p.variant ?? "litespeed") : null,
-            maxIpChanges: p.max_ip_changes ?? null,
-            pricePerMonth: p.price_per_month ?? null,
-          },
-    );
+/** "<path>: <message>" lines, one per problem, or the catalogue. */
+export type CatalogParseResult = { ok: true; catalog: Catalog } | { ok: false; problems: string[] };
+
+/** Checks a catalogue's content (a file's JSON) and builds it; every problem at once. */
+export function parseCatalog(json: unknown, defaults: ProductDefaults = {}): CatalogParseResult {
+  const parsed = catalogFileSchema.safeParse(json);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`) };
   }
+  const problems: string[] = [];
+  const products = new Map<string, CatalogProduct>();
+  for (const [productId, raw] of Object.entries(parsed.data.products)) {
+    const { product, issues } = parseProduct(productId, raw, defaults);
+    for (const issue of issues) problems.push(`${["products", productId, ...issue.path].join(".")}: ${issue.message}`);
+    if (product) products.set(productId, product);
+  }
+  if (problems.length) return { ok: false, problems };
+  const cycles: Record<BillingCycle, BillingCycleMonths> = { ...DEFAULT_BILLING_CYCLES, ...stripUndefined(parsed.data.billing_cycles ?? {}) };
   return {
-    product: (id) => products.get(id),
-    months: (cycle) => cycles[cycle],
-    productIds: () => [...products.keys()],
+    ok: true,
+    catalog: {
+      product: (id) => products.get(id),
+      months: (cycle) => cycles[cycle],
+      productIds: () => [...products.keys()],
+    },
   };
+}
+
+/** A catalogue known to be valid (tests, built-in ones); throws with every problem otherwise. */
+export function createCatalog(file: CatalogFile, defaults: ProductDefaults = {}): Catalog {
+  const result = parseCatalog(file, defaults);
+  if (!result.ok) throw new Error(`invalid catalogue:\n${result.problems.join("\n")}`);
+  return result.catalog;
 }
 
 /** The catalogue shipped with the code: `config/products.json` at the package root (from src/ or dist/). */
 export const SHIPPED_CATALOG_FILE = resolve(dirname(fileURLToPath(import.meta.url)), "../../config/products.json");
 
-export type CatalogLoadResult = { ok: true; catalog: Catalog } | { ok: false; problems: string[] };
+export type CatalogLoadResult = CatalogParseResult;
 
 /** Reads and validates a catalogue file; problems are "<path>: <message>" lines. */
-export function loadCatalog(path: string): CatalogLoadResult {
+export function loadCatalog(path: string, defaults: ProductDefaults = {}): CatalogLoadResult {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -125,14 +95,17 @@ export function loadCatalog(path: string): CatalogLoadResult {
   } catch (err) {
     return { ok: false, problems: [`${path} is not valid JSON: ${(err as Error).message}`] };
   }
-  const parsed = catalogFileSchema.safeParse(json);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`),
-    };
+  return parseCatalog(json, defaults);
+}
+
+/** Which providers the catalogue buys from, with the ids of their products, in the catalogue's order. */
+export function productsByProvider(catalog: Catalog): Map<ProviderName, string[]> {
+  const out = new Map<ProviderName, string[]>();
+  for (const id of catalog.productIds()) {
+    const provider = catalog.product(id)!.provider;
+    out.set(provider, [...(out.get(provider) ?? []), id]);
   }
-  return { ok: true, catalog: createCatalog(parsed.data) };
+  return out;
 }
 
 function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -3,9 +3,10 @@ import { BUNDLES, isBundleId, MONTHLY_PRICE } from "../vocabulary/sandbox-prices
 import type { ProductType } from "../vocabulary/products.js";
 
 /**
- * What a month of a licence costs the company at the reseller. The reseller's API publishes no
- * price list, so: in sandbox mode the sandbox's own table (what it charges), on a live bridge the
- * catalogue's `price_per_month`, set by the operator. Null: not known.
+ * What a month of a licence costs the company. The reseller's API publishes no price list, so:
+ * in sandbox mode the reseller sandbox's own table (what it charges), on a live bridge the
+ * catalogue's `price_per_month`, set by the operator. A Manage2 or CLN product is priced by its
+ * `price_per_month` in either mode (the bridge reads no price list of theirs). Null: not known.
  */
 export interface PriceList {
   /** Where the prices come from, for the plan's reasons. */
@@ -24,6 +25,7 @@ export function sandboxPrices(catalog: Catalog): PriceList {
     product(id) {
       const p = catalog.product(id);
       if (!p) return null;
+      if (p.provider !== "reseller") return p.pricePerMonth;
       if (p.kind === "bundle") return isBundleId(p.bundle) ? BUNDLES[p.bundle].monthly : null;
       return MONTHLY_PRICE[p.type];
     },
@@ -32,11 +34,13 @@ export function sandboxPrices(catalog: Catalog): PriceList {
 }
 
 export function cataloguePrices(catalog: Catalog): PriceList {
-  // An orphan's type priced as the catalogue prices a licence product of that type (the first with a price).
+  // An orphan's type priced as the catalogue prices a reseller licence product of that type (the
+  // first with a price): orphans are read from the reseller's list, and a CLN CloudLinux licence
+  // costs what CLN asks, not what the reseller does.
   const byType = new Map<string, number>();
   for (const id of catalog.productIds()) {
     const p = catalog.product(id)!;
-    if (p.kind === "licence" && p.pricePerMonth !== null && !byType.has(p.type)) byType.set(p.type, p.pricePerMonth);
+    if (p.kind === "licence" && p.provider === "reseller" && p.pricePerMonth !== null && !byType.has(p.type)) byType.set(p.type, p.pricePerMonth);
   }
   return {
     source: "catalogue",

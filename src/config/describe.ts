@@ -28,6 +28,12 @@ export function describeConfig(config: Config): Record<string, string> {
         : String(value);
   }
   out.mode = config.sandbox ? "sandbox" : "live";
+  // Which providers licences are bought from, and how: never their credentials.
+  out.providers =
+    Object.entries(config.providers)
+      .filter(([, p]) => p !== null)
+      .map(([name, p]) => `${name} (${p!.mode})`)
+      .join(", ") || "(none)";
   return out;
 }
 
@@ -54,5 +60,8 @@ export function secretValues(config: Config): string[] {
     out.push(config.upstream.apiToken);
     if (config.upstream.legacy) out.push(config.upstream.legacy.token);
   }
+  // Sandbox credentials are public knowledge; a live provider's secret is the operator's.
+  if (config.providers.manage2?.mode === "live") out.push(config.providers.manage2.password);
+  if (config.providers.cln?.mode === "live") out.push(config.providers.cln.secretKey);
   return [...new Set(out)];
 }

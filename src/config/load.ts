@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { SHIPPED_CATALOG_FILE, loadCatalog, type Catalog } from "../catalog/catalog.js";
+import { SHIPPED_CATALOG_FILE, loadCatalog, productsByProvider, type Catalog } from "../catalog/catalog.js";
+import { manage2GroupIdSchema } from "../catalog/product.js";
+import { DEFAULT_CLN_SANDBOX_ACCOUNT } from "../vocabulary/cln-sandbox-identity.js";
+import { DEFAULT_MANAGE2_SANDBOX_CREDENTIALS } from "../vocabulary/manage2-sandbox-identity.js";
 import { createHash } from "node:crypto";
 import { whyNotWritable } from "./file-problems.js";
 import { loadOperators, type OperatorEntry } from "./operators.js";
@@ -33,7 +36,11 @@ export const OTHER_KNOWN_VARIABLES = [
 export const DEFAULT_SETTINGS_FILE = "config/license-bridge.json";
 const DEFAULT_PRODUCTS_FILE = "config/products.json";
 
-/** Where provisioning goes: the real reseller, or the in-process sandbox (no URL configured). */
+/**
+ * Where the reseller's calls go: the real reseller, the in-process sandbox (sandbox mode), or
+ * nowhere ("none": a live configuration whose catalogue has no reseller product and that sets
+ * no reseller; nothing may be bought from a reseller, sandbox or not).
+ */
 export type UpstreamConfig =
   | { mode: "sandbox" }
   | {
@@ -41,7 +48,31 @@ export type UpstreamConfig =
       apiUrl: string;
       apiToken: string;
       legacy: { url: string; token: string } | null;
-    };
+    }
+  | { mode: "none" };
+
+/**
+ * cPanel Manage2. In sandbox mode an in-process sandbox of its own, signed in to with its
+ * built-in credentials (src/vocabulary/manage2-sandbox-identity.ts); its URL is known once it
+ * listens. `groupId` is MANAGE2_GROUP_ID (each catalogue product's `purchase.groupId` has it
+ * already where the product names no group of its own).
+ */
+export type Manage2Config =
+  | { mode: "sandbox"; user: string; password: string; groupId: number | null }
+  | { mode: "live"; url: string; user: string; password: string; groupId: number | null };
+
+/** CloudLinux CLN. In sandbox mode an in-process sandbox of its own, with its built-in account (src/vocabulary/cln-sandbox-identity.ts). */
+export type ClnConfig = { mode: "sandbox"; login: string; secretKey: string } | { mode: "live"; url: string; login: string; secretKey: string };
+
+/**
+ * The providers licences are bought from, by name; null: not configured, so the catalogue has
+ * no product of it (start-up refuses one). In sandbox mode every one is its own sandbox.
+ */
+export interface ProvidersConfig {
+  reseller: Exclude<UpstreamConfig, { mode: "none" }> | null;
+  manage2: Manage2Config | null;
+  cln: ClnConfig | null;
+}
 
 export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN" | "PROVISIONING_TOKEN" | "PRODUCTS_FILE"> {
   /** The catalogue file read, as an absolute path (see catalogFile). */
@@ -49,7 +80,9 @@ export interface Config extends Omit<RawConfig, "WEBHOOK_SECRETS" | "ADMIN_TOKEN
   /** Every accepted provisioning token; unset outside sandbox mode when not configured: the provisioning API then answers 404. */
   PROVISIONING_TOKEN?: string[];
   sandbox: boolean;
+  /** The reseller's connection (providers.reseller, or "none" without one). */
   upstream: UpstreamConfig;
+  providers: ProvidersConfig;
   /** Directory of the database; sandbox credentials and the mail outbox live here. */
   dataDir: string;
   /**
@@ -109,7 +142,6 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) problems.push(...issuesToLines(parsed.error));
-  for (const p of crossFieldProblems(merged)) problems.push(line(p.key, p.message, EXPECTED[p.key]));
   // Env and settings-file values are strings here; an empty one is already its field's problem.
   const productsFile = merged.PRODUCTS_FILE as string | undefined;
   const wantsLive = LIVE_KEYS.some((k) => merged[k] !== undefined);
@@ -123,10 +155,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       ),
     );
   }
-  const catalogResult = catalogPath === undefined || catalogPath === null ? undefined : loadCatalog(catalogPath);
+  // A bad MANAGE2_GROUP_ID is its own line (above); the catalogue is then only checked.
+  const manage2GroupId = manage2GroupIdSchema.optional().safeParse(merged.MANAGE2_GROUP_ID);
+  const catalogResult =
+    catalogPath === undefined || catalogPath === null ? undefined : loadCatalog(catalogPath, { manage2GroupId: manage2GroupId.success ? manage2GroupId.data : undefined });
   if (catalogResult && !catalogResult.ok) {
     for (const p of catalogResult.problems) problems.push(line("PRODUCTS_FILE", p, "a valid product catalogue (README: Product catalogue)"));
   }
+  // After the catalogue: which providers it buys from decides which ones must be configured.
+  const catalogue = catalogResult?.ok ? productsByProvider(catalogResult.catalog) : undefined;
+  for (const p of crossFieldProblems(merged, catalogue)) problems.push(line(p.key, p.message, EXPECTED[p.key]));
   // The operators file: every problem one line naming the entry and the field. Its tokens are
   // checked against ADMIN_TOKEN's below, once the sandbox's generated one is known too.
   const operatorsFile = merged.OPERATORS_FILE as string | undefined;
@@ -136,7 +174,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const raw = parsed.data;
   const dataDir = resolve(cwd, dirname(raw.DATABASE_PATH));
 
-  const sandbox = raw.RESELLER_API_URL === undefined;
+  const sandbox = !wantsLive;
   let secrets = raw.WEBHOOK_SECRETS;
   let adminToken = raw.ADMIN_TOKEN;
   let provisioningToken = raw.PROVISIONING_TOKEN;
@@ -157,15 +195,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     );
   }
 
-  const upstream: UpstreamConfig = sandbox
-    ? { mode: "sandbox" }
-    : {
-        mode: "live",
-        apiUrl: raw.RESELLER_API_URL!,
-        apiToken: raw.RESELLER_API_TOKEN!,
-        legacy: raw.RESELLER_LEGACY_URL ? { url: raw.RESELLER_LEGACY_URL, token: raw.RESELLER_LEGACY_TOKEN! } : null,
-      };
-
+  const providers = providersOf(raw, sandbox);
+  const upstream: UpstreamConfig = providers.reseller ?? { mode: "none" };
   return {
     ...raw,
     DATABASE_PATH: resolve(cwd, raw.DATABASE_PATH),
@@ -175,10 +206,40 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     PROVISIONING_TOKEN: provisioningToken,
     sandbox,
     upstream,
+    providers,
     dataDir,
     baseDir: cwd,
     catalog: catalogResult.catalog,
     operators: operatorsResult.operators,
+  };
+}
+
+/**
+ * Each provider's connection. In sandbox mode all three are sandboxes with their built-in
+ * credentials (public knowledge, like the reseller sandbox's tokens); in live mode a provider
+ * whose account and secret are both set, and no other (the checks before made sure that every
+ * provider the catalogue buys from is one of them).
+ */
+function providersOf(raw: RawConfig, sandbox: boolean): ProvidersConfig {
+  const groupId = raw.MANAGE2_GROUP_ID ?? null;
+  if (sandbox) {
+    const { user, password } = DEFAULT_MANAGE2_SANDBOX_CREDENTIALS;
+    const { login, secretKey } = DEFAULT_CLN_SANDBOX_ACCOUNT;
+    return { reseller: { mode: "sandbox" }, manage2: { mode: "sandbox", user, password, groupId }, cln: { mode: "sandbox", login, secretKey } };
+  }
+  return {
+    reseller:
+      raw.RESELLER_API_URL && raw.RESELLER_API_TOKEN
+        ? {
+            mode: "live",
+            apiUrl: raw.RESELLER_API_URL,
+            apiToken: raw.RESELLER_API_TOKEN,
+            legacy: raw.RESELLER_LEGACY_URL ? { url: raw.RESELLER_LEGACY_URL, token: raw.RESELLER_LEGACY_TOKEN! } : null,
+          }
+        : null,
+    manage2:
+      raw.MANAGE2_USER && raw.MANAGE2_PASSWORD ? { mode: "live", url: raw.MANAGE2_URL, user: raw.MANAGE2_USER, password: raw.MANAGE2_PASSWORD, groupId } : null,
+    cln: raw.CLN_LOGIN && raw.CLN_SECRET_KEY ? { mode: "live", url: raw.CLN_URL, login: raw.CLN_LOGIN, secretKey: raw.CLN_SECRET_KEY } : null,
   };
 }
 

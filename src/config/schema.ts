@@ -1,5 +1,7 @@
 import { validate as isValidCron } from "node-cron";
 import { z } from "zod";
+import { manage2GroupIdSchema } from "../catalog/product.js";
+import { CLN_DEFAULT_URL, MANAGE2_DEFAULT_URL, PROVIDER_TITLES, type ProviderName } from "../vocabulary/providers.js";
 
 /** Variables that hold secrets: only ever read from the environment, and masked when printed. */
 export const SECRET_KEYS = [
@@ -16,6 +18,8 @@ export const SECRET_KEYS = [
   "DATABASE_URL",
   "BLESTA_API_KEY",
   "HOSTBILL_API_KEY",
+  "MANAGE2_PASSWORD",
+  "CLN_SECRET_KEY",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -143,6 +147,17 @@ export const configSchema = z
     RESELLER_PROTOCOL: z.enum(["v1", "v2"], { error: 'must be "v1" or "v2"' }).default("v1"),
     RESELLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
     RESELLER_SETTLE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
+    // cPanel Manage2 (HTTP Basic: docs.cpanel.net/manage2/knowledge-base/manage2-authentication-methods/).
+    // RFC 7617: a Basic user-id cannot hold a colon.
+    MANAGE2_USER: z.string().trim().min(1).regex(/^[^:\p{Cc}]+$/u, { error: "must be the Manage2 user without a colon or control characters" }).optional(),
+    MANAGE2_PASSWORD: z.string().min(1).optional(),
+    MANAGE2_URL: httpUrl.default(MANAGE2_DEFAULT_URL),
+    MANAGE2_GROUP_ID: manage2GroupIdSchema.optional(),
+    // CloudLinux CLN: the token is login|timestamp|sha1(secret key + timestamp) (CLN REST API), so a
+    // login with a "|" would make a token CLN reads otherwise.
+    CLN_LOGIN: z.string().trim().min(1).regex(/^[^|\p{Cc}]+$/u, { error: 'must be the CLN login without "|" or control characters' }).optional(),
+    CLN_SECRET_KEY: z.string().min(1).optional(),
+    CLN_URL: httpUrl.default(CLN_DEFAULT_URL),
     ALLOW_PRIVATE_IPS: booleanFlag.default(false),
     WEBHOOK_SECRETS: whsecList.optional(),
     ADMIN_TOKEN: tokenList.optional(),
@@ -199,15 +214,36 @@ export interface CrossFieldProblem {
 }
 
 /**
+ * Each provider's connection settings: the two that make it configured (an account and its
+ * secret) and the rest, any of which set means the operator meant that provider.
+ */
+export const PROVIDER_SETTINGS: Readonly<Record<ProviderName, { needs: readonly [keyof RawConfig, keyof RawConfig]; others: readonly (keyof RawConfig)[] }>> = {
+  reseller: { needs: ["RESELLER_API_URL", "RESELLER_API_TOKEN"], others: ["RESELLER_LEGACY_URL", "RESELLER_LEGACY_TOKEN", "RESELLER_ADMIN_TOKEN", "RESELLER_ACCOUNT_ID"] },
+  manage2: { needs: ["MANAGE2_USER", "MANAGE2_PASSWORD"], others: ["MANAGE2_URL", "MANAGE2_GROUP_ID"] },
+  cln: { needs: ["CLN_LOGIN", "CLN_SECRET_KEY"], others: ["CLN_URL"] },
+};
+
+/** "product 40", "products 40 and 41", "products 12, 13, 14 and 24 more", for a problem line. */
+export function productList(ids: readonly string[]): string {
+  if (ids.length === 1) return `product ${ids[0]}`;
+  if (ids.length <= 3) return `products ${ids.slice(0, -1).join(", ")} and ${ids.at(-1)}`;
+  return `products ${ids.slice(0, 3).join(", ")} and ${ids.length - 3} more`;
+}
+
+/**
  * The requirements between variables, checked on the merged input as given rather than in the
  * schema: a refinement of the object runs only when every field is valid, so a bad PORT hid a
  * missing token (contract §1: one line per problem). They look only at which variables are
- * set, so a value that is set but invalid is reported once, by its field.
+ * set, so a value that is set but invalid is reported once, by its field. `catalogue` is which
+ * providers the product catalogue buys from, with their products' ids (undefined: the catalogue
+ * could not be read, and its own problems are reported).
  */
-export function crossFieldProblems(input: Readonly<Record<string, unknown>>): CrossFieldProblem[] {
+export function crossFieldProblems(input: Readonly<Record<string, unknown>>, catalogue?: ReadonlyMap<ProviderName, readonly string[]>): CrossFieldProblem[] {
   const problems: CrossFieldProblem[] = [];
   const set = (k: keyof RawConfig) => input[k] !== undefined && input[k] !== "";
   const add = (key: keyof RawConfig, message: string) => problems.push({ key, message });
+  const named = (p: ProviderName) => catalogue?.get(p) ?? [];
+  const boughtFrom = (p: ProviderName) => `the catalogue's ${productList(named(p))} ${named(p).length === 1 ? "is" : "are"} bought from ${PROVIDER_TITLES[p]}`;
   if (set("RESELLER_API_URL") && !set("RESELLER_API_TOKEN")) add("RESELLER_API_TOKEN", "is required when RESELLER_API_URL is set");
   if (!set("RESELLER_API_URL") && set("RESELLER_API_TOKEN")) add("RESELLER_API_URL", "is required when RESELLER_API_TOKEN is set");
   if (set("RESELLER_LEGACY_URL") !== set("RESELLER_LEGACY_TOKEN")) {
@@ -230,10 +266,35 @@ export function crossFieldProblems(input: Readonly<Record<string, unknown>>): Cr
   // without the reseller (a mistyped RESELLER_API_URL beside real secrets) must not start a
   // sandbox that prints, ignores or pretends to keep what the operator gave it.
   const live = LIVE_KEYS.filter(set);
-  if (!set("RESELLER_API_URL") && !set("RESELLER_API_TOKEN") && live.length > 0) {
+  const givenOf = (p: ProviderName) => [...PROVIDER_SETTINGS[p].needs, ...PROVIDER_SETTINGS[p].others].filter(set);
+  // Manage2 and CLN: an account without its secret (or the reverse, or only a URL) is a provider
+  // half configured; a catalogue product of a provider not configured is bought from nowhere.
+  for (const p of ["manage2", "cln"] as const) {
+    const given = givenOf(p);
+    const wanted = live.length > 0 && named(p).length > 0;
+    for (const k of PROVIDER_SETTINGS[p].needs.filter((x) => !set(x))) {
+      const why = [
+        ...(given.length ? [`${given.join(" and ")} ${given.length === 1 ? "is" : "are"} set`] : []),
+        ...(wanted ? [boughtFrom(p)] : []),
+      ];
+      if (why.length) add(k, `is required: ${why.join("; ")}`);
+    }
+  }
+  if (live.length > 0 && !set("RESELLER_API_URL") && !set("RESELLER_API_TOKEN")) {
+    // The reseller is needed for the catalogue's reseller products, and when no other provider
+    // is meant at all: a live service buys from somewhere. An unreadable catalogue is judged by
+    // the settings alone (its own problems are reported beside).
+    const otherMeant = (["manage2", "cln"] as const).some((p) => givenOf(p).length > 0 || named(p).length > 0);
+    const needed = catalogue ? named("reseller").length > 0 || !otherMeant : !otherMeant;
     const why = `${live.join(", ")} ${live.length === 1 ? "is" : "are"} set, which only a live configuration uses (sandbox mode starts only when none is)`;
-    add("RESELLER_API_URL", `is required: ${why}`);
-    add("RESELLER_API_TOKEN", `is required: ${why}`);
+    const given = givenOf("reseller");
+    if (needed) {
+      const reason = named("reseller").length ? `${why}; ${boughtFrom("reseller")}` : why;
+      add("RESELLER_API_URL", `is required: ${reason}`);
+      add("RESELLER_API_TOKEN", `is required: ${reason}`);
+    } else if (given.length > 0) {
+      for (const k of PROVIDER_SETTINGS.reseller.needs) add(k, `is required when ${given.join(" and ")} ${given.length === 1 ? "is" : "are"} set`);
+    }
   }
   if (live.length > 0 && !set("WEBHOOK_SECRETS")) add("WEBHOOK_SECRETS", "is required outside sandbox mode");
   if (live.length > 0 && !set("ADMIN_TOKEN")) add("ADMIN_TOKEN", "is required outside sandbox mode");
@@ -264,6 +325,13 @@ export const LIVE_KEYS: readonly (keyof RawConfig)[] = [
   "HOSTBILL_API_URL",
   "HOSTBILL_API_ID",
   "HOSTBILL_API_KEY",
+  "MANAGE2_USER",
+  "MANAGE2_PASSWORD",
+  "MANAGE2_URL",
+  "MANAGE2_GROUP_ID",
+  "CLN_LOGIN",
+  "CLN_SECRET_KEY",
+  "CLN_URL",
 ];
 
 export type RawConfig = z.output<typeof configSchema>;
@@ -285,6 +353,13 @@ export const EXPECTED: Record<keyof RawConfig, string> = {
   RESELLER_SETTLE_SECONDS: "seconds 0-86400 to wait after a lost answer of a charging call before reading the licence list, e.g. 120",
   ALLOW_PRIVATE_IPS: "true or false",
   RESELLER_TIMEOUT_MS: "milliseconds 100-120000, e.g. 15000",
+  MANAGE2_USER: "the Manage2 user (the partner account's e-mail address) the bridge signs in as, with MANAGE2_PASSWORD",
+  MANAGE2_PASSWORD: "the password of MANAGE2_USER",
+  MANAGE2_URL: "Manage2's base URL, where /XMLlicenseAdd.cgi and the other functions live, e.g. https://manage2.cpanel.net",
+  MANAGE2_GROUP_ID: "the Manage2 group a new licence is filed in when its product names no group_id, e.g. 678 or G678 (unset: the account's default group)",
+  CLN_LOGIN: "the CLN account's login, with CLN_SECRET_KEY",
+  CLN_SECRET_KEY: "the CLN account's secret key (CLN: account settings), which signs each call's token",
+  CLN_URL: "CLN's base URL, where /api/ipl/ lives, e.g. https://cln.cloudlinux.com",
   WEBHOOK_SECRETS: "comma-separated whsec_<base64> secrets",
   ADMIN_TOKEN: "one or more comma-separated random strings of 16 or more characters (several: rotation); `license-bridge secrets new` makes one",
   OPERATORS_FILE:

@@ -44,7 +44,9 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   DATABASE_URL: {
     meaning: "`postgres://user:pass@host:5432/db`: PostgreSQL instead of SQLite, for several instances (see [More than one machine](#more-than-one-machine-postgresql))",
   },
-  RESELLER_API_URL: { meaning: "v1 base URL, ending in `/api/v1`; unset means sandbox mode" },
+  RESELLER_API_URL: {
+    meaning: "v1 base URL, ending in `/api/v1`; required in live mode when the catalogue has a reseller product (one without `provider`); unset, with no live setting at all: sandbox mode",
+  },
   RESELLER_API_TOKEN: { meaning: "v1 bearer token", unset: "required with the URL" },
   RESELLER_LEGACY_URL: { meaning: "v2.0 base URL (with `RESELLER_LEGACY_TOKEN`: both or neither)" },
   RESELLER_LEGACY_TOKEN: { meaning: "v2.0 token (with `RESELLER_LEGACY_URL`)" },
@@ -62,6 +64,26 @@ export const SETTING_DOCS: Record<keyof RawConfig, SettingDoc> = {
   RESELLER_SETTLE_SECONDS: {
     meaning: "after a charging call whose answer was lost, how long to wait before the licence list decides whether it took effect (see Exactly once)",
   },
+  MANAGE2_USER: {
+    meaning:
+      "cPanel Manage2: the user the bridge signs in as (HTTP Basic; the partner account's e-mail address), for the catalogue's `\"provider\": \"manage2\"` products; with `MANAGE2_PASSWORD` (both or neither), and required when the catalogue has such a product",
+    unset: "no Manage2 (sandbox mode: the in-process Manage2 sandbox)",
+    takesEffect: "restart",
+  },
+  MANAGE2_PASSWORD: { meaning: "the password of `MANAGE2_USER`", unset: "required with `MANAGE2_USER`", takesEffect: "restart" },
+  MANAGE2_URL: { meaning: "Manage2's base URL, where `/XMLlicenseAdd.cgi` and the other functions live" },
+  MANAGE2_GROUP_ID: {
+    meaning: "the Manage2 group (`678` or `G678`) a new licence is filed in when its product names no `group_id`",
+    unset: "the Manage2 account's default group",
+  },
+  CLN_LOGIN: {
+    meaning:
+      "CloudLinux CLN: the account's login, for the catalogue's `\"provider\": \"cln\"` products; with `CLN_SECRET_KEY` (both or neither), and required when the catalogue has such a product",
+    unset: "no CLN (sandbox mode: the in-process CLN sandbox)",
+    takesEffect: "restart",
+  },
+  CLN_SECRET_KEY: { meaning: "the CLN account's secret key (CLN: account settings), which signs each call's token", unset: "required with `CLN_LOGIN`", takesEffect: "restart" },
+  CLN_URL: { meaning: "CLN's base URL, where `/api/ipl/…` lives" },
   ALLOW_PRIVATE_IPS: { meaning: "`true` lets licences bind to private addresses (RFC 1918, 100.64.0.0/10, fc00::/7)" },
   WEBHOOK_SECRETS: {
     meaning: "comma-separated `whsec_<base64>` signing secrets (several allow rotation)",

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +13,7 @@ import { usePairPerFile, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { runCli } from "./helpers.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
+import { DEFAULT_CLN_SANDBOX_ADMIN_TOKEN } from "../../src/vocabulary/cln-sandbox-identity.js";
 
 /**
  * The operator's commands (spec section 5) run in this process (the sandbox command also as the
@@ -424,6 +426,106 @@ describe("sandbox command", () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
       await exited;
     }
+  });
+
+  /**
+   * `license-bridge sandbox <args>` as its own process, on a free port; `listening` resolves with
+   * the line it logs once it listens (JSON), or rejects when it exits first.
+   */
+  async function spawnSandbox(args: string[]) {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [BIN, "sandbox", ...args], { env: { ...baseEnv, SANDBOX_PORT: String(port), LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once("exit", (code, signal) => r({ code, signal })));
+    const listening = new Promise<Record<string, unknown>>((resolveLine, reject) => {
+      const seen = (d: Buffer) => {
+        output += d.toString();
+        const line = output.split("\n").find((l) => l.includes("sandbox listening"));
+        if (line) resolveLine(JSON.parse(line) as Record<string, unknown>);
+      };
+      proc.stdout.on("data", seen);
+      proc.stderr.on("data", seen);
+      void exited.then(({ code }) => reject(new Error(`sandbox exited with ${code}: ${output}`)));
+    });
+    return {
+      url: `http://127.0.0.1:${port}`,
+      listening,
+      output: () => output,
+      /** SIGTERM, and how it ended. */
+      stop: () => {
+        proc.kill("SIGTERM");
+        return exited;
+      },
+      /** For a test that failed before stop(): nothing outlives it. */
+      kill: async () => {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+        await exited;
+      },
+    };
+  }
+
+  it.concurrent("--provider manage2 runs cPanel Manage2's sandbox alone, printing its credentials, until SIGTERM (exit 0)", async ({ expect }) => {
+    const sb = await spawnSandbox(["--provider", "manage2"]);
+    try {
+      const started = await sb.listening;
+      expect(started).toMatchObject({ url: sb.url, credentials: { MANAGE2_URL: sb.url, MANAGE2_USER: expect.any(String), MANAGE2_PASSWORD: expect.any(String) } });
+      const { MANAGE2_USER: user, MANAGE2_PASSWORD: password } = started.credentials as { MANAGE2_USER: string; MANAGE2_PASSWORD: string };
+      const add = (authorization?: string) =>
+        fetch(`${sb.url}/XMLlicenseAdd.cgi`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", ...(authorization ? { authorization } : {}) },
+          body: new URLSearchParams({ output: "json", ip: "203.0.113.92", packageid: "12345", reactivateok: "0", legal: "1" }),
+        });
+
+      expect((await add()).status).toBe(401);
+      const added = await add(`Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`);
+      expect(added.status).toBe(200);
+      expect(await added.json()).toMatchObject({ status: 1, reason: expect.stringMatching(/^Activated .* license on 203\.0\.113\.92/) });
+      const ledger = (await (await fetch(`${sb.url}/_sandbox/ledger`, { headers: { authorization: `Bearer ${DEFAULT_SANDBOX_TOKENS.admin}` } })).json()) as { charges: { op: string; ip: string; packageid: number }[] };
+      expect(ledger.charges.map(({ op, ip, packageid }) => ({ op, ip, packageid }))).toEqual([{ op: "add", ip: "203.0.113.92", packageid: 12345 }]);
+
+      expect(await sb.stop(), sb.output()).toEqual({ code: 0, signal: null });
+    } finally {
+      await sb.kill();
+    }
+  });
+
+  it.concurrent("--provider cln runs CloudLinux CLN's sandbox alone, printing its credentials, until SIGTERM (exit 0)", async ({ expect }) => {
+    const sb = await spawnSandbox(["--provider", "cln"]);
+    try {
+      const started = await sb.listening;
+      expect(started).toMatchObject({ url: sb.url, credentials: { CLN_URL: sb.url, CLN_LOGIN: expect.any(String), CLN_SECRET_KEY: expect.any(String) } });
+      const { CLN_LOGIN: login, CLN_SECRET_KEY: secretKey } = started.credentials as { CLN_LOGIN: string; CLN_SECRET_KEY: string };
+      // CLN's token, computed here as its REST API describes it: login|timestamp|sha1(secret key + timestamp).
+      const token = (key: string) => {
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        return `${login}|${timestamp}|${createHash("sha1").update(key + timestamp).digest("hex")}`;
+      };
+      const register = async (key: string) => (await fetch(`${sb.url}/api/ipl/register.json?${new URLSearchParams({ ip: "203.0.113.93", type: "1", token: token(key) })}`)).json();
+
+      expect(await register("not-the-secret-key")).toMatchObject({ success: false });
+      expect(await register(secretKey)).toMatchObject({ success: true, data: { ip: "203.0.113.93", type: 1 } });
+      const ledger = (await (await fetch(`${sb.url}/_sandbox/ledger`, { headers: { authorization: `Bearer ${DEFAULT_CLN_SANDBOX_ADMIN_TOKEN}` } })).json()) as { purchases: { op: string; ip: string; type: number }[] };
+      expect(ledger.purchases.map(({ op, ip, type }) => ({ op, ip, type }))).toEqual([{ op: "register", ip: "203.0.113.93", type: 1 }]);
+
+      expect(await sb.stop(), sb.output()).toEqual({ code: 0, signal: null });
+    } finally {
+      await sb.kill();
+    }
+  });
+
+  it.concurrent("a provider it has no sandbox of is a usage error (exit 2) naming the choices", async ({ expect }) => {
+    const run = await runCli(["sandbox", "--provider", "plesk"], {});
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/'plesk' is invalid\. Allowed choices are reseller, manage2, cln\./);
+  });
+
+  it.concurrent("--help describes --provider and its choices", async ({ expect }) => {
+    const run = await runCli(["sandbox", "--help"], {});
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/--provider <name>[\s\S]*"reseller", "manage2", "cln"[\s\S]*default: "reseller"/);
+    expect(run.stdout).toMatch(/MANAGE2_URL, MANAGE2_USER, MANAGE2_PASSWORD/);
   });
 
   it.concurrent("a SANDBOX_PORT that is not a number ends with exit 78 and one line naming it", async ({ expect }) => {

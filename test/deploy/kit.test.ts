@@ -10,6 +10,7 @@ import { healthRouter } from "../../src/admin/health-routes.js";
 import type { Metrics } from "../../src/observability/metrics.js";
 import type { Store } from "../../src/store/store.js";
 import { serviceNodeFlags } from "../../bench/child.js";
+import { RESELLER_CATALOGUE } from "../helpers/bridge.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -119,8 +120,9 @@ describe("deploy kit", () => {
     const dir = mkdtempSync(join(tmpdir(), "lb-deploy-kit-"));
     const env: Record<string, string> = { DATABASE_PATH: join(dir, "license-bridge.db") };
     for (const e of envExample) if (!e.commented) env[e.key] = e.value;
-    // Its catalogue path is the host's; the shipped catalogue stands in for it.
-    env.PRODUCTS_FILE = join(root, "config/products.json");
+    // Its catalogue path is the host's; the shipped catalogue's reseller products stand in for it
+    // (the example configures the reseller alone, so the shipped Manage2 and CLN products would be refused).
+    env.PRODUCTS_FILE = RESELLER_CATALOGUE;
     let lines: string[] = [];
     try {
       loadConfig({ env, cwd: dir });

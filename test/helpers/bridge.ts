@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadConfig, type Config } from "../../src/config/load.js";
 import type { Clock } from "../../src/clock.js";
 import type { JobDefinition } from "../../src/jobs/define.js";
@@ -14,6 +14,13 @@ import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js
 export const TEST_SECRET = "whsec_" + Buffer.from("test-secret-0123456789abcdef").toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
 export const TEST_PROVISIONING_TOKEN = "test-provisioning-token-0123456789";
+
+/**
+ * The catalogue of the bridges here, which buy from the reseller sandbox alone: the shipped
+ * example's reseller products (the shipped catalogue also has Manage2 and CLN products, and a
+ * live bridge refuses to start with a product of a provider it is not given).
+ */
+export const RESELLER_CATALOGUE = resolve(import.meta.dirname, "reseller-products.json");
 
 export interface TestSandbox {
   sandbox: Sandbox;
@@ -47,6 +54,7 @@ export function bridgeEnv(running: RunningSandbox, dir: string, extra: Record<st
     // Tests of lost answers set their own window; the rest need not wait for one.
     RESELLER_SETTLE_SECONDS: "0",
     LOG_LEVEL: "silent",
+    PRODUCTS_FILE: RESELLER_CATALOGUE,
     ...extra,
   };
 }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { withoutUrlCredentials } from "../../src/log/url-credentials.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
-import { startTestBridge, TEST_ADMIN_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
+import { RESELLER_CATALOGUE, startTestBridge, TEST_ADMIN_TOKEN, TEST_SECRET } from "../helpers/bridge.js";
 import { freePort, readyz, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
 import { orderActive, usePairPerFile } from "../helpers/e2e-harness.js";
 import { tempDirs } from "../helpers/temp-dirs.js";
@@ -50,6 +50,7 @@ describe("a service started with credentials in its URL settings", () => {
       DATABASE_PATH: join(dirs.make(), "bridge.db"),
       RESELLER_API_URL: `http://${CREDENTIALS.apiUser}:${CREDENTIALS.apiPassword}@127.0.0.1:${apiPort}/api/v1`,
       RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
+      PRODUCTS_FILE: RESELLER_CATALOGUE,
       RESELLER_LEGACY_URL: `http://${CREDENTIALS.legacyToken}@127.0.0.1:${apiPort}`,
       RESELLER_LEGACY_TOKEN: DEFAULT_SANDBOX_TOKENS.legacy,
       // Both interfaces are then what /readyz must reach.

@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/load.js";
+import { RESELLER_CATALOGUE } from "../helpers/bridge.js";
 
 // OPERATORS_FILE (issue 26): named operators with a role and only the hash of their token,
 // validated at start with one line per problem naming the file, the entry and the field.
 
 const SECRET = "whsec_" + Buffer.from("0123456789abcdef0123").toString("base64");
 const ADMIN = "admin-token-0123456789";
-const live = { RESELLER_API_URL: "https://reseller.example/api/v1", RESELLER_API_TOKEN: "tok_live_123", WEBHOOK_SECRETS: SECRET, ADMIN_TOKEN: ADMIN };
+const live = { RESELLER_API_URL: "https://reseller.example/api/v1", RESELLER_API_TOKEN: "tok_live_123", WEBHOOK_SECRETS: SECRET, ADMIN_TOKEN: ADMIN, PRODUCTS_FILE: RESELLER_CATALOGUE };
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** Loads a live configuration with `operators` (a value to write as JSON, or raw text) as its OPERATORS_FILE. */
