@@ -49,6 +49,8 @@ export default defineConfig({
     // Then one scratch PostgreSQL cluster per project and run, for the second store's tests
     // (skipped, with the reason, where PostgreSQL is not installed; LB_REQUIRE_POSTGRES=1 makes that an error).
     globalSetup: ["test/global-setup.ts", "test/setup/postgres.ts"],
+    // The default reporter, and where the time went (per project, the slowest files) after it.
+    reporters: ["default", "./test/timings-reporter.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn servers and child processes; two cores here, so keep the pool small.
