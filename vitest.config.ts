@@ -82,6 +82,13 @@ export default defineConfig({
     // Tests spawn servers and child processes; two cores here, so keep the pool small.
     pool: "forks",
     maxWorkers: 2,
+    // A worker runs file after file of its project with the modules it has loaded, instead of a
+    // fresh process importing src/ again per file: it halved the CPU time of the suite (54 files
+    // of test/e2e, observability, store and adapters: 159 s to 75 s of CPU). Safe while no file
+    // leaves state behind for the next: no test changes process.env or mocks a module of ours,
+    // helpers count their ids upwards across files, and every server, bridge and child a test
+    // starts is closed after it. (A project's files share workers; the two projects never do.)
+    isolate: false,
     projects: [
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/postgres/**"] } },
       ...(withPostgres ? [{ extends: true as const, test: { name: "postgres", include: BOTH_STORES, env: { LB_TEST_STORE: "postgres" } } }] : []),
