@@ -72,7 +72,7 @@ if (!withPostgres) console.warn("PostgreSQL is not installed: the suites run on 
 export default defineConfig({
   test: {
     // Children run `node bin/license-bridge.mjs`, i.e. the compiled dist/: built first if src/ changed.
-    // Then one scratch PostgreSQL cluster per project and run, for the second store's tests
+    // Then one scratch PostgreSQL cluster per run, both projects on it, for the second store's tests
     // (skipped, with the reason, where PostgreSQL is not installed; LB_REQUIRE_POSTGRES=1 makes that an error).
     globalSetup: ["test/global-setup.ts", "test/setup/postgres.ts"],
     // The default reporter, and where the time went (per project, the slowest files) after it.
