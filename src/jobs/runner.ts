@@ -118,6 +118,9 @@ export class JobRunner {
   private readonly dueTimers = new Set<NodeJS.Timeout>();
   private unsubscribe: (() => void) | undefined;
   private readonly concurrency: number;
+  /** Who asked to hear when the runner has done something (onSettled), and who waits for it to be idle (whenIdle). */
+  private readonly settledListeners = new Set<() => void>();
+  private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly o: JobRunnerOptions) {
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -158,6 +161,7 @@ export class JobRunner {
     for (const timer of this.dueTimers) clearTimeout(timer);
     this.dueTimers.clear();
     this.unsubscribe?.();
+    this.settled(true);
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise((r) => (timer = setTimeout(r, graceMs)));
     // A claim still under way gives its jobs back (see fillRounds) before the running ones are counted.
@@ -168,6 +172,44 @@ export class JobRunner {
     clearInterval(this.heartbeatTimer);
     if (this.inFlight.size > 0) this.abandoned = true;
     return { unfinished: this.inFlight.size };
+  }
+
+  /**
+   * Calls `listener` each time an attempt's outcome has been recorded, and each time a look for
+   * due jobs finds none while nothing runs: for whoever waits on the queue (a test, a tool) to look
+   * again when something has happened rather than on a timer of its own. Returns how to stop.
+   */
+  onSettled(listener: () => void): () => void {
+    this.settledListeners.add(listener);
+    return () => this.settledListeners.delete(listener);
+  }
+
+  /**
+   * Resolves once nothing runs, every outcome is recorded, and a look for due jobs made after the
+   * call found none, as graphile-worker's `runTaskListOnce` returns: jobs due later (a retry's
+   * backoff, a settle window) are left queued. It looks at once, not at the next poll. Resolves
+   * at once when the runner is stopped; never while it may not claim (the database file gone).
+   */
+  whenIdle(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.add(resolve);
+      this.wake();
+    });
+  }
+
+  private settled(idle: boolean): void {
+    for (const listener of [...this.settledListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.o.logger.warn({ err }, "a listener of the job runner threw");
+      }
+    }
+    if (!idle) return;
+    const waiters = [...this.idleWaiters];
+    this.idleWaiters.clear();
+    for (const resolve of waiters) resolve();
   }
 
   private wake(): void {
@@ -241,6 +283,7 @@ export class JobRunner {
         await this.giveBack(jobs);
         return;
       }
+      if (jobs.length === 0 && this.inFlight.size === 0 && this.unrecorded.size === 0) this.settled(true);
       for (const job of jobs) {
         const p = this.execute(job).finally(() => {
           this.inFlight.delete(job.id);
@@ -298,6 +341,7 @@ export class JobRunner {
       return;
     }
     await this.record(job.id, logger, failure ? this.failureSteps(job, failure.err, logger, ms) : this.successSteps(job, logger, ms, change));
+    this.settled(false);
   }
 
   private successSteps(job: Job, logger: Logger, ms: number, change: ServiceChange | undefined): Step[] {

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestBridge, startTestSandbox, TEST_ADMIN_TOKEN, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
@@ -12,7 +12,10 @@ import { testOperators, VIEWER_TOKEN } from "./client.js";
 // and sandbox: what an operator does with it, click by click, and the screenshots in docs/.
 
 const CHROMIUM = process.env.LB_CHROMIUM ?? "/usr/bin/chromium";
-const DOCS = resolve(import.meta.dirname, "../../docs");
+// The screenshots replace docs/'s only when asked (LB_UPDATE_SCREENSHOTS=1): a run of the tests
+// leaves the tree as it found it. Otherwise they are still taken, into a temp folder.
+const UPDATE_SCREENSHOTS = process.env.LB_UPDATE_SCREENSHOTS === "1";
+const SHOTS = UPDATE_SCREENSHOTS ? resolve(import.meta.dirname, "../../docs") : mkdtempSync(join(tmpdir(), "lb-screenshots-"));
 
 describe("the operator console in a browser", () => {
   let browser: Browser;
@@ -27,6 +30,7 @@ describe("the operator console in a browser", () => {
   });
   afterAll(async () => {
     await browser?.close();
+    if (!UPDATE_SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
   });
   beforeEach(async () => {
     sb = await startTestSandbox();
@@ -56,8 +60,8 @@ describe("the operator console in a browser", () => {
     await orderActive(bridge, { email: "dave@example.com" });
     await logIn(TEST_ADMIN_TOKEN);
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Overview");
-    mkdirSync(DOCS, { recursive: true });
-    await page.screenshot({ path: `${DOCS}/console-overview.png`, fullPage: true });
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}/console-overview.png`, fullPage: true });
 
     await search("Carol@example.com");
     expect(await page.locator("tbody tr").count()).toBe(1);
@@ -73,7 +77,7 @@ describe("the operator console in a browser", () => {
     await page.goto(`${bridge.url}/console/licences/${id}`);
     expect(await page.locator("dl.facts").textContent()).toContain("203.0.113.78");
     expect(await page.locator("ol.timeline").textContent()).toMatch(/203\.0\.113\.78/);
-    await page.screenshot({ path: `${DOCS}/console-licence.png`, fullPage: true });
+    await page.screenshot({ path: `${SHOTS}/console-licence.png`, fullPage: true });
   });
 
   it("retries a job blocked on the balance after a top-up, and the licence becomes active", async () => {

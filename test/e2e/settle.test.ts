@@ -2,16 +2,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
 import { testBridgeEnv, createdEvent, serviceEvent, startTestBridge, startTestSandbox, type TestBridge, type TestSandbox } from "../helpers/bridge.js";
 import { adminGet, explained, freePort, sendTo, spawnBridge, type ChildBridge } from "../helpers/e2e-child.js";
-import { untilIdle, upstreamCalls, waitStatus } from "../helpers/e2e-harness.js";
+import { runDueJobs, untilIdle, untilUpstreamDone, upstreamCalls, waitForBridge, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 
 /**
  * A charging call whose answer was lost is never sent again while the reseller may still be
  * carrying it out: the bridge waits RESELLER_SETTLE_SECONDS before the licence list decides.
  * The sandbox's `hold` fault plays a slow reseller: it keeps a request longer than the bridge's
- * timeout and then carries it out anyway.
+ * timeout and then carries it out anyway. In-process bridges run on a manual clock: a test moves
+ * it past the window once the held call has run to its end, instead of waiting the window out.
  */
 
 const DAY = 86_400_000;
@@ -27,14 +29,38 @@ afterEach(async () => {
 
 const charges = (op: string) => sb!.sandbox.ledger().filter((c) => c.op === op);
 
-/** A bridge with a short timeout, against a fresh sandbox. */
+let clock = manualClock();
+
+/** A bridge with a short timeout, on a manual clock standing at now, against a fresh sandbox. */
 async function slowReseller(settleSeconds: number): Promise<TestBridge> {
   sb = await startTestSandbox();
+  clock = manualClock(Date.now());
   // A lead of 40 days makes a fresh monthly licence due for renewal at once.
   bridge = await startTestBridge(sb, {
+    clock,
     env: { RESELLER_TIMEOUT_MS: "300", RESELLER_SETTLE_SECONDS: String(settleSeconds), RENEWAL_LEAD_DAYS: "40" },
   });
   return bridge;
+}
+
+/** Once the reseller has carried out every call it held, moves the bridge's clock past the settle window and runs what falls due. */
+async function settleWindowPasses(b: TestBridge, settleSeconds: number): Promise<void> {
+  await untilUpstreamDone(sb!);
+  clock.advance(settleSeconds * 1_000);
+  await runDueJobs(b);
+}
+
+/** The first job of `kind`, once it waits out a settle window (queued, its last error naming the setting). */
+function waitingOutTheWindow(b: TestBridge, kind: string) {
+  return waitForBridge(
+    b,
+    async () => {
+      const [job] = await b.service.queue.list({ kind });
+      return job?.state === "queued" && job.lastError?.includes("RESELLER_SETTLE_SECONDS") && job;
+    },
+    5_000,
+    `the ${kind} job to wait out the settle window`,
+  );
 }
 
 describe("settle window: a slow reseller finishes a charge after the bridge gave up", () => {
@@ -50,11 +76,20 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
 
     expect((await b.service.sweep.sweep()).queued).toHaveLength(1);
     await waitFor(() => upstreamCalls(sb!, "renew").length === 1, 5_000, "the renewal to reach the reseller");
-    // Within the window the job waits: it neither renews again nor asks the list too early.
-    await waitFor(async () => (await b.service.queue.list({ kind: "renew" }))[0]?.state === "queued", 5_000, "the renewal to wait");
-    expect((await b.service.queue.list({ kind: "renew" }))[0]!.lastError).toMatch(/RESELLER_SETTLE_SECONDS/);
+    // Within the window the job waits: it neither renews again nor asks the list too early, even
+    // after the reseller has carried the call out.
+    await waitingOutTheWindow(b, "renew");
+    await untilUpstreamDone(sb!);
+    const lists = upstreamCalls(sb!, "list").length;
+    clock.advance(3_000 - 1);
+    await runDueJobs(b);
+    expect((await b.service.queue.list({ kind: "renew" }))[0]).toMatchObject({ state: "queued", lastError: expect.stringMatching(/RESELLER_SETTLE_SECONDS/) });
+    expect(upstreamCalls(sb!, "renew")).toHaveLength(1);
+    expect(upstreamCalls(sb!, "list")).toHaveLength(lists);
 
-    await waitFor(async () => (await b.service.queue.list({ kind: "renew", state: "succeeded" })).length === 1, 10_000, "the renewal to succeed");
+    clock.advance(1);
+    await runDueJobs(b);
+    expect(await b.service.queue.list({ kind: "renew", state: "succeeded" })).toHaveLength(1);
     expect(upstreamCalls(sb!, "renew")).toEqual([expect.objectContaining({ held: true })]);
     expect(charges("renew")).toHaveLength(1);
     expect((await b.service.services.get(id.service.id))!.expires_at!).toBeGreaterThan(term);
@@ -77,7 +112,8 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     sb!.sandbox.setFaults({ holdMs: 1_500, holdNext: 1 });
     const order = createdEvent();
     expect((await b.send(order)).status).toBe(202);
-    await waitFor(async () => (await b.service.queue.list({ kind: "register" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
+    await waitingOutTheWindow(b, "register");
+    await settleWindowPasses(b, 3);
     await waitStatus(b, order.service.id, "active", 10_000);
     await untilIdle(b);
     expect(upstreamCalls(sb!, "register")).toEqual([expect.objectContaining({ held: true })]);
@@ -90,9 +126,10 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     sb!.sandbox.setFaults({ holdMs: 800, holdNext: 1 });
     const order = createdEvent();
     expect((await b.send(order)).status).toBe(202);
-    await waitFor(async () => (await b.service.queue.list({ kind: "register" }))[0]?.lastError?.includes("RESELLER_SETTLE_SECONDS"), 5_000, "the registration to wait");
+    await waitingOutTheWindow(b, "register");
     expect((await b.send(serviceEvent("service.terminated", order.service.id))).status).toBe(202);
 
+    await settleWindowPasses(b, 2);
     await waitStatus(b, order.service.id, "terminated", 15_000);
     await untilIdle(b);
     const actions = (await b.service.services.history(order.service.id)).map((h) => h.action);
@@ -108,10 +145,12 @@ describe("settle window: a slow reseller finishes a charge after the bridge gave
     sb!.sandbox.setFaults({ holdMs: 800, holdNext: 1 });
     const order = createdEvent();
     await b.send(order);
+    await waitingOutTheWindow(b, "register");
+    await settleWindowPasses(b, 2);
     await waitStatus(b, order.service.id, "active", 10_000);
     // One attempt for the call that timed out, one for the list check that found it done. (The job's
     // ending commits just after the handler's own write that made the service active.)
-    const job = await waitFor(async () => (await b.service.queue.list({ kind: "register" })).find((j) => j.state === "succeeded"), 5_000, "the registration job to succeed");
+    const job = await waitForBridge(b, async () => (await b.service.queue.list({ kind: "register" })).find((j) => j.state === "succeeded"), 5_000, "the registration job to succeed");
     expect(job).toMatchObject({ state: "succeeded", attempts: 2 });
   });
 });

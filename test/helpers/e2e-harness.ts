@@ -14,7 +14,7 @@ import {
   type TestBridge,
   type TestSandbox,
 } from "./bridge.js";
-import { waitFor } from "./wait.js";
+import { waitFor, type Truthy } from "./wait.js";
 
 export interface Pair {
   sb: TestSandbox;
@@ -136,10 +136,53 @@ export async function rowCounts(bridge: TestBridge): Promise<{ events: number; j
   return { events, jobs };
 }
 
+/** How often a wait on a bridge looks without being told: for what its runner does not see (another process's work). */
+const UNTOLD_LOOK_MS = 250;
+
+/**
+ * As `waitFor`, but looks again when the bridge's job runner has recorded an attempt or found
+ * nothing due (`JobRunner.onSettled`), rather than on a timer: a wait on a job's outcome ends when
+ * the outcome is written. A slow timer covers changes the runner does not make.
+ */
+export async function waitForBridge<T>(bridge: TestBridge, check: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<Truthy<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let told: () => void = () => undefined;
+  const stop = bridge.service.runner.onSettled(() => told());
+  let last: unknown;
+  try {
+    for (;;) {
+      // Listening before looking: a settlement during the look is not missed.
+      const next = new Promise<void>((resolve) => (told = resolve));
+      try {
+        const v = await check();
+        if (v) return v as Truthy<T>;
+      } catch (err) {
+        last = err;
+      }
+      const left = deadline - Date.now();
+      if (left < 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([next, new Promise((r) => (timer = setTimeout(r, Math.min(left + 1, UNTOLD_LOOK_MS))))]);
+      clearTimeout(timer);
+    }
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * Runs what is due now on the bridge's runner and resolves when nothing runs and nothing more is
+ * due (`JobRunner.whenIdle`): after moving a manual clock, instead of waiting for the next poll.
+ */
+export function runDueJobs(bridge: TestBridge): Promise<void> {
+  return bridge.service.runner.whenIdle();
+}
+
 export async function waitStatus(bridge: TestBridge, serviceId: string, status: ServiceStatus, timeoutMs = 10_000) {
   let seen = "unknown";
   try {
-    return await waitFor(
+    return await waitForBridge(
+      bridge,
       async () => {
         const svc = await bridge.service.services.get(serviceId);
         seen = svc?.status ?? "unknown";
@@ -155,7 +198,7 @@ export async function waitStatus(bridge: TestBridge, serviceId: string, status: 
 
 /** Nothing queued or running (a failed mail_install job, which has no handler yet, counts as settled). */
 export async function untilIdle(bridge: TestBridge, timeoutMs = 10_000): Promise<void> {
-  await waitFor(() => idle(bridge.service), timeoutMs, "the job queue to be idle");
+  await waitForBridge(bridge, () => idle(bridge.service), timeoutMs, "the job queue to be idle");
 }
 
 /** Orders a service and waits until it is active; returns its id. */

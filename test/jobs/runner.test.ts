@@ -339,4 +339,86 @@ describe("job runner", () => {
     expect(sent).toEqual([]);
     expect(store.endings).toEqual([]);
   });
+
+  // The hook tests wait on instead of polling the store (test/helpers/e2e-harness.ts).
+  describe("whenIdle and onSettled", () => {
+    /** A runner on a real store that neither polls (once a minute) nor hears enqueues: only whenIdle makes it look. */
+    function deafRunner(opened: OpenedStore, handler: Parameters<typeof defineJob<Record<string, never>>>[1]): JobRunner {
+      return new JobRunner({
+        jobs: opened.store.jobs,
+        onJobReady: () => () => undefined,
+        definitions: [defineJob(KIND, handler)],
+        logger: silentLogger(),
+        clock: systemClock,
+        pollMs: 60_000,
+        isBusy: () => false,
+      });
+    }
+
+    it("whenIdle looks for due jobs at once and resolves once they have run and their outcomes are recorded", async () => {
+      const opened = await sqliteFactory.open({ clock: systemClock });
+      const runner = deafRunner(opened, async () => undefined);
+      try {
+        await runner.start();
+        await runner.whenIdle();
+        const ids = [(await opened.store.jobs.enqueue({ kind: KIND.kind })).id, (await opened.store.jobs.enqueue({ kind: KIND.kind })).id];
+        await runner.whenIdle();
+        expect(await Promise.all(ids.map(async (id) => (await opened.store.jobs.get(id))?.state))).toEqual(["succeeded", "succeeded"]);
+      } finally {
+        await runner.stop(1_000);
+        await opened.close();
+      }
+    });
+
+    it("whenIdle leaves a job due later queued (a retry's backoff, a settle window) rather than wait for it", async () => {
+      const opened = await sqliteFactory.open({ clock: systemClock });
+      const runner = deafRunner(opened, async () => {
+        throw new JobDeferredError(Date.now() + 3_600_000, "an hour from now", false);
+      });
+      try {
+        await runner.start();
+        const { id } = await opened.store.jobs.enqueue({ kind: KIND.kind });
+        await runner.whenIdle();
+        expect(await opened.store.jobs.get(id)).toMatchObject({ state: "queued", lastError: "an hour from now" });
+      } finally {
+        await runner.stop(1_000);
+        await opened.close();
+      }
+    });
+
+    it("onSettled tells its listener after each recorded attempt, until it stops listening", async () => {
+      const opened = await sqliteFactory.open({ clock: systemClock });
+      const runner = deafRunner(opened, async () => undefined);
+      const seen: (string | undefined)[] = [];
+      let id = 0;
+      const stop = runner.onSettled(() => void seen.push(String(id)));
+      try {
+        await runner.start();
+        id = (await opened.store.jobs.enqueue({ kind: KIND.kind })).id;
+        seen.length = 0;
+        await runner.whenIdle();
+        // Told at least once by the time the attempt's outcome is in the store (and once more idle).
+        expect(seen.length).toBeGreaterThanOrEqual(2);
+        expect((await opened.store.jobs.get(id))?.state).toBe("succeeded");
+        stop();
+        seen.length = 0;
+        await runner.whenIdle();
+        expect(seen).toEqual([]);
+      } finally {
+        await runner.stop(1_000);
+        await opened.close();
+      }
+    });
+
+    it("whenIdle of a stopped runner resolves at once, and so does one waiting when it stops", async () => {
+      const store = slowClaims();
+      const runner = new JobRunner({ jobs: store.jobs, onJobReady: () => () => undefined, definitions: [], logger: silentLogger(), clock: systemClock, pollMs: 60_000 });
+      await runner.start();
+      // Its claim never answers: the wait ends only with stop().
+      const waiting = runner.whenIdle();
+      await runner.stop(100);
+      await waiting;
+      await runner.whenIdle();
+    });
+  });
 });

@@ -38,9 +38,19 @@ const ordered = async (bridge: TestBridge) => {
   return { service_identifier, paidUntil: res.body.paid_until as string };
 };
 
+/**
+ * `months` terms later, a month at a time as each renewal adds one: a day the next month lacks is
+ * its last day (29 Dec, 29 Jan, then 28 Feb; not 1 March, where adding two months at once lands).
+ */
 const monthAfter = (iso: string, months = 1) => {
   const d = new Date(iso);
-  d.setUTCMonth(d.getUTCMonth() + months);
+  for (let i = 0; i < months; i++) {
+    const day = d.getUTCDate();
+    d.setUTCDate(1);
+    d.setUTCMonth(d.getUTCMonth() + 1);
+    const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+    d.setUTCDate(Math.min(day, lastDay));
+  }
   return d.toISOString();
 };
 

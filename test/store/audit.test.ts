@@ -160,5 +160,11 @@ describeEachStore("the audit trail on $name", { startAt: start, maxAttempts: 1 }
     expect((await store.audit.list({ jobId: 1 })).entries.map((e) => e.service_id)).toEqual(["s1"]);
     expect((await store.audit.list({ since: start + DAY, until: start + 3 * DAY })).entries.map((e) => e.job_id)).toEqual([2, 1]);
     expect((await store.audit.list({ outcome: "refused" })).total).toBe(0);
+    // The filters as the admin API, the console and the CLI combine them with a cursor.
+    expect(await store.audit.list({ action: "reconcile.fix" })).toMatchObject({ total: 2, entries: [{ job_id: 4 }, { job_id: 3 }] });
+    expect(await store.audit.list({ action: "job.retry", serviceId: "s1" })).toMatchObject({ total: 1, entries: [{ actor: "bob" }] });
+    const s2 = (await store.audit.list({ serviceId: "s2" })).entries[0]!;
+    expect(await store.audit.list({ serviceId: "s2", beforeId: s2.id })).toEqual({ entries: [], total: 1 });
+    expect((await store.audit.list({ serviceId: "s2", beforeId: s2.id + 1 })).entries.map((e) => e.job_id)).toEqual([2]);
   });
 });

@@ -49,6 +49,17 @@ describeEachStore("the console's store operations on $name", { startAt: Date.UTC
     expect(await store.sessions.get("idle")).toBeUndefined();
   });
 
+  it("ends every session of one operator, and only theirs (a reload changed their token or role)", async () => {
+    await store.sessions.create("ann-1", { operator: "ann", role: "operator", created_at: 1000, last_seen_at: 1000 });
+    await store.sessions.create("ann-2", { operator: "ann", role: "operator", created_at: 2000, last_seen_at: 2000 });
+    await store.sessions.create("bob-1", { operator: "bob", role: "viewer", created_at: 1000, last_seen_at: 1000 });
+    expect(await store.sessions.deleteFor("ann")).toBe(2);
+    expect(await store.sessions.get("ann-1")).toBeUndefined();
+    expect(await store.sessions.get("ann-2")).toBeUndefined();
+    expect(await store.sessions.get("bob-1")).toBeDefined();
+    expect(await store.sessions.deleteFor("ann")).toBe(0);
+  });
+
   it("finds a licence by service id, IP, licence key and e-mail in any case, a page at a time", async () => {
     await order("s1", "203.0.113.1", "Ann@Example.com");
     await order("s2", "203.0.113.2", "ann@example.com");
@@ -63,6 +74,9 @@ describeEachStore("the console's store operations on $name", { startAt: Date.UTC
     expect(ids(await store.consoleReads.searchLicences({ q: "ann@example.com", after: "s1", limit: 1 }))).toEqual(["s2"]);
     expect(ids(await store.consoleReads.searchLicences({ status: "pending", after: "s1", limit: 10 }))).toEqual(["s2", "s3"]);
     expect(ids(await store.consoleReads.searchLicences({ q: "s3", status: "active", limit: 10 }))).toEqual([]);
+    // No search and no status: every licence, a page at a time.
+    expect(ids(await store.consoleReads.searchLicences({ limit: 2 }))).toEqual(["s1", "s2"]);
+    expect(ids(await store.consoleReads.searchLicences({ after: "s2", limit: 2 }))).toEqual(["s3"]);
   });
 
   it("counts licences by status and orders by day", async () => {

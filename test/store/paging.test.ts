@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createAlerts } from "../../src/alerts/alerts.js";
 import { checkQueueLag, QUEUE_LAG_ALERT } from "../../src/alerts/queue-lag.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { eachPage, type NewService, type Page } from "../../src/store/store.js";
+import { encodeCursor } from "../../src/store/paging.js";
+import { eachPage, type JobQuery, type NewService, type Page } from "../../src/store/store.js";
 import { JOB_PRIORITY } from "../../src/vocabulary/jobs.js";
 import { describeEachStore } from "../helpers/stores.js";
 
@@ -31,6 +32,9 @@ function newService(serviceId: string, ip: string, email: string): NewService {
     order_event_id: null,
   };
 }
+
+/** What a job listing filters by. */
+type JobFilter = Pick<JobQuery, "kind" | "state" | "serviceId">;
 
 /** Every item of a walk of the pages, in order, with `between` run after each page (the writes that arrive meanwhile). */
 async function walk<T>(read: (cursor: string | undefined) => Promise<Page<T>>, between: () => Promise<void> = async () => {}): Promise<T[]> {
@@ -90,6 +94,8 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       expect(ids(active.items)).toEqual(["s2", "s4"]);
       expect(active).toMatchObject({ total: 2, nextCursor: null });
       expect(await store.services.page({ limit: 10, status: "terminated" })).toEqual({ items: [], nextCursor: null, total: 0 });
+      // Past the last licence, with no filter: the page is empty and its total read on its own.
+      expect(await store.services.page({ limit: 10, cursor: encodeCursor("licenses", ["s5"]) })).toEqual({ items: [], nextCursor: null, total: 5 });
     });
 
     it("finds a licence by service id, IP in any spelling, e-mail in any case or licence key, and with a status", async () => {
@@ -132,6 +138,22 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       expect(await store.jobs.counts()).toEqual({ queued: 4, running: 1, succeeded: 0, failed: 0, blocked: 0, cancelled: 0 });
     });
 
+    // The filters together, as the admin API and the CLI combine them: by kind and state (the
+    // counters), by service with a state and a kind (the service's own range), and no filter at all.
+    it("filters by kind and state together, and by service with its state and kind, each with its total", async () => {
+      for (let i = 0; i < 3; i++) await store.jobs.enqueue({ kind: "renew", serviceId: "s1", queueKey: "svc:s1" });
+      await store.jobs.enqueue({ kind: "register", serviceId: "s1", queueKey: "svc:s1b" });
+      await store.jobs.enqueue({ kind: "renew", serviceId: "s2", queueKey: "svc:s2" });
+      const [running] = await store.jobs.claim("w1", 1, 30_000);
+      expect(running).toMatchObject({ kind: "renew", serviceId: "s1" });
+      expect(await store.jobs.page({ limit: 10, kind: "renew", state: "running" })).toMatchObject({ total: 1, items: [{ id: running!.id }] });
+      expect((await store.jobs.page({ limit: 10, kind: "renew", state: "queued" })).total).toBe(3);
+      const s1 = await store.jobs.page({ limit: 1, serviceId: "s1", state: "queued", kind: "renew" });
+      expect(s1).toMatchObject({ total: 2, items: [{ kind: "renew", serviceId: "s1", state: "queued" }], nextCursor: expect.any(String) });
+      expect((await store.jobs.page({ limit: 10, serviceId: "s1", state: "queued", kind: "register" })).total).toBe(1);
+      expect((await store.jobs.page({ limit: 10 })).total).toBe(5);
+    });
+
     it("tells the total on an empty page too: the rows after the cursor left the filter", async () => {
       await store.jobs.enqueue({ kind: "renew", queueKey: "q1" });
       await store.jobs.enqueue({ kind: "renew", queueKey: "q2" });
@@ -141,6 +163,24 @@ describeEachStore("listings and the queue at scale on $name", {}, ({ store, cloc
       await store.jobs.finish(older!, "w1", { state: "succeeded" });
       expect(await store.jobs.page({ limit: 1, state: "queued", cursor: first.nextCursor! })).toEqual({ items: [], nextCursor: null, total: 1 });
       expect(await store.jobs.page({ limit: 1, serviceId: "nobody" })).toEqual({ items: [], nextCursor: null, total: 0 });
+    });
+
+    it("tells the total on an empty page of any filter, and of none: a cursor past every job", async () => {
+      const renew = await store.jobs.enqueue({ kind: "renew", serviceId: "s1", queueKey: "svc:s1" });
+      await store.jobs.enqueue({ kind: "register", serviceId: "s1", queueKey: "svc:s1" });
+      const cursor = encodeCursor("jobs", [renew.id]);
+      const filters: [JobFilter, number][] = [
+        [{}, 2],
+        [{ kind: "register" }, 1],
+        [{ state: "queued" }, 2],
+        [{ kind: "register", state: "queued" }, 1],
+        [{ serviceId: "s1" }, 2],
+        [{ serviceId: "s1", state: "queued" }, 2],
+        [{ serviceId: "s1", state: "queued", kind: "register" }, 1],
+      ];
+      for (const [filter, total] of filters) {
+        expect(await store.jobs.page({ limit: 5, cursor, ...filter }), JSON.stringify(filter)).toEqual({ items: [], nextCursor: null, total });
+      }
     });
   });
 

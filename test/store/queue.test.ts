@@ -237,14 +237,29 @@ describeEachStore("the job queue on $name", { maxAttempts: 3 }, ({ store, clock 
   it("lists, counts and shows a queue's unfinished jobs", async () => {
     const a = await enqueue({ queueKey: "svc:1", serviceId: "1", kind: "register", payload: { n: 1 } });
     const b = await enqueue({ queueKey: "svc:1", serviceId: "1", kind: "suspend" });
-    await enqueue({ queueKey: "svc:2", serviceId: "2", kind: "register" });
+    const c = await enqueue({ queueKey: "svc:2", serviceId: "2", kind: "register" });
     await store.jobs.finish(await claimOne(), "w1", { state: "succeeded" });
     expect(await store.jobs.counts()).toEqual({ queued: 2, running: 0, succeeded: 1, failed: 0, blocked: 0, cancelled: 0 });
     expect(ids(await store.jobs.unfinished("svc:1"))).toEqual([b]);
     expect(ids(await store.jobs.list({ serviceId: "1" }))).toEqual([b, a]);
     expect(ids(await store.jobs.list({ state: "succeeded" }))).toEqual([a]);
     expect(await store.jobs.list({ kind: "register", limit: 1 })).toHaveLength(1);
+    // The filters together, as the admin API, the CLI and the tests combine them.
+    expect(ids(await store.jobs.list({ state: "queued", kind: "register" }))).toEqual([c]);
+    expect(ids(await store.jobs.list({ state: "queued", serviceId: "1" }))).toEqual([b]);
+    expect(ids(await store.jobs.list({ state: "succeeded", serviceId: "1", kind: "register" }))).toEqual([a]);
+    expect(ids(await store.jobs.list({ serviceId: "2", kind: "register" }))).toEqual([c]);
+    expect(await store.jobs.list({ serviceId: "2", kind: "suspend" })).toEqual([]);
     expect(await store.jobs.get(a)).toMatchObject({ kind: "register", queueKey: "svc:1", serviceId: "1", payload: { n: 1 }, createdAt: clock.now() });
+  });
+
+  it("ends a skipped job succeeded, saying why, and frees its unique key: the same work may be queued again", async () => {
+    const first = await enqueue({ uniqueKey: "renew:s1:term-1", serviceId: "s1" });
+    await store.jobs.finish(await claimOne(), "w1", { state: "succeeded", skipped: "the service is suspended" });
+    expect(await store.jobs.get(first)).toMatchObject({ state: "succeeded", skipped: "the service is suspended", uniqueKey: null });
+    const again = await store.jobs.enqueue({ kind: "test", uniqueKey: "renew:s1:term-1", serviceId: "s1" });
+    expect(again).toMatchObject({ created: true });
+    expect(again.id).not.toBe(first);
   });
 
   it("tells its listeners when a job is runnable now, not when it is delayed", async () => {

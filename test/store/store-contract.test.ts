@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import { readPgMigrations } from "../../src/store/postgres/migrations.js";
 import { readMigrations } from "../../src/store/sqlite/migrations.js";
-import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, RenewalCandidate, StopRecord } from "../../src/store/store.js";
+import type { AcceptedItem, IntakeDecision, IntakeItem, IntakeView, NewService, RenewalCandidate, ServicePatch, StopRecord } from "../../src/store/store.js";
 import { renewalDue } from "../../src/intake/renewal-due.js";
 import type { BillingEvent } from "../../src/intake/event-schema.js";
 import { describeEachStore } from "../helpers/stores.js";
@@ -169,6 +169,38 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       expect(await store.events.get("evt_nothing")).toBeUndefined();
     });
 
+    // A terminated service ordered again: its row is written anew from the order (the intake's
+    // re-activation), keeping its id, licence key and creation time.
+    it("rewrites a service's row from a new order, naming the order's event", async () => {
+      const first = await order("s1", "203.0.113.1");
+      await store.services.change({ serviceId: "s1", patch: { status: "terminated", last_error: "gone upstream" } });
+      const row = (await store.services.get("s1"))!;
+      clock.advance(1_000);
+      const { service_id: _id, ...columns } = newService("s1", "203.0.113.1");
+      const reorder = (it: IntakeItem<BillingEvent>): IntakeDecision<Verdict> => ({
+        write: true,
+        result: "accepted",
+        event: { type: it.event.type, serviceId: "s1", payload: JSON.stringify(it.event), outcome: null, detail: null },
+        order: { update: { ...columns, billing_cycle: "annually", months: 12, customer_email: "new@example.com", last_error: null } },
+        job: { kind: "register", serviceId: "s1", queueKey: serviceQueueKey("s1") },
+      });
+      const r = await store.events.accept("billing", [item("order-s1-again", created("s1", "203.0.113.1"))], reorder, allOrNothing);
+      const eventId = (r.items[0] as { eventId: string }).eventId;
+      expect(eventId).not.toBe(first.eventId);
+      expect(await store.services.get("s1")).toMatchObject({
+        ip: "203.0.113.1",
+        billing_cycle: "annually",
+        months: 12,
+        customer_email: "new@example.com",
+        status: "pending",
+        last_error: null,
+        order_event_id: eventId,
+        license_key: row.license_key,
+        created_at: row.created_at,
+        updated_at: clock.now(),
+      });
+    });
+
     it("lets a later event of one delivery see what an earlier one wrote", async () => {
       const seen: IntakeView[] = [];
       await accept([item("d-1", created("s1", "203.0.113.1")), item("d-2", ipChanged("s1", "203.0.113.3"))], seen);
@@ -303,6 +335,49 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       expect((await store.services.list()).map((s) => s.service_id)).toEqual(["B", "a10", "a9", "b"]);
       expect((await store.services.list("pending", 2)).map((s) => s.service_id)).toEqual(["B", "a10"]);
       expect((await store.services.list("active")).map((s) => s.service_id)).toEqual(["a9"]);
+    });
+
+    // Each column as the handlers and reconcile's repairs write it (an IP the reseller moved, a term
+    // it changed, a suspension found upstream, a product change), read back as written.
+    it("patches the columns a handler or a repair changes, each alone or together, and reads them back as written", async () => {
+      await order("s1", "203.0.113.1");
+      const patches: ServicePatch[] = [
+        { ip: "203.0.113.9" },
+        { ip: "203.0.113.10", last_error: null },
+        { expires_at: clock.now() + 40 * DAY },
+        { status: "suspended", expires_at: clock.now() + 41 * DAY },
+        { product_id: "13", variant: "litespeed4", upstream_variant: "litespeed8", last_error: null },
+        { paid_until: clock.now() + 365 * DAY, billing_cycle: "annually", months: 12, ip_changes: 2, companions: '["cloudlinux"]' },
+        { customer_email: "new@example.com", customer_name: "Ann Other", last_error: "upstream said no" },
+      ];
+      for (const patch of patches) {
+        clock.advance(1_000);
+        expect((await store.services.change({ serviceId: "s1", patch })).applied).toBe(true);
+        expect(await store.services.get("s1"), JSON.stringify(patch)).toMatchObject({ ...patch, updated_at: clock.now() });
+      }
+    });
+
+    it("notes the module a service's calls come from (its licence unchanged), and counts the services of each module", async () => {
+      await order("s1", "203.0.113.1");
+      await order("s2", "203.0.113.2");
+      await order("s3", "203.0.113.3");
+      const updatedAt = (await store.services.get("s1"))!.updated_at;
+      clock.advance(1_000);
+      await store.services.noteModule("s1", "whmcs/1.4.0");
+      await store.services.noteModule("s2", "whmcs/1.4.0");
+      await store.services.noteModule("s1", "whmcs/1.4.0");
+      await store.services.noteModule("s3", "blesta/1.3.0");
+      expect(await store.services.get("s1")).toMatchObject({ module: "whmcs/1.4.0", updated_at: updatedAt });
+      expect(await store.services.modules()).toEqual([
+        { module: "blesta/1.3.0", services: 1 },
+        { module: "whmcs/1.4.0", services: 2 },
+      ]);
+      await store.services.noteModule("s2", "whmcs/1.5.0");
+      expect(await store.services.modules()).toEqual([
+        { module: "blesta/1.3.0", services: 1 },
+        { module: "whmcs/1.4.0", services: 1 },
+        { module: "whmcs/1.5.0", services: 1 },
+      ]);
     });
 
     it("names the services with lifecycle jobs of the given kinds queued or running", async () => {
