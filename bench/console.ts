@@ -150,7 +150,7 @@ async function measureStore(kind: StoreKind, where: string, dir: string, stateFi
       RESELLER_API_URL: sandbox.info.apiUrl,
       RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
       // The shipped catalogue also has Manage2 and CLN products, which a bridge given only the reseller refuses.
-      PRODUCTS_FILE: join(import.meta.dirname, "../test/helpers/reseller-products.json"),
+      PRODUCTS_FILE: join(import.meta.dirname, "../config/products.json"),
       // The overview reads the balance (cached for a while) as a live service with an admin token does.
       RESELLER_ACCOUNT_ID: String(MAIN_RESELLER_ID),
       RESELLER_ADMIN_TOKEN: DEFAULT_SANDBOX_TOKENS.admin,

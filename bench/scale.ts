@@ -176,7 +176,7 @@ async function measureStore(kind: StoreKind, where: string, dir: string, stateFi
       RESELLER_API_URL: sandbox.info.apiUrl,
       RESELLER_API_TOKEN: DEFAULT_SANDBOX_TOKENS.reseller,
       // The shipped catalogue also has Manage2 and CLN products, which a bridge given only the reseller refuses.
-      PRODUCTS_FILE: join(import.meta.dirname, "../test/helpers/reseller-products.json"),
+      PRODUCTS_FILE: join(import.meta.dirname, "../config/products.json"),
       RESELLER_SETTLE_SECONDS: "0",
       WEBHOOK_SECRETS: SECRET,
       ADMIN_TOKEN: ADMIN,

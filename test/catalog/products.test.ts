@@ -1,3 +1,4 @@
+import { dirname, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadCatalog, parseCatalog, productsByProvider, SHIPPED_CATALOG_FILE, type Catalog } from "../../src/catalog/catalog.js";
 import { renderInstallCommand } from "../../src/catalog/install-command.js";
@@ -202,9 +203,17 @@ describe("prices of providers' products", () => {
   });
 });
 
-describe("the shipped catalogue", () => {
-  it("has a Manage2 cPanel product and CLN CloudLinux OS and Imunify360 products, as section 12's example", () => {
+describe("the shipped catalogues", () => {
+  it("config/products.json is the reseller's alone, so a bridge configured for the reseller alone starts with it", () => {
     const result = loadCatalog(SHIPPED_CATALOG_FILE);
+    if (!result.ok) throw new Error(result.problems.join("\n"));
+    const providers = new Set(result.catalog.productIds().map((id) => result.catalog.product(id)!.provider));
+    expect([...providers]).toEqual(["reseller"]);
+    expect(result.catalog.product("12")).toMatchObject({ provider: "reseller", type: "cpanel" });
+  });
+
+  it("config/products.providers.json has a Manage2 cPanel product and CLN CloudLinux OS and Imunify360 products beside the reseller's, as section 12's example", () => {
+    const result = loadCatalog(resolve(dirname(SHIPPED_CATALOG_FILE), "products.providers.json"));
     if (!result.ok) throw new Error(result.problems.join("\n"));
     expect(result.catalog.product("40")).toMatchObject({ provider: "manage2", type: "cpanel", purchase: { packageId: 12345, groupId: 678 } });
     expect(result.catalog.product("41")).toMatchObject({ provider: "cln", type: "cloudlinux", purchase: { clnType: 1 } });

@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeConfig, secretValues } from "../../src/config/describe.js";
 import { ConfigError, EX_CONFIG, loadConfig } from "../../src/config/load.js";
@@ -150,14 +150,14 @@ describe("Manage2's group", () => {
 
 describe("sandbox mode", () => {
   it("gives every provider a sandbox of its own, signed in to with its built-in credentials", () => {
-    const config = load({});
+    const config = load({ PRODUCTS_FILE: resolve(import.meta.dirname, "../../config/products.providers.json") });
     expect(config.sandbox).toBe(true);
     expect(config.providers).toEqual({
       reseller: { mode: "sandbox" },
       manage2: { mode: "sandbox", user: DEFAULT_MANAGE2_SANDBOX_CREDENTIALS.user, password: DEFAULT_MANAGE2_SANDBOX_CREDENTIALS.password, groupId: null },
       cln: { mode: "sandbox", login: DEFAULT_CLN_SANDBOX_ACCOUNT.login, secretKey: DEFAULT_CLN_SANDBOX_ACCOUNT.secretKey },
     });
-    // The shipped catalogue, Manage2's and CLN's products included, runs as it is.
+    // The example catalogue of all three providers runs as it is.
     expect(config.catalog.product("40")).toMatchObject({ provider: "manage2" });
     expect(describeConfig(config).providers).toBe("reseller (sandbox), manage2 (sandbox), cln (sandbox)");
   });

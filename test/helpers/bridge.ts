@@ -20,7 +20,8 @@ export const TEST_PROVISIONING_TOKEN = "test-provisioning-token-0123456789";
  * example's reseller products (the shipped catalogue also has Manage2 and CLN products, and a
  * live bridge refuses to start with a product of a provider it is not given).
  */
-export const RESELLER_CATALOGUE = resolve(import.meta.dirname, "reseller-products.json");
+/** The shipped catalogue: reseller products only, so a bridge configured for the reseller alone starts with it. */
+export const RESELLER_CATALOGUE = resolve(import.meta.dirname, "../../config/products.json");
 
 export interface TestSandbox {
   sandbox: Sandbox;
