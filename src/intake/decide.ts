@@ -119,6 +119,9 @@ export function orderOf(catalog: Catalog, event: BillingEvent, existing: Service
     type: product.kind === "licence" ? product.type : null,
     bundle: product.kind === "bundle" ? product.bundle : null,
     variant: product.kind === "licence" ? product.variant : null,
+    // Who sells it and what they sell (the reseller's is its type or bundle, above).
+    provider: product.provider,
+    sku: product.provider === "reseller" ? null : product.purchase.sku,
     ip,
     billing_cycle: event.service.billing_cycle!,
     months: catalog.months(event.service.billing_cycle!),
@@ -131,7 +134,11 @@ export function orderOf(catalog: Catalog, event: BillingEvent, existing: Service
   };
   if (!existing) return { insert: { service_id: event.service.id, ...row } };
   // Ordered again: what upstream has is looked up afresh unless it is the same licence (IP and product).
-  const sameLicense = existing.ip === ip && existing.type === row.type && existing.bundle === row.bundle;
-  const update: ServicePatch = { ...row, last_error: null, ...(sameLicense ? {} : { upstream_variant: null, bundle_key: null, expires_at: null, companions: "[]" }) };
+  const sameLicense = existing.ip === ip && existing.type === row.type && existing.bundle === row.bundle && existing.provider === row.provider && existing.sku === row.sku;
+  const update: ServicePatch = {
+    ...row,
+    last_error: null,
+    ...(sameLicense ? {} : { upstream_variant: null, bundle_key: null, expires_at: null, companions: "[]", upstream_id: null }),
+  };
   return { update };
 }

@@ -12,6 +12,19 @@ export function typesOf(p: Pick<CatalogProduct, "kind"> & { type?: string | null
   return p.kind === "bundle" ? bundleComponents(p.bundle ?? "") : p.type ? [p.type] : [];
 }
 
+/**
+ * What a catalogue product (or a stored service) holds at its IP, as "one licence, one service"
+ * compares it: its provider and what it buys there. A reseller licence is its type (a bundle its
+ * components'); a Manage2 or CLN licence is what that provider sells (package, CLN type), so the
+ * reseller's cPanel and a Manage2 cPanel on one IP are two licences of two providers.
+ */
+export function licencesHeld(p: Pick<CatalogProduct, "kind"> & { type?: string | null; bundle?: string | null; provider?: string | null; sku?: string | null; purchase?: { sku: string } }): { key: string; label: string }[] {
+  const provider = p.provider ?? "reseller";
+  if (provider === "reseller") return typesOf(p).map((t) => ({ key: `reseller:${t}`, label: t }));
+  const sku = p.sku ?? p.purchase?.sku ?? "";
+  return [{ key: `${provider}:${sku}`, label: `${provider} ${p.type ?? sku}` }];
+}
+
 export interface RuleDeps {
   catalog: Catalog;
   allowPrivateIps: boolean;
@@ -37,12 +50,13 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
   const verdict = (): Verdict => (Object.keys(errors).length ? { errors, code: codes.size === 1 ? [...codes][0]! : "validation" } : {});
   const serviceId = event.service.id;
 
-  /** One licence, one service: no other service of ours may hold (ip, any of `types`). */
-  const checkFree = (path: string, ip: string, types: string[]) => {
+  /** One licence, one service: no other service of ours may hold (provider, ip, any of `wanted`). */
+  const checkFree = (path: string, ip: string, wanted: { key: string }[]) => {
+    const keys = new Set(wanted.map((w) => w.key));
     for (const other of deps.holdersOf(ip, serviceId)) {
-      const shared = typesOf(other).filter((t) => types.includes(t));
+      const shared = licencesHeld(other).filter((l) => keys.has(l.key));
       if (shared.length) {
-        add(path, `${ip} already has ${withArticle(shared.join(" and "))} licence held by service ${other.service_id}; one licence belongs to one service`, "ip_in_use");
+        add(path, `${ip} already has ${withArticle(shared.map((l) => l.label).join(" and "))} licence held by service ${other.service_id}; one licence belongs to one service`, "ip_in_use");
         return;
       }
     }
@@ -57,7 +71,7 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     if (!product) add("service.product_id", `unknown product "${event.service.product_id}" (not in the product catalogue)`);
     checkUsable("service.ip", event.service.ip!);
     const orders = !existing || existing.status === "failed" || projection?.terminated === true;
-    if (product && orders && !errors["service.ip"]) checkFree("service.ip", event.service.ip!, typesOf(product));
+    if (product && orders && !errors["service.ip"]) checkFree("service.ip", event.service.ip!, licencesHeld(product));
     return verdict();
   }
 
@@ -80,7 +94,7 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
     // To the IP it has (or will have) already: nothing to change (decide.ts), not a refusal.
     if (to !== p.ip) {
       checkUsable("changes.ip", to);
-      if (!errors["changes.ip"]) checkFree("changes.ip", to, typesOf(svc));
+      if (!errors["changes.ip"]) checkFree("changes.ip", to, licencesHeld(svc));
     }
   }
   // To the product it has already: nothing to change (decide.ts), whatever the product is.

@@ -93,3 +93,40 @@ describe("the deciding core", () => {
     expect(d.write && d.event).toMatchObject({ outcome: "ignored", detail: "the service is suspended already" });
   });
 });
+
+describe("one licence, one service, per provider (section 12)", () => {
+  const mixed = createCatalog({
+    billing_cycles: { monthly: 1, quarterly: 3, semiannually: 6, annually: 12, biennially: 24, triennially: 36 },
+    products: {
+      "12": { type: "cpanel" },
+      "40": { provider: "manage2", type: "cpanel", package_id: 12345, group_id: 678 },
+      "43": { provider: "manage2", type: "cloudlinux", package_id: 555 },
+      "41": { provider: "cln", type: "cloudlinux", cln_type: 1 },
+    },
+  });
+  const mixedDeps = { catalog: mixed, allowPrivateIps: false };
+  const orderOfProduct = (productId: string) => ev("service.created", { product_id: productId, billing_cycle: "monthly", ip: "203.0.113.10", customer: { email: "ann@example.com" } });
+  const manage2Cpanel = row("active", { service_id: "s2", product_id: "40", provider: "manage2", sku: "12345" });
+
+  it("writes the provider and what it buys there into the new service's row", () => {
+    const d = decide(orderOfProduct("40"), view(undefined), mixedDeps);
+    expect(d.write && d.order?.insert).toMatchObject({ provider: "manage2", sku: "12345", type: "cpanel" });
+    const r = decide(orderOfProduct("12"), view(undefined), mixedDeps);
+    expect(r.write && r.order?.insert).toMatchObject({ provider: "reseller", sku: null, type: "cpanel" });
+  });
+
+  it.each([
+    ["the same Manage2 package at the IP is refused", "40", [manage2Cpanel], "invalid ip_in_use service.ip"],
+    ["another Manage2 package at the IP is bought", "43", [manage2Cpanel], "accepted, job register"],
+    ["the reseller's cPanel beside a Manage2 cPanel is another provider's licence", "12", [manage2Cpanel], "accepted, job register"],
+    ["a Manage2 cPanel beside the reseller's cPanel likewise", "40", [row("active", { service_id: "s2" })], "accepted, job register"],
+    ["the same CLN type at the IP is refused", "41", [row("active", { service_id: "s2", product_id: "41", type: "cloudlinux", provider: "cln", sku: "1" })], "invalid ip_in_use service.ip"],
+  ])("%s", (_name, productId, holders, expected) => {
+    expect(outcome(decide(orderOfProduct(productId), view(undefined, [], holders), mixedDeps))).toBe(expected);
+  });
+
+  it("an order again under another provider forgets the old provider's licence id", () => {
+    const d = decide(orderOfProduct("12"), view(row("terminated", { product_id: "40", provider: "manage2", sku: "12345", upstream_id: "L77" })), mixedDeps);
+    expect(d.write && d.order?.update).toMatchObject({ provider: "reseller", sku: null, upstream_id: null });
+  });
+});
