@@ -41,7 +41,7 @@ export function buildBackground(core: Core, options: ServiceOptions, running: ()
   const { store, clock, logger, metrics, alerts, sweep } = core;
   const config = core.started;
 
-  const balance = ownBalance(config, { sandbox: core.reseller.sandbox, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
+  const balance = ownBalance(config, { sandbox: core.reseller?.sandbox ?? null, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
   opened.push(() => balance.close());
   // The database's gauges are one read (one statement on PostgreSQL), shared by a scrape's gauges.
   const gauges = sharedRead(() => store.gauges());
