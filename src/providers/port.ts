@@ -168,7 +168,8 @@ export interface LicenceProvider {
   /** One more term of a part; only where `renewal` is `purchase`. */
   renew(held: HeldPart, months: BillingCycleMonths, options?: PurchaseOptions): Promise<{ expiresAt?: number }>;
   suspend(held: HeldPart): Promise<StatusOutcome>;
-  unsuspend(held: HeldPart): Promise<StatusOutcome>;
+  /** Brings a suspended licence back (`options`: for a provider where that may bill, `unsuspendBills`). */
+  unsuspend(held: HeldPart, options?: PurchaseOptions): Promise<StatusOutcome>;
   /** Ends the licence for good (the reseller suspends it and never renews it). */
   terminate(held: HeldPart): Promise<StatusOutcome>;
   changeIp(held: HeldPart, newIp: string): Promise<void>;

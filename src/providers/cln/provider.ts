@@ -104,8 +104,8 @@ export function createClnProvider(client: ClnClient, options: ClnProviderOptions
       return { done: true };
     },
 
-    async unsuspend(held) {
-      const outcome = await register(held.ip, held.sku);
+    async unsuspend(held, o) {
+      const outcome = await register(held.ip, held.sku, o?.beforeSend);
       if ("alreadyHeld" in outcome) {
         throw new AlreadyExistsError({
           operation: "cln.register",

@@ -152,7 +152,7 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
       return { done: true };
     },
 
-    async unsuspend(held) {
+    async unsuspend(held, o) {
       const l = await licenceOf(held);
       if (!l) return notHeld(held);
       if (l.status === "suspended") {
@@ -161,7 +161,10 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
           "upstream_refused",
         );
       }
-      if (l.status === "expired") await licences.unsuspend(l.licenseid);
+      if (l.status === "expired") {
+        await o?.beforeSend?.();
+        await licences.unsuspend(l.licenseid);
+      }
       // Moved or changed while it was expired (neither can be done to an expired licence): now.
       if (!sameIp(l.ip, held.ip)) await licences.changeIp({ ip: l.ip, newip: held.ip, packageid: l.packageid });
       if (String(l.packageid) !== held.sku) await packageUpdate(held.ip, l.packageid, Number(held.sku));

@@ -115,7 +115,11 @@ export function createResellerProvider(upstream: Upstream): LicenceProvider {
       return expiresAt === undefined ? {} : { expiresAt };
     },
     suspend: (held) => statusChange(() => upstream.suspend(held.ip, held.sku as ProductType)),
-    unsuspend: (held) => statusChange(() => upstream.unsuspend(held.ip, held.sku as ProductType)),
+    unsuspend: (held, options) =>
+      statusChange(async () => {
+        await options?.beforeSend?.();
+        await upstream.unsuspend(held.ip, held.sku as ProductType);
+      }),
     // A terminated licence is suspended, and never renewed again.
     terminate: (held) => statusChange(() => upstream.suspend(held.ip, held.sku as ProductType)),
     changeIp: (held, newIp) => upstream.changeIp(held.ip, newIp, held.sku as ProductType),
