@@ -108,6 +108,38 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseExpire")).toHaveLength(1);
   });
 
+  it("ordered again after its termination: the same licence reactivated, no second add", async () => {
+    const { sbs, bridge } = await start();
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    await bridge.send(serviceEvent("service.terminated", event.service.id));
+    await waitStatus(bridge, event.service.id, "terminated");
+
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ status: 1 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
+  it("the forecast prices a renewal by the catalogue's price_per_month, and the sweep's renewal of it buys nothing", async () => {
+    // A lead of 40 days makes a fresh monthly licence paid for a year due at once.
+    const { sbs, bridge } = await start({ env: { RENEWAL_LEAD_DAYS: "40" } });
+    const inAYear = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
+    const event = createdEvent({ product_id: "40", ip: IP, next_due_date: inAYear });
+    await bridge.send(event);
+    const before = await waitStatus(bridge, event.service.id, "active");
+
+    const forecast = await bridge.admin("/admin/forecast?days=7");
+    expect(forecast.body.due).toEqual([expect.objectContaining({ service_id: event.service.id, cost: 15 })]);
+
+    expect((await bridge.service.sweep.sweep()).queued).toHaveLength(1);
+    await untilIdle(bridge);
+    expect((await row(bridge, event.service.id)).expires_at).toBe(addMonths(before.expires_at!, 1));
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
   it("IP changed: XMLtransfer of the package, the same licence at the new IP, at no moment on neither", async () => {
     const { sbs, bridge } = await start();
     const id = await orderActiveOf(bridge, "40", IP);
@@ -246,6 +278,20 @@ describe("CloudLinux CLN through the bridge", () => {
       ["acquired", "register"],
       ["released", "remove"],
     ]);
+  });
+
+  it("ordered again after its termination: registered again", async () => {
+    const { sbs, bridge } = await start();
+    const event = createdEvent({ product_id: "41", ip: IP });
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    await bridge.send(serviceEvent("service.terminated", event.service.id));
+    await waitStatus(bridge, event.service.id, "terminated");
+
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger()).toHaveLength(2);
   });
 
   it("IP changed: the new IP registered, then the old removed: the customer always holds a licence", async () => {
