@@ -56,7 +56,7 @@ export function buildBackground(core: Core, options: ServiceOptions, running: ()
   });
 
   // The sweep's rule (its lead days as the sweep started), the balance reader, and the configuration's prices (its catalogue follows a reload).
-  const forecastOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg)), leadDays: config.RENEWAL_LEAD_DAYS, clock });
+  const forecastOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg), cfg.catalog), leadDays: config.RENEWAL_LEAD_DAYS, clock });
 
   const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
   // A timer must not throw: that would end the process. The next tick tries again.

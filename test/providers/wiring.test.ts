@@ -131,4 +131,23 @@ describe("sandbox mode: every provider an in-process sandbox of its own", () => 
     const m2State = JSON.parse(readFileSync(join(dir, "manage2-sandbox-state.json"), "utf8")) as { licenses: { ip: string }[] };
     expect(m2State.licenses).toMatchObject([{ ip: "203.0.113.30" }]);
   });
+
+  it("forecasts a Manage2 or CLN renewal at the catalogue's price_per_month, not the reseller sandbox's price of its type", async () => {
+    dir = mkdtempSync(join(tmpdir(), "lb-sandbox-providers-"));
+    writeFileSync(join(dir, "sandbox-credentials.json"), JSON.stringify({ webhook_secret: TEST_SECRET, admin_token: TEST_ADMIN_TOKEN, provisioning_token: TEST_PROVISIONING_TOKEN }));
+    const env = { HOST: "127.0.0.1", PORT: "0", DATABASE_PATH: join(dir, "bridge.db"), LOG_LEVEL: "silent", PRODUCTS_FILE: resolve(import.meta.dirname, "../../config/products.providers.json"), RENEWAL_LEAD_DAYS: "40" };
+    bridge = await startBridgeWithEnv(env, dir, { dir });
+    const inAYear = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
+    const manage2 = createdEvent({ product_id: "40", ip: "203.0.113.33", next_due_date: inAYear });
+    const cln = createdEvent({ product_id: "42", ip: "203.0.113.34", next_due_date: inAYear });
+    for (const event of [manage2, cln]) {
+      await bridge.send(event);
+      await waitStatus(bridge, event.service.id, "active");
+    }
+
+    const forecast = await bridge.admin("/admin/forecast?days=7");
+    expect(forecast.body.due).toEqual(
+      expect.arrayContaining([expect.objectContaining({ service_id: manage2.service.id, cost: 15 }), expect.objectContaining({ service_id: cln.service.id, cost: 4 })]),
+    );
+  });
 });
