@@ -40,6 +40,8 @@ const BOTH_STORES = [
   "test/e2e/faults.test.ts",
   // every job kind's writes, from order to termination;
   "test/e2e/lifecycle.test.ts",
+  // and by each provider's capabilities (Manage2, CLN: section 12's table, lost answers);
+  "test/e2e/providers.test.ts",
   // a job still running when the store closes, left to its lease and resumed after a restart.
   "test/e2e/shutdown.test.ts",
   // Retention: each store's prune (and what it must keep) on a running bridge.

@@ -41,7 +41,7 @@ export function buildBackground(core: Core, options: ServiceOptions, running: ()
   const { store, clock, logger, metrics, alerts, sweep } = core;
   const config = core.started;
 
-  const balance = ownBalance(config, { sandbox: core.reseller.sandbox, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
+  const balance = ownBalance(config, { sandbox: core.reseller?.sandbox ?? null, clock, logger, observer: observeUpstream(logger.child({ component: "reseller" }), metrics) });
   opened.push(() => balance.close());
   // The database's gauges are one read (one statement on PostgreSQL), shared by a scrape's gauges.
   const gauges = sharedRead(() => store.gauges());
@@ -56,7 +56,7 @@ export function buildBackground(core: Core, options: ServiceOptions, running: ()
   });
 
   // The sweep's rule (its lead days as the sweep started), the balance reader, and the configuration's prices (its catalogue follows a reload).
-  const forecastOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg)), leadDays: config.RENEWAL_LEAD_DAYS, clock });
+  const forecastOf = (cfg: Config): ForecastDeps => ({ store, balance, prices: renewalPrices(pricesOf(cfg), cfg.catalog), leadDays: config.RENEWAL_LEAD_DAYS, clock });
 
   const healEveryMs = config.BLOCKED_RETRY_MINUTES * 60_000;
   // A timer must not throw: that would end the process. The next tick tries again.

@@ -12,10 +12,16 @@ import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { createSweep, type Sweep } from "../renewals/sweep.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
-import { resellerRegistry } from "../providers/registry.js";
+import type { Catalog } from "../catalog/catalog.js";
+import { createClnProvider } from "../providers/cln/index.js";
+import { withCallLimit } from "../providers/limit.js";
+import { createManage2Provider } from "../providers/manage2/index.js";
+import { createProviderRegistry, type ProviderRegistry } from "../providers/registry.js";
+import { createResellerProvider } from "../providers/reseller/index.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { Opened, ServiceOptions } from "./options.js";
+import { connectProviders, type ProviderConnections } from "./provider-connections.js";
 import { connectReseller, observeUpstream, type ResellerClients } from "./reseller-connection.js";
 
 /**
@@ -29,8 +35,12 @@ export interface Core {
   clock: Clock;
   store: Store;
   metrics: Metrics;
-  reseller: ResellerClients;
-  upstream: Upstream;
+  /** The reseller's clients; null when no reseller is configured (a live catalogue of Manage2 and CLN products alone). */
+  reseller: ResellerClients | null;
+  /** The reseller's Upstream (reconcile and adoption read its list); null without a reseller. */
+  upstream: Upstream | null;
+  /** Manage2's and CLN's clients, the configured ones. */
+  providers: ProviderConnections;
   /** What every job handler reads; its catalogue follows a reload. */
   lifecycle: LifecycleDeps;
   sweep: Sweep;
@@ -70,17 +80,34 @@ function swappableMailer(initial: Mailer): Mailer & { swap(next: Mailer): void }
 }
 
 /**
- * The upstream the jobs and the routes call, and the clients behind it: the configured reseller
- * (or a test's clients). The provider port builds one upstream per configured provider here.
+ * The reseller's upstream and the clients behind it: the configured reseller (or a test's
+ * clients), or none when the configuration has no reseller (then no sandbox of it either).
  */
-async function connectUpstream(options: ServiceOptions, metrics: Metrics, opened: Opened): Promise<{ reseller: ResellerClients; upstream: Upstream }> {
+async function connectUpstream(options: ServiceOptions, metrics: Metrics, opened: Opened): Promise<{ reseller: ResellerClients | null; upstream: Upstream | null }> {
   const { config, logger } = options;
+  if (!options.reseller && config.upstream.mode === "none") return { reseller: null, upstream: null };
   const reseller = options.reseller ?? (await connectReseller(config, logger, observeUpstream(logger.child({ component: "reseller" }), metrics)));
   if (!options.reseller) opened.push(() => reseller.close());
   // WORKER_CONCURRENCY bounds upstream calls in flight; the runner runs twice as many jobs, so
   // a job busy with local work (a mail being written) never leaves an upstream slot idle.
   const upstream = createUpstream(config.RESELLER_PROTOCOL, reseller.v1, reseller.v2, { maxInFlight: config.WORKER_CONCURRENCY });
   return { reseller, upstream };
+}
+
+/**
+ * Every configured provider behind the port: the reseller over its upstream, Manage2 and CLN
+ * over their clients, each with WORKER_CONCURRENCY calls in flight of its own (a slow provider
+ * does not hold up another's jobs). They read the catalogue of the moment (a reload's).
+ */
+function providerRegistry(config: Config, upstream: Upstream | null, connections: ProviderConnections, catalog: () => Catalog): ProviderRegistry {
+  const groupId = config.providers.manage2?.groupId ?? undefined;
+  return createProviderRegistry({
+    ...(upstream ? { reseller: createResellerProvider(upstream) } : {}),
+    ...(connections.manage2
+      ? { manage2: withCallLimit(createManage2Provider(connections.manage2.client, { catalog, ...(groupId === undefined ? {} : { groupId }) }), config.WORKER_CONCURRENCY) }
+      : {}),
+    ...(connections.cln ? { cln: withCallLimit(createClnProvider(connections.cln.client, { catalog }), config.WORKER_CONCURRENCY) } : {}),
+  });
 }
 
 /**
@@ -103,7 +130,10 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
   opened.push(() => store.close());
   const metrics = options.metrics ?? createMetrics();
   const { reseller, upstream } = await connectUpstream(options, metrics, opened);
-  const lifecycle: LifecycleDeps = { store, providers: resellerRegistry(upstream), catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
+  const connections = await connectProviders(config, logger, observeUpstream(logger.child({ component: "providers" }), metrics));
+  opened.push(() => connections.close());
+  const providers = providerRegistry(config, upstream, connections, () => lifecycle.catalog);
+  const lifecycle: LifecycleDeps = { store, providers, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
 
   const sweep = createSweep(store, config.RENEWAL_LEAD_DAYS);
   const waiter = new JobWaiter(store.jobs);
@@ -153,6 +183,7 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
     metrics,
     reseller,
     upstream,
+    providers: connections,
     lifecycle,
     sweep,
     waiter,
@@ -162,7 +193,8 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
     lost,
     reconfigure(was, next) {
       lifecycle.catalog = next.catalog;
-      if (!options.reseller) rotateResellerTokens(reseller, was, next);
+      if (!options.reseller && reseller) rotateResellerTokens(reseller, was, next);
+      connections.rotate(was, next);
       // A new SMTP server or password: the next mail goes through a transport built from it.
       if (!options.mailer && next.SMTP_URL !== was.SMTP_URL) mailer.swap(createMailer(next, { logger: logger.child({ component: "mail" }) }));
     },
@@ -174,7 +206,8 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
       return { unfinished };
     },
     async close() {
-      if (!options.reseller) await reseller.close();
+      if (!options.reseller) await reseller?.close();
+      await connections.close();
       if (!options.mailer) mailer.close();
       await store.close();
     },

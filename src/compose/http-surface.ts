@@ -32,6 +32,8 @@ import { secretKey } from "../webhooks/signature.js";
 import type { Background } from "./background.js";
 import type { Core } from "./core.js";
 import type { Opened, ServiceOptions } from "./options.js";
+import { noResellerUpstream } from "./no-reseller.js";
+import type { ProviderConnections } from "./provider-connections.js";
 import type { ResellerClients } from "./reseller-connection.js";
 
 /** The HTTP surface: one Express app per configuration, behind one listener. */
@@ -63,12 +65,13 @@ function smtpAddressOf(config: Config): { host: string; port: number } | undefin
   }
 }
 
-/** What /readyz must reach: the v1 API, and the legacy one when it provisions. */
-function upstreamUrls(config: Config, reseller: ResellerClients): string[] {
-  if (reseller.sandbox) return [reseller.sandbox.apiUrl];
-  if (config.upstream.mode !== "live") return [];
+/** What /readyz must reach: the reseller's v1 API (and the legacy one when it provisions), when there is a reseller; Manage2's and CLN's, when configured. */
+function upstreamUrls(config: Config, reseller: ResellerClients | null, providers: ProviderConnections): string[] {
+  const others = [providers.manage2?.url, providers.cln?.url].filter((u): u is string => u !== undefined);
+  if (reseller?.sandbox) return [reseller.sandbox.apiUrl, ...others];
+  if (config.upstream.mode !== "live") return others;
   const { apiUrl, legacy } = config.upstream;
-  return config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl];
+  return [...(config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl]), ...others];
 }
 
 /**
@@ -77,7 +80,9 @@ function upstreamUrls(config: Config, reseller: ResellerClients): string[] {
  * configuration decides (tokens, secrets, catalogue, TRUST_PROXY, provisioning) in `appFor`.
  */
 export async function serveHttp(core: Core, background: Background, options: ServiceOptions, opened: Opened): Promise<HttpSurface> {
-  const { store, upstream, reseller, metrics, clock, logger, waiter, lost } = core;
+  const { store, reseller, metrics, clock, logger, waiter, lost } = core;
+  // Reconcile and adoption read the reseller's list; without a reseller they are told so.
+  const upstream = core.upstream ?? noResellerUpstream();
   const { balance } = background;
   const config = core.started;
 
@@ -123,7 +128,7 @@ export async function serveHttp(core: Core, background: Background, options: Ser
       secretDigests: cfg.operators.map((o) => o.token_sha256),
       trustProxy: cfg.TRUST_PROXY,
       routers: [
-        healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
+        healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller, core.providers), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),

@@ -5,6 +5,7 @@ import { createBalanceReader, NO_ACCOUNT_ID, ownAccountId, type BalanceReader, t
 import type { UpstreamObserver } from "../reseller/transport.js";
 import { createV1Client, type V1Client } from "../reseller/v1.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
+import { NO_RESELLER } from "./no-reseller.js";
 import { resellerEndpoints } from "./reseller-connection.js";
 import type { RunningSandbox } from "../sandbox/app.js";
 
@@ -23,7 +24,7 @@ export interface OwnBalanceOptions {
  * clients carry the reseller token) at the configured reseller, or at the embedded sandbox.
  */
 export function ownBalance(config: Config, o: OwnBalanceOptions): OwnBalance {
-  const url = config.upstream.mode === "live" ? config.upstream.apiUrl : o.sandbox?.apiUrl;
+  const url = config.upstream.mode === "live" ? config.upstream.apiUrl : config.upstream.mode === "sandbox" ? o.sandbox?.apiUrl : undefined;
   const logger = o.logger.child({ component: "balance" });
   /** Every client not closed yet: the current one, and replaced ones finishing a call. */
   const open = new Set<V1Client>();
@@ -51,7 +52,8 @@ export function ownBalance(config: Config, o: OwnBalanceOptions): OwnBalance {
     }
     current = null;
     if (url === undefined || accountId === undefined) {
-      const unavailable = url === undefined ? "sandbox mode, and no sandbox runs in this process" : NO_ACCOUNT_ID;
+      const unavailable =
+        config.upstream.mode === "none" ? `there is no balance to read: ${NO_RESELLER}` : url === undefined ? "sandbox mode, and no sandbox runs in this process" : NO_ACCOUNT_ID;
       reader = createBalanceReader({ client: null, accountId, unavailable });
       return;
     }

@@ -10,6 +10,7 @@ import type { UpstreamObserver } from "../reseller/transport.js";
 import { createV1Client, type V1Client } from "../reseller/v1.js";
 import { createV2Client, type V2Client } from "../reseller/v2.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
+import { NO_RESELLER } from "./no-reseller.js";
 
 /**
  * The one place the reseller clients are built from configuration, for the service and the CLI
@@ -78,6 +79,7 @@ const pointerSchema = z.object({ apiUrl: z.string(), legacyUrl: z.string().optio
 
 /** Where the configured reseller is, with the reseller token or the admin one; in sandbox mode the running service's sandbox. */
 export function resellerEndpoints(config: Config, role: "reseller" | "admin" = "reseller"): ResellerEndpoints {
+  if (config.upstream.mode === "none") throw new NoResellerError(NO_RESELLER);
   if (config.upstream.mode === "live") {
     const token = role === "admin" ? (config.RESELLER_ADMIN_TOKEN ?? config.upstream.apiToken) : config.upstream.apiToken;
     return { v1: { url: config.upstream.apiUrl, token }, v2: config.upstream.legacy };
@@ -103,6 +105,8 @@ export function resellerEndpoints(config: Config, role: "reseller" | "admin" = "
 
 /** The service's clients: the configured reseller, or a sandbox started here (its address left for the CLI). */
 export async function connectReseller(config: Config, logger: Logger, observer?: UpstreamObserver): Promise<ResellerClients> {
+  // No reseller configured: nothing to connect to, and never a sandbox in its place.
+  if (config.upstream.mode === "none") throw new NoResellerError(NO_RESELLER);
   // Kept-alive connections for v1 and v2 together: one per job slot, a few more for panels' reads.
   const pool = createConnectionPool({ maxSockets: config.WORKER_CONCURRENCY + 4 });
   const o = { timeoutMs: config.RESELLER_TIMEOUT_MS, logger, observer, pool };

@@ -13,6 +13,7 @@ import { buildBackground, type Background } from "./background.js";
 import { buildCore, type Core } from "./core.js";
 import { serveHttp, type HttpSurface } from "./http-surface.js";
 import type { Opened, ServiceOptions } from "./options.js";
+import { NO_RESELLER } from "./no-reseller.js";
 import { observeUpstream, type ResellerClients } from "./reseller-connection.js";
 
 export type { ServiceOptions } from "./options.js";
@@ -28,8 +29,9 @@ export interface RunningService {
   /** The store's services. */
   services: Store["services"];
   runner: JobRunner;
-  upstream: Upstream;
-  reseller: ResellerClients;
+  /** The reseller's Upstream and clients; reading them throws when no reseller is configured. */
+  readonly upstream: Upstream;
+  readonly reseller: ResellerClients;
   sweep: Sweep;
   alerts: Alerts;
   mailer: Mailer;
@@ -125,15 +127,21 @@ function runningService(
       return { unfinished };
     })());
 
-  const { store, runner, upstream, reseller, sweep, alerts, mailer, metrics } = core;
+  const { store, runner, sweep, alerts, mailer, metrics } = core;
   return {
     url: http.url,
     store,
     queue: store.jobs,
     services: store.services,
     runner,
-    upstream,
-    reseller,
+    get upstream() {
+      if (!core.upstream) throw new Error(NO_RESELLER);
+      return core.upstream;
+    },
+    get reseller() {
+      if (!core.reseller) throw new Error(NO_RESELLER);
+      return core.reseller;
+    },
     sweep,
     alerts,
     mailer,

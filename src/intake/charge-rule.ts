@@ -1,14 +1,16 @@
 import { JobSkippedError } from "../jobs/errors.js";
 import type { Job } from "../vocabulary/jobs.js";
 import type { ServiceRow, Store } from "../store/store.js";
-import { serviceQueueKey } from "../vocabulary/job-kinds.js";
+import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import { project, queuedBehind } from "./projection.js";
 
 /**
- * What a charge buys: a first licence (or bundle) for an order, or one more term of a licence.
- * (Changes that charge, a core change's price difference, would be a third purpose.)
+ * What a charge buys: a first licence (or bundle) for an order; one more term of a licence; a
+ * suspended licence brought back where that may bill (Manage2's reactivation fee, CLN's register
+ * again); or a licence bought for a change (CLN's register of the new IP or type before the old
+ * one is removed, a conversion in place).
  */
-export type ChargePurpose = "order" | "renewal";
+export type ChargePurpose = "order" | "renewal" | "reactivation" | "change";
 
 /**
  * The charging rule: a charge is the last step of a decision that still holds. Right before a
@@ -36,6 +38,8 @@ export function chargeRefusal(
     if (svc.status !== "active") return `the service is ${svc.status}`;
     if (p.status === "suspended") return `the service is being suspended${which}`;
   }
+  // Brought back only to be ended again by the suspension queued behind it: a fee for nothing.
+  if (purpose === "reactivation" && p.decidedBy?.kind === JOB_KINDS.suspend) return `the service is being suspended again${which}`;
   return undefined;
 }
 

@@ -101,8 +101,18 @@ export function businessErrors(event: BillingEvent, existing: ServiceRow | undef
   if (event.type === "service.product_changed" && event.changes!.product_id !== svc.product_id) {
     const to = catalog.product(event.changes!.product_id!);
     const from = catalog.product(svc.product_id);
+    const provider = svc.provider ?? "reseller";
     if (!to) {
       add("changes.product_id", `unknown product "${event.changes!.product_id}" (not in the product catalogue)`);
+    } else if (provider !== "reseller" || to.provider !== "reseller") {
+      // Manage2 changes a licence's package, CLN its type: within the provider the licence is held at.
+      if (to.provider !== provider) {
+        add("changes.product_id", `product "${to.productId}" is bought from ${to.provider}, but the service's licence is held at ${provider}; a product change stays with one provider`);
+      } else if (to.kind !== "licence") {
+        add("changes.product_id", `product "${to.productId}" is not one licence`);
+      } else {
+        checkFree("changes.product_id", p.ip, licencesHeld(to));
+      }
     } else if (to.kind !== "licence" || to.type !== "litespeed") {
       add("changes.product_id", `only a LiteSpeed core change can be applied; product "${to.productId}" is not a LiteSpeed licence`);
     } else if (!from || from.kind !== "licence" || from.type !== "litespeed") {

@@ -6,6 +6,7 @@ import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { charging, callOnce, type Intent, type OnceOptions } from "./call-once.js";
+import { unsuspendOnce } from "./provider-steps.js";
 
 /** What an order got upstream: licences bought, licences the provider already held and the bridge adopted, or both. */
 export interface Acquired {
@@ -17,6 +18,8 @@ export interface Acquired {
   bundleKey?: string | null;
   /** The variant the provider holds (undefined: the one a new purchase is held as). */
   upstreamVariant?: string;
+  /** The provider's own id of the licence (Manage2's licenseid), where it has one. */
+  upstreamId?: string;
   note: string;
 }
 
@@ -63,10 +66,11 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
   const expiries: number[] = [];
   let upstreamVariant: string | undefined;
   for (const { part, holding } of held) {
-    notes.push(await adopt(provider, svc, part, holding));
+    notes.push(await adopt(deps, provider, job, ctx, svc, part, holding));
     if (holding.expiresAt !== undefined) expiries.push(holding.expiresAt);
     if (holding.variant !== undefined) upstreamVariant = holding.variant;
   }
+  const upstreamId = parts.length === 1 ? held[0]?.holding.upstreamId : undefined;
   const missing = parts.filter((p) => !held.some((h) => h.part.sku === p.sku));
   for (const part of missing) {
     const bought = await buyPart(deps, provider, job, ctx, svc, part);
@@ -78,6 +82,7 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
     adopted: held.length > 0,
     bundleKey: missing.length === 0 ? held.find((h) => h.holding.bundleKey)?.holding.bundleKey : null,
     ...(upstreamVariant ? { upstreamVariant } : {}),
+    ...(upstreamId ? { upstreamId } : {}),
     note: `${notes.join("; ")}${missing.length === 0 ? "; nothing bought" : ""}`,
   };
 }
@@ -91,13 +96,25 @@ function componentIntent(job: AcquireJob): boolean {
 /** A purchase: the charging rule before it, and an "already held" answer taken as nothing done. */
 const buying = (deps: LifecycleDeps, job: AcquireJob): OnceOptions => ({ ...charging(deps, job, "order"), nothingDone: isAlreadyHeld });
 
-/** Takes a licence the provider already holds for the service, as it is: brought back if it is suspended. */
-async function adopt(provider: LicenceProvider, svc: ServiceRow, part: Part, h: Holding): Promise<string> {
+/**
+ * The intent a purchase carries upstream where the provider keeps one (Manage2's external_notes):
+ * the service and the job, the same on every attempt, so a lost answer's licence is told from any
+ * other on the IP.
+ */
+export const purchaseIntent = (svc: Pick<ServiceRow, "service_id">, job: Pick<Job, "id">): string => `${svc.service_id}.${job.id}`;
+
+/**
+ * Takes a licence the provider already holds for the service, as it is: brought back if it is
+ * suspended (or, where the provider suspends by expiry, expired), once and through the charging
+ * rule where that may bill (a terminated service ordered again: Manage2 reactivates its licence).
+ */
+async function adopt(deps: LifecycleDeps, provider: LicenceProvider, job: AcquireJob, ctx: JobContext, svc: ServiceRow, part: Part, h: Holding): Promise<string> {
   const how = h.detail ? ` (${h.detail})` : "";
-  if (h.state === "suspended") {
-    const outcome = await provider.unsuspend({ ip: svc.ip, sku: part.sku });
-    if (!outcome.done) throw outcome.notHeld;
-    return `${provider.label} held the ${part.type} licence for ${svc.ip} suspended${how}: unsuspended and adopted it, nothing bought for it`;
+  if (h.state === "suspended" || (h.state === "expired" && provider.capabilities.suspension === "by-expiry")) {
+    const held = { ip: svc.ip, sku: part.sku, ...(h.upstreamId ? { upstreamId: h.upstreamId } : {}) };
+    const { confirmedEarlier } = await unsuspendOnce(deps, provider, job, ctx, held, "order");
+    const billed = provider.capabilities.unsuspendBills ? "" : ", nothing bought for it";
+    return `${provider.label} held the ${part.type} licence for ${svc.ip} ${h.state}${how}: ${confirmedEarlier ? "found unsuspended after a lost answer" : "unsuspended"} and adopted it${billed}`;
   }
   if (h.state !== "active") {
     throw new JobBlockedError(
@@ -132,21 +149,22 @@ async function buyPart(
   if ("bought" in r.value) return { expiresAt: r.value.bought.expiresAt, note: `${part.type} bought for ${months} month(s)` };
   const held = await lookup();
   if (!held) throw new JobBlockedError(`${provider.label} refused to register ${part.type} for ${svc.ip} as already existing, but its licence list shows none there`);
-  return { expiresAt: held.expiresAt, note: await adopt(provider, svc, part, held) };
+  return { expiresAt: held.expiresAt, note: await adopt(deps, provider, job, ctx, svc, part, held) };
 }
 
 /** Buys the whole product (a licence, or a bundle in one call), once. Undefined: the provider already holds it. */
 async function purchase(deps: LifecycleDeps, provider: LicenceProvider, job: AcquireJob, ctx: JobContext, svc: ServiceRow): Promise<Acquired | undefined> {
   const months = svc.months as BillingCycleMonths;
   const bundle = svc.kind === "bundle";
+  const intent = purchaseIntent(svc, job);
   // After a lost answer: what the purchase left at the IP, as the provider finds it.
   let earlier: Holding[] | undefined;
   const result = await callOnce(
     job,
     ctx,
     bundle ? { op: "register_bundle", ip: svc.ip, bundle: svc.bundle, months } : { op: "register", ip: svc.ip, type: svc.type, months },
-    async () => (earlier = await provider.findPurchase(svc.ip, svc)) !== undefined,
-    (beforeSend) => provider.buy(svc.ip, svc, months, { beforeSend }),
+    async () => (earlier = await provider.findPurchase(svc.ip, svc, { intent })) !== undefined,
+    (beforeSend) => provider.buy(svc.ip, svc, months, { beforeSend, intent }),
     // The upstream refuses a second purchase of the same licence ("already exists"), but not
     // while the first is still being carried out: the settle window guards that race.
     buying(deps, job),
@@ -158,11 +176,17 @@ async function purchase(deps: LifecycleDeps, provider: LicenceProvider, job: Acq
       expiresAt: h?.expiresAt,
       adopted: false,
       ...(h?.variant ? { upstreamVariant: h.variant } : {}),
+      ...(h?.upstreamId ? { upstreamId: h.upstreamId } : {}),
       note: "licence found upstream after a lost answer; not bought again",
     };
   }
   if (!("bought" in result.value)) return undefined;
   const { bought } = result.value;
   if (bundle) return { expiresAt: bought.expiresAt, bundleKey: bought.bundleKey, adopted: false, note: `bundle ${svc.bundle} registered` };
-  return { expiresAt: bought.expiresAt, adopted: false, note: `${svc.type} registered for ${months} month(s)` };
+  return {
+    expiresAt: bought.expiresAt,
+    adopted: false,
+    ...(bought.upstreamId ? { upstreamId: bought.upstreamId } : {}),
+    note: `${svc.type} registered${provider.capabilities.renewal === "purchase" ? ` for ${months} month(s)` : `; ${provider.label} bills it each month it is active`}`,
+  };
 }

@@ -165,7 +165,7 @@ export async function callOnce<T>(
 
 function settleMessage(op: string, until: number, why: string): string {
   return (
-    `${why}; the reseller may still be carrying out ${op.replace(/:.*/, "")}, so it is not sent again: ` +
+    `${why}; the provider may still be carrying out ${op.replace(/:.*/, "")}, so it is not sent again: ` +
     `the licence list decides at ${new Date(until).toISOString()} (RESELLER_SETTLE_SECONDS)`
   );
 }

@@ -3,6 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, callOnce } from "./call-once.js";
+import { buyForChange, heldPartOf, removeAfterChange } from "./provider-steps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
@@ -23,18 +24,34 @@ export function changeIpJob(deps: LifecycleDeps) {
       detail = "no licence upstream yet; recorded locally";
     } else {
       const provider = deps.providers.providerFor(svc);
-      for (const { sku, type } of provider.partsOf(svc)) {
-        const r = await callOnce(
-          job,
-          ctx,
-          { op: `change_ip:${sku}`, from, to },
-          async () => (await provider.holdingsAt(to)).some((h) => h.sku === sku),
-          () => provider.changeIp({ ip: from, sku }, to),
-          NOT_CHARGING,
-        );
-        ctx.logger.debug({ type, confirmedEarlier: r.confirmedEarlier }, "ip changed upstream");
+      const parts = provider.partsOf(svc);
+      if (svc.status === "suspended" && provider.capabilities.suspension !== "native") {
+        // Expired or removed upstream: nothing there to move (Manage2 transfers only an active
+        // licence). The unsuspension brings it back at the new IP.
+        detail = `${from} → ${to}; the licence is out of use at ${provider.label} while the service is suspended, so it is brought back at ${to} when the service is unsuspended`;
+      } else if (provider.capabilities.changeIp === "register-then-remove") {
+        // The new IP's licence first: the customer is never without one, and a register refused
+        // leaves the old one as it was.
+        for (const part of parts) {
+          await buyForChange(deps, provider, job, ctx, svc, to, part, `service ${svc.service_id}'s change of IP from ${from}`);
+          await removeAfterChange(provider, job, ctx, { ip: from, sku: part.sku });
+        }
+        detail = `${from} → ${to}: registered at ${to}, then removed at ${from}`;
+      } else {
+        for (const { sku, type } of parts) {
+          const held = parts.length === 1 ? heldPartOf(svc, sku) : { ip: from, sku };
+          const r = await callOnce(
+            job,
+            ctx,
+            { op: `change_ip:${sku}`, from, to },
+            async () => (await provider.holdingsAt(to)).some((h) => h.sku === sku),
+            () => provider.changeIp(held, to),
+            NOT_CHARGING,
+          );
+          ctx.logger.debug({ type, confirmedEarlier: r.confirmedEarlier }, "ip changed upstream");
+        }
+        detail = `${from} → ${to}`;
       }
-      detail = `${from} → ${to}`;
     }
     const companions = JSON.parse(svc.companions) as string[];
     await deps.store.services.change(

@@ -128,6 +128,8 @@ function activate(deps: LifecycleDeps, job: Pick<Job, "id" | "eventId">, svc: Se
       // As the provider holds it: a new registration as it registers one (LiteSpeed: plain litespeed), an adopted one what the list says.
       upstream_variant: registered === undefined ? null : (acquired.upstreamVariant ?? registered),
       bundle_key: acquired.bundleKey === undefined ? svc.bundle_key : acquired.bundleKey,
+      // The provider's own id of what it sold (Manage2's licenseid): later calls address it by that.
+      upstream_id: acquired.upstreamId ?? svc.upstream_id,
       last_error: null,
     },
     history: [{ action: "registered", detail: acquired.note }],

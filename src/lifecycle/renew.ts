@@ -35,6 +35,23 @@ export function renewJob(deps: LifecycleDeps) {
     };
     const months = svc.months as BillingCycleMonths;
     const provider = deps.providers.providerFor(svc);
+    // Billed each month the licence is active (Manage2, CLN): nothing to buy, the term is recorded.
+    if (provider.capabilities.renewal === "billed-while-active") {
+      await renewing.mayCharge?.();
+      const expiresAt = addMonths(term, months);
+      await deps.store.services.change(
+        jobChange(job, svc.service_id, {
+          patch: { expires_at: expiresAt, last_error: null },
+          history: [
+            {
+              action: "renewed",
+              detail: `${months} month(s), term now ends ${new Date(expiresAt).toISOString()}; nothing bought: ${provider.label} bills the licence each month it is active`,
+            },
+          ],
+        }),
+      );
+      return;
+    }
     let newEnd: number | undefined;
     let confirmedEarlier = false;
     for (const { sku, type } of provider.partsOf(svc)) {

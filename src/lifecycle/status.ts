@@ -3,6 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
 import type { ProviderCapabilities } from "../providers/port.js";
+import { heldPartOf, unsuspendOnce } from "./provider-steps.js";
 import { jobChange, jobSkipped, mustGet } from "./service-changes.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
 
@@ -53,8 +54,16 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     const call = step.call && UPSTREAM_CALL[provider.capabilities.suspension][step.call];
     const gone: string[] = [];
     if (step.call) {
-      for (const { sku, type } of provider.partsOf(svc)) {
-        const outcome = await provider[step.call]({ ip: svc.ip, sku });
+      const parts = provider.partsOf(svc);
+      for (const { sku, type } of parts) {
+        // The provider's own id names the licence of a one-licence product (Manage2's licenseid).
+        const held = parts.length === 1 ? heldPartOf(svc, sku) : { ip: svc.ip, sku };
+        if (step.call === "unsuspend" && provider.capabilities.unsuspendBills) {
+          // A reactivation fee, a register again: a charge, once per unsuspension.
+          await unsuspendOnce(deps, provider, job, ctx, held, "reactivation");
+          continue;
+        }
+        const outcome = await provider[step.call](held);
         if (!outcome.done) {
           // Terminating a licence the provider no longer has leaves nothing to end: the
           // service ends terminated all the same (never renewed, its address free again).

@@ -51,6 +51,10 @@ export interface ProductRef {
   type?: string | null;
   bundle?: string | null;
   variant?: string | null;
+  /** What the provider sells, as the service row keeps it: Manage2's package id, CLN's type number (null for the reseller, whose type or bundle it is). */
+  sku?: string | null;
+  /** The catalogue product, for what else a provider reads of it (Manage2's group, an install command's template). */
+  product_id?: string;
 }
 
 /**
@@ -164,14 +168,26 @@ export interface LicenceProvider {
   /** One more term of a part; only where `renewal` is `purchase`. */
   renew(held: HeldPart, months: BillingCycleMonths, options?: PurchaseOptions): Promise<{ expiresAt?: number }>;
   suspend(held: HeldPart): Promise<StatusOutcome>;
-  unsuspend(held: HeldPart): Promise<StatusOutcome>;
+  /** Brings a suspended licence back (`options`: for a provider where that may bill, `unsuspendBills`). */
+  unsuspend(held: HeldPart, options?: PurchaseOptions): Promise<StatusOutcome>;
   /** Ends the licence for good (the reseller suspends it and never renews it). */
   terminate(held: HeldPart): Promise<StatusOutcome>;
   changeIp(held: HeldPart, newIp: string): Promise<void>;
   /** Moves the licence at `ip` from one variant to another in place. */
   changeVariant(ip: string, from: string, to: string): Promise<void>;
-  /** The command that installs the licence on the customer's server. */
-  installCommand(held: HeldPart): Promise<string>;
+  /**
+   * Moves the licence at `held.ip` to another of the provider's products in place (Manage2's
+   * package update, CLN's conversion); only where `changesProductInPlace` says it can. A refusal
+   * is a JobBlockedError carrying the provider's reason: nothing was bought or changed.
+   */
+  changeProduct(held: HeldPart, to: Part): Promise<void>;
+  /**
+   * Whether a licence of `fromSku` becomes one of `toSku` in place (`changeProduct`); else it
+   * takes a purchase of the new one and the removal of the old (`changeProduct` capability).
+   */
+  changesProductInPlace(fromSku: string, toSku: string): boolean;
+  /** The command that installs the licence on the customer's server (`product`: the catalogue product it was bought as, where the provider reads its template). */
+  installCommand(held: HeldPart, product?: ProductRef): Promise<string>;
 
   /** At shutdown: calls not yet started fail with JobInterruptedError (their jobs go back to the queue). */
   stopCalls(): void;

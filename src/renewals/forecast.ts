@@ -3,6 +3,7 @@ import { addMonths } from "../lifecycle/record.js";
 import { licenseTypes } from "../lifecycle/service-changes.js";
 import type { Alerts } from "../alerts/alerts.js";
 import type { BalanceReader } from "../reseller/balance.js";
+import type { Catalog } from "../catalog/catalog.js";
 import { money, type PriceList as MonthlyPrices } from "../catalog/prices.js";
 import type { Store, UpcomingRenewal } from "../store/store.js";
 import { renewalDue } from "../intake/renewal-due.js";
@@ -48,22 +49,29 @@ export interface Forecast {
 export type PriceList = { source: Forecast["prices"]; renewal(svc: UpcomingRenewal): number | null };
 
 /**
- * reseller-api.md has no call for prices. In sandbox mode the sandbox's table is what the
- * upstream charges, and a bundle is renewed licence by licence (lifecycle/renew.ts), each at its
- * own price. On a live bridge the operator's catalogue says what a month of each product costs
- * (`price_per_month`, as the adoption plan prices it): a renewal is that times its months.
+ * reseller-api.md has no call for prices. In sandbox mode the reseller sandbox's table is what
+ * the reseller charges, and a bundle is renewed licence by licence (lifecycle/renew.ts), each at
+ * its own price. On a live bridge the operator's catalogue says what a month of each product costs
+ * (`price_per_month`, as the adoption plan prices it): a renewal is that times its months. A
+ * Manage2 or CLN product is priced so in both modes: nothing is bought for its term, its provider
+ * bills that much each month it is active (`catalog` says whose a product is).
  */
-export function renewalPrices(monthly: MonthlyPrices): PriceList {
-  if (monthly.source === "sandbox") {
-    return { source: "sandbox", renewal: (svc) => licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0) };
-  }
-  return {
-    source: monthly.source,
-    renewal(svc) {
-      const perMonth = monthly.product(svc.product_id);
-      return perMonth === null ? null : money(perMonth * svc.months);
-    },
+export function renewalPrices(monthly: MonthlyPrices, catalog?: Pick<Catalog, "product">): PriceList {
+  const byCatalogue = (svc: UpcomingRenewal): number | null => {
+    const perMonth = monthly.product(svc.product_id);
+    return perMonth === null ? null : money(perMonth * svc.months);
   };
+  if (monthly.source === "sandbox") {
+    return {
+      source: "sandbox",
+      // A Manage2 or CLN product bills its price_per_month each month it is active, in sandbox mode as well.
+      renewal: (svc) =>
+        (catalog?.product(svc.product_id)?.provider ?? "reseller") !== "reseller"
+          ? byCatalogue(svc)
+          : licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0),
+    };
+  }
+  return { source: monthly.source, renewal: byCatalogue };
 }
 
 export interface ForecastDeps {

@@ -127,13 +127,23 @@ export function uniqueId(prefix = "msg"): string {
   return `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
 }
 
-export async function startTestBridge(
-  sb: TestSandbox,
-  options: { env?: Record<string, string>; clock?: Clock; jobs?: JobDefinition[]; logger?: Logger; dir?: string; consoleOperators?: ServiceOptions["consoleOperators"] } = {},
-): Promise<TestBridge> {
+export interface TestBridgeOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  jobs?: JobDefinition[];
+  logger?: Logger;
+  dir?: string;
+  consoleOperators?: ServiceOptions["consoleOperators"];
+}
+
+export async function startTestBridge(sb: TestSandbox, options: TestBridgeOptions = {}): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "lb-test-"));
   // Started by the service, which would apply every migration to an empty database first.
-  const env = await testBridgeEnv(sb.running, dir, options.env, { migrated: true });
+  return startBridgeWithEnv(await testBridgeEnv(sb.running, dir, options.env, { migrated: true }), dir, options);
+}
+
+/** A bridge of exactly this environment (its database in it), its temp `dir` removed at close unless the caller gave one. */
+export async function startBridgeWithEnv(env: Record<string, string>, dir: string, options: TestBridgeOptions = {}): Promise<TestBridge> {
   const config = loadConfig({ env, cwd: process.cwd() });
   const service = await startService({
     config,

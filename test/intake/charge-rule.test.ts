@@ -24,6 +24,15 @@ const cases: [string, ChargePurpose, ServiceStatus, string[], RegExp | undefined
   ["an order with a termination behind it buys nothing", "order", "pending", [terminate], /being terminated/],
   ["an order of a failed service with a termination behind it buys nothing", "order", "failed", [terminate], /being terminated/],
   ["an order of a terminated service buys nothing", "order", "terminated", [], /is terminated/],
+  ["a reactivation (an unsuspension that may bill) of a suspended service buys", "reactivation", "suspended", [], undefined],
+  ["a reactivation with a payment behind it buys", "reactivation", "suspended", [recordPayment], undefined],
+  ["a reactivation with a termination behind it buys nothing", "reactivation", "suspended", [terminate], /being terminated \(job \d+, terminate/],
+  ["a reactivation with a suspension behind it buys nothing: it would be ended at once", "reactivation", "suspended", [suspend], /being suspended again \(job \d+, suspend/],
+  ["a reactivation of a terminated service buys nothing", "reactivation", "terminated", [], /is terminated/],
+  ["a change that buys (a licence at the new IP first) of an active service buys", "change", "active", [], undefined],
+  ["a change with a suspension behind it buys (a suspension may be lifted)", "change", "active", [suspend], undefined],
+  ["a change with a termination behind it buys nothing", "change", "active", [terminate], /being terminated/],
+  ["a change of a terminated service buys nothing", "change", "terminated", [], /is terminated/],
 ];
 
 describe("the charging rule", () => {

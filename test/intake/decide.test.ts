@@ -105,6 +105,16 @@ describe("one licence, one service, per provider (section 12)", () => {
     },
   });
   const mixedDeps = { catalog: mixed, allowPrivateIps: false };
+  const withCln44 = createCatalog({
+    billing_cycles: { monthly: 1 },
+    products: {
+      "12": { type: "cpanel" },
+      "40": { provider: "manage2", type: "cpanel", package_id: 12345, group_id: 678 },
+      "43": { provider: "manage2", type: "cloudlinux", package_id: 555 },
+      "41": { provider: "cln", type: "cloudlinux", cln_type: 1 },
+      "44": { provider: "cln", type: "cloudlinux", cln_type: 1002 },
+    },
+  });
   const orderOfProduct = (productId: string) => ev("service.created", { product_id: productId, billing_cycle: "monthly", ip: "203.0.113.10", customer: { email: "ann@example.com" } });
   const manage2Cpanel = row("active", { service_id: "s2", product_id: "40", provider: "manage2", sku: "12345" });
 
@@ -123,6 +133,24 @@ describe("one licence, one service, per provider (section 12)", () => {
     ["the same CLN type at the IP is refused", "41", [row("active", { service_id: "s2", product_id: "41", type: "cloudlinux", provider: "cln", sku: "1" })], "invalid ip_in_use service.ip"],
   ])("%s", (_name, productId, holders, expected) => {
     expect(outcome(decide(orderOfProduct(productId), view(undefined, [], holders), mixedDeps))).toBe(expected);
+  });
+
+  const manage2Service = row("active", { product_id: "40", provider: "manage2", sku: "12345" });
+  const clnService = row("active", { product_id: "41", type: "cloudlinux", provider: "cln", sku: "1" });
+  const changeTo = (from: string, to: string) => ev("service.product_changed", { product_id: from }, { product_id: to });
+  it.each([
+    ["a Manage2 licence changes to another Manage2 package", changeTo("40", "43"), view(manage2Service), "accepted, job change_product"],
+    ["a CLN licence changes to another CLN type", changeTo("41", "44"), view(clnService), "accepted, job change_product"],
+    ["a Manage2 licence does not change to a CLN product", changeTo("40", "41"), view(manage2Service), "invalid validation changes.product_id"],
+    ["a reseller licence does not change to a Manage2 product", changeTo("12", "40"), view(row("active")), "invalid validation changes.product_id"],
+    [
+      "a change to a package another service holds at the IP is refused",
+      changeTo("40", "43"),
+      view(manage2Service, [], [row("active", { service_id: "s2", product_id: "43", provider: "manage2", sku: "555" })]),
+      "invalid ip_in_use changes.product_id",
+    ],
+  ])("%s", (_name, event, v, expected) => {
+    expect(outcome(decide(event, v, { ...mixedDeps, catalog: withCln44 }))).toBe(expected);
   });
 
   it("an order again under another provider forgets the old provider's licence id", () => {

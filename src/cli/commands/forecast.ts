@@ -35,7 +35,7 @@ export function forecastCommand(program: Command, cli: CliContext): void {
       }
       const balance = createBalanceReader({ client, accountId, unavailable });
       const f = await withBridgeStore(config, cli.io, (store) =>
-        forecastRenewals({ store, balance, prices: renewalPrices(pricesOf(config)), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
+        forecastRenewals({ store, balance, prices: renewalPrices(pricesOf(config), config.catalog), leadDays: config.RENEWAL_LEAD_DAYS, clock: systemClock }, q.data.days ?? 7),
       );
       const money = (n: number | null) => (n === null ? "unknown" : String(n));
       emit(cli.output(cmd), f, () =>

@@ -105,17 +105,25 @@ export interface ClnClient {
   availability(input: { ip: string }): Promise<ClnAvailability>;
   /** Changes an Imunify licence into an Imunify360 tier in place (`type_to`). */
   convert(input: z.input<typeof convertInput>): Promise<ClnConversion>;
+  /** Signs the next calls with these (SIGHUP after the key was changed in CLN); the old key stays scrubbed. */
+  setCredentials(login: string, secretKey: string): void;
   /** Closes the client's own connections; a `pool` passed in is left to its owner. */
   close(): Promise<void>;
 }
 
 type Operation = "register" | "remove" | "list" | "check" | "server" | "availability" | "convert";
 
-export function createClnClient(options: ClnClientOptions): ClnClient {
-  if (options.login.trim() === "") throw new TypeError("cln: login is empty");
+/** Throws when the login or key cannot sign a token. */
+function checkCredentials(login: string, secretKey: string): void {
+  if (login.trim() === "") throw new TypeError("cln: login is empty");
   // The token is three fields joined by "|": a login holding one could not be told apart.
-  if (options.login.includes("|")) throw new TypeError("cln: login must not contain |");
-  if (options.secretKey.trim() === "") throw new TypeError("cln: secret key is empty");
+  if (login.includes("|")) throw new TypeError("cln: login must not contain |");
+  if (secretKey.trim() === "") throw new TypeError("cln: secret key is empty");
+}
+
+export function createClnClient(options: ClnClientOptions): ClnClient {
+  checkCredentials(options.login, options.secretKey);
+  let { login, secretKey } = options;
   const base = new URL(options.baseUrl ?? DEFAULT_CLN_URL).toString().replace(/\/+$/, "");
   const clock = options.clock ?? systemClock;
   const transport = createTransport({
@@ -134,7 +142,7 @@ export function createClnClient(options: ClnClientOptions): ClnClient {
     const change = op === "register" || op === "remove" || op === "convert";
     const url = new URL(`${base}/api/ipl/${op}.json`);
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
-    const { token, hash } = clnToken(options.login, options.secretKey, Math.floor(clock.now() / 1000));
+    const { token, hash } = clnToken(login, secretKey, Math.floor(clock.now() / 1000));
     url.searchParams.set("token", token);
     let result: T | undefined;
     await observeCall(options.observer, operation, "GET", async () => {
@@ -220,6 +228,13 @@ export function createClnClient(options: ClnClientOptions): ClnClient {
       const op = "cln.convert";
       const { ip, type, typeTo } = checkInput(op, convertInput, input);
       return call("convert", { ip, type, type_to: typeTo }, (answer, data) => ({ converted: readData(op, answer, data, clnData.flag, true) }));
+    },
+
+    setCredentials(nextLogin, nextKey) {
+      checkCredentials(nextLogin, nextKey);
+      transport.addSecret(nextKey);
+      login = nextLogin;
+      secretKey = nextKey;
     },
 
     close: () => transport.close(),

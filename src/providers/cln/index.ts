@@ -4,3 +4,4 @@ export { clnTimeToIso, type ClnLicense, type ClnServerLicense, type ClnAvailabil
 export { clnToken, type ClnToken } from "./token.js";
 export { CLN_CAPABILITIES } from "./capabilities.js";
 export { CLN_TYPES, CLN_TYPE_NUMBERS, canConvert, clnTypeInfo, isClnType, type ClnProduct, type ClnType, type ClnTypeInfo } from "../../vocabulary/cln-types.js";
+export { createClnProvider, type ClnProviderOptions } from "./provider.js";

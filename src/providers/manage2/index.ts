@@ -14,3 +14,4 @@ export type { Manage2License, Manage2LicenseStatus, Manage2Named } from "./answe
 export { EXPIRE_CODES, EXTERNAL_NOTES_MAX, type ExpireCode } from "./inputs.js";
 export { carriesIntent, intentNote, intentTokenIn } from "./intent.js";
 export { createManage2Licences, MANAGE2_CAPABILITIES, type Manage2Licences, type Manage2LicencesOptions, type Manage2Sku, type Outcome } from "./licences.js";
+export { createManage2Provider, type Manage2ProviderOptions } from "./provider.js";

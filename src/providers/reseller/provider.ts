@@ -1,3 +1,4 @@
+import { JobFailedError } from "../../jobs/errors.js";
 import { AlreadyExistsError, NotFoundError } from "../../reseller/errors.js";
 import { bundleComponents, companionsOf, type Protocol, type Upstream } from "../../reseller/upstream.js";
 import type { LitespeedVariant, ProductType } from "../../vocabulary/products.js";
@@ -114,11 +115,18 @@ export function createResellerProvider(upstream: Upstream): LicenceProvider {
       return expiresAt === undefined ? {} : { expiresAt };
     },
     suspend: (held) => statusChange(() => upstream.suspend(held.ip, held.sku as ProductType)),
-    unsuspend: (held) => statusChange(() => upstream.unsuspend(held.ip, held.sku as ProductType)),
+    unsuspend: (held, options) =>
+      statusChange(async () => {
+        await options?.beforeSend?.();
+        await upstream.unsuspend(held.ip, held.sku as ProductType);
+      }),
     // A terminated licence is suspended, and never renewed again.
     terminate: (held) => statusChange(() => upstream.suspend(held.ip, held.sku as ProductType)),
     changeIp: (held, newIp) => upstream.changeIp(held.ip, newIp, held.sku as ProductType),
     changeVariant: (ip, from, to) => upstream.changeCore(ip, from as LitespeedVariant, to as LitespeedVariant),
+    // The reseller changes a product only as a LiteSpeed licence's cores (changeVariant); intake refuses any other change.
+    changesProductInPlace: () => false,
+    changeProduct: () => Promise.reject(new JobFailedError("the reseller changes a licence's product only as a LiteSpeed licence's cores")),
     installCommand: (held) => upstream.installCommand(held.ip, held.sku as ProductType),
     stopCalls: () => upstream.stopCalls(),
   };

@@ -1,0 +1,96 @@
+import type { JobContext } from "../jobs/define.js";
+import { JobBlockedError } from "../jobs/errors.js";
+import type { ChargePurpose } from "../intake/charge-rule.js";
+import { isAlreadyHeld, type HeldPart, type LicenceProvider, type Part } from "../providers/port.js";
+import type { ServiceRow } from "../store/store.js";
+import type { BillingCycleMonths } from "../vocabulary/products.js";
+import type { Job } from "../vocabulary/jobs.js";
+import { callOnce, charging, NOT_CHARGING } from "./call-once.js";
+import type { LifecycleDeps } from "./deps.js";
+
+/**
+ * Steps the jobs take the same way with every provider that needs them, each exactly once
+ * (`callOnce`): bringing a suspended licence back where that may bill, and the register-then-
+ * remove of a provider that moves a licence (to another IP or product) by buying the new one
+ * before it removes the old (CLN), so the customer is never without one.
+ */
+
+type StepJob = Pick<Job, "id" | "eventId" | "serviceId" | "intent" | "attempts" | "maxAttempts">;
+
+/** The part of a service's licence a call is about: its IP and SKU, and the provider's own id where it has one. */
+export function heldPartOf(svc: Pick<ServiceRow, "ip" | "upstream_id">, sku: string): HeldPart {
+  return { ip: svc.ip, sku, ...(svc.upstream_id ? { upstreamId: svc.upstream_id } : {}) };
+}
+
+/**
+ * Brings `held` back. Where that may bill (Manage2's reactivation fee, CLN's register), it is a
+ * charge: the charging rule first, the intent recorded, and after a lost answer the provider's
+ * holdings (the licence active at the IP) say whether it happened before it is asked again. So a
+ * reactivation is billed once per unsuspension, however often its job is retried.
+ */
+export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart, purpose: ChargePurpose): Promise<{ confirmedEarlier: boolean }> {
+  const bringBack = async (beforeSend?: () => Promise<void>) => {
+    const outcome = await provider.unsuspend(held, beforeSend ? { beforeSend } : {});
+    if (!outcome.done) throw outcome.notHeld;
+  };
+  if (!provider.capabilities.unsuspendBills) {
+    await bringBack();
+    return { confirmedEarlier: false };
+  }
+  const r = await callOnce(
+    job,
+    ctx,
+    { op: `unsuspend:${held.sku}`, ip: held.ip },
+    async () => (await provider.holdingsAt(held.ip)).some((h) => h.sku === held.sku && h.state === "active"),
+    (beforeSend) => bringBack(beforeSend),
+    charging(deps, job, purpose),
+  );
+  return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/**
+ * Buys `part` at `ip` for a change (CLN's register of the new IP or type), once; a provider that
+ * refuses it as held by someone else blocks the job, the old licence untouched.
+ */
+export async function buyForChange(
+  deps: LifecycleDeps,
+  provider: LicenceProvider,
+  job: StepJob,
+  ctx: JobContext,
+  svc: Pick<ServiceRow, "months">,
+  ip: string,
+  part: Part,
+  why: string,
+): Promise<{ confirmedEarlier: boolean }> {
+  const months = svc.months as BillingCycleMonths;
+  const r = await callOnce(
+    job,
+    ctx,
+    { op: `register:${part.sku}@${ip}`, ip, type: part.sku, months },
+    async () => (await provider.holdingsAt(ip)).some((h) => h.sku === part.sku && h.state === "active"),
+    (beforeSend) => provider.buyPart(ip, part, months, { beforeSend }),
+    { ...charging(deps, job, "change"), nothingDone: isAlreadyHeld },
+  );
+  if (!r.confirmedEarlier && isAlreadyHeld(r.value)) {
+    throw new JobBlockedError(
+      `${provider.label} refused to register ${part.type} at ${ip} for ${why}: another customer of ${provider.label} holds it there. Nothing changed; the licence the service has is kept. ` +
+        `Sort out the licence at ${ip} with ${provider.label}, then retry this job`,
+      "upstream_refused",
+    );
+  }
+  return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/** Removes the licence `held` once a change has bought its replacement; one already gone (a repeat after a lost answer) is removed already. */
+export async function removeAfterChange(provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart): Promise<void> {
+  await callOnce(
+    job,
+    ctx,
+    { op: `remove:${held.sku}@${held.ip}`, ip: held.ip },
+    async () => !(await provider.holdingsAt(held.ip)).some((h) => h.sku === held.sku),
+    async () => {
+      await provider.terminate(held);
+    },
+    NOT_CHARGING,
+  );
+}

@@ -1,0 +1,418 @@
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { addMonths } from "../../src/lifecycle/record.js";
+import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
+import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
+import { runDueJobs, untilIdle, waitForBridge, waitStatus } from "../helpers/e2e-harness.js";
+import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE, MANAGE2_ADMIN, MANAGE2_PRO, orderActiveOf, useProviderBridges, type ProviderSandboxes } from "../helpers/providers.js";
+
+/**
+ * Section 12's table, row by row, for cPanel Manage2 and CloudLinux CLN: an in-process bridge
+ * over loopback to each provider's sandbox (test/helpers/providers.ts), the sandboxes' ledgers
+ * (what was billed) and timelines (what was held when) as the witnesses. Lost answers are the
+ * sandboxes' `dropNext` fault (the change made, the connection dropped) on a bridge whose manual
+ * clock is moved past the settle window, as test/e2e/settle.test.ts does for the reseller.
+ */
+
+const IP = "203.0.113.40";
+const NEW_IP = "203.0.113.41";
+const SETTLE_SECONDS = 30;
+
+const row = async (bridge: TestBridge, id: string) => (await bridge.service.services.get(id))!;
+const historyOf = async (bridge: TestBridge, id: string) => (await bridge.service.services.history(id)).map((h) => `${h.action}: ${h.detail ?? ""}`);
+
+/** The first job of `kind` once it is `state`. */
+function jobOf(bridge: TestBridge, kind: string, state: string) {
+  return waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind })).find((j) => j.state === state), 10_000, `a ${kind} job to be ${state}`);
+}
+
+/** A job of `kind` waits out the settle window after a lost answer; then the clock passes it and the due jobs run. */
+async function settleWindowPasses(bridge: TestBridge, clock: ReturnType<typeof manualClock>, kind: string): Promise<void> {
+  await waitForBridge(
+    bridge,
+    async () => (await bridge.service.queue.list({ kind })).some((j) => j.state === "queued" && j.lastError?.includes("RESELLER_SETTLE_SECONDS")),
+    10_000,
+    `the ${kind} job to wait out the settle window`,
+  );
+  clock.advance(SETTLE_SECONDS * 1000);
+  await runDueJobs(bridge);
+}
+
+/** The CLN licences held after each event of the timeline, so a test can say the customer always held one. */
+function heldAfterEach(sbs: ProviderSandboxes): string[][] {
+  const held = new Set<string>();
+  return sbs.cln.timeline().map((e) => {
+    const key = `${e.ip}/${e.type}`;
+    if (e.event === "acquired") held.add(key);
+    else held.delete(key);
+    return [...held].sort();
+  });
+}
+
+describe("cPanel Manage2 through the bridge", () => {
+  const start = useProviderBridges();
+
+  it("created: XMLlicenseAdd carrying the bridge's intent in external_notes, billed once, its licence id on the row, the catalogue's install command", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+
+    const [licence] = sbs.manage2.licenses();
+    expect(licence).toMatchObject({ ip: IP, packageid: MANAGE2_ADMIN, groupid: 678, status: 1, external_notes: expect.stringMatching(/^lb:\S+$/) });
+    expect(sbs.manage2.requests().find((r) => r.op === "XMLlicenseAdd")?.params).toMatchObject({ reactivateok: "0", force: "0", dryrun: "0" });
+    expect(sbs.manage2.ledger()).toMatchObject([{ op: "add", licenseid: licence!.licenseid }]);
+    expect(await row(bridge, id)).toMatchObject({ status: "active", provider: "manage2", sku: String(MANAGE2_ADMIN), upstream_id: String(licence!.licenseid) });
+    expect((await bridge.provision("info", { service_identifier: id })).body).toMatchObject({ install_command: CPANEL_INSTALL_COMMAND });
+  });
+
+  it("renewed: nothing bought; paid-until and the term advance", async () => {
+    const { sbs, bridge } = await start({ env: { RENEWAL_LEAD_DAYS: "40" } });
+    const id = await orderActiveOf(bridge, "40", IP);
+    const before = await row(bridge, id);
+
+    await bridge.send(serviceEvent("service.renewed", id));
+    const after = await waitForBridge(bridge, async () => {
+      const r = await row(bridge, id);
+      return r.expires_at !== before.expires_at && r;
+    });
+
+    expect(after.expires_at).toBe(addMonths(before.expires_at!, 1));
+    expect(after.paid_until).toBe(addMonths(before.paid_until!, 1));
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseAdd" || r.op === "XMLlicenseReActivate")).toHaveLength(1);
+    expect(await historyOf(bridge, id)).toContainEqual(expect.stringMatching(/^renewed: 1 month\(s\).*nothing bought: cPanel Manage2 bills the licence each month it is active/));
+  });
+
+  it("suspended: XMLlicenseExpire; unsuspended: XMLlicenseReActivate of the same licence with dryrun=0, never a second add", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 2 }]);
+    expect(sbs.manage2.requests().find((r) => r.op === "XMLlicenseExpire")?.params).toMatchObject({ liscid: String(licenseid) });
+
+    await bridge.send(serviceEvent("service.unsuspended", id));
+    await waitStatus(bridge, id, "active");
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 1 }]);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate").map((r) => r.params)).toMatchObject([{ liscid: String(licenseid), dryrun: "0" }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
+  it("terminated: XMLlicenseExpire, and the licence stays expired", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+    expect(sbs.manage2.licenses()).toMatchObject([{ status: 2 }]);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseExpire")).toHaveLength(1);
+  });
+
+  it("ordered again after its termination: the same licence reactivated, no second add", async () => {
+    const { sbs, bridge } = await start();
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    await bridge.send(serviceEvent("service.terminated", event.service.id));
+    await waitStatus(bridge, event.service.id, "terminated");
+
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ status: 1 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
+  it("the forecast prices a renewal by the catalogue's price_per_month, and the sweep's renewal of it buys nothing", async () => {
+    // A lead of 40 days makes a fresh monthly licence paid for a year due at once.
+    const { sbs, bridge } = await start({ env: { RENEWAL_LEAD_DAYS: "40" } });
+    const inAYear = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
+    const event = createdEvent({ product_id: "40", ip: IP, next_due_date: inAYear });
+    await bridge.send(event);
+    const before = await waitStatus(bridge, event.service.id, "active");
+
+    const forecast = await bridge.admin("/admin/forecast?days=7");
+    expect(forecast.body.due).toEqual([expect.objectContaining({ service_id: event.service.id, cost: 15 })]);
+
+    expect((await bridge.service.sweep.sweep()).queued).toHaveLength(1);
+    await untilIdle(bridge);
+    expect((await row(bridge, event.service.id)).expires_at).toBe(addMonths(before.expires_at!, 1));
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
+  it("IP changed: XMLtransfer of the package, the same licence at the new IP, at no moment on neither", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+
+    expect(sbs.manage2.requests().find((r) => r.op === "XMLtransfer")?.params).toMatchObject({ oldip: IP, newip: NEW_IP, packageid: String(MANAGE2_ADMIN) });
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: NEW_IP, status: 1 }]);
+    for (const e of sbs.manage2.timeline()) expect(sbs.manage2.holdingsAfter(e.seq)).toHaveLength(1);
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
+  it("product changed: XMLpackageUpdate, the same licence on the new package, nothing bought", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "43");
+
+    expect(sbs.manage2.requests().find((r) => r.op === "XMLpackageUpdate")?.params).toMatchObject({ ip: IP, oldpackageid: String(MANAGE2_ADMIN), newpackageid: String(MANAGE2_PRO) });
+    expect(sbs.manage2.licenses()).toMatchObject([{ packageid: MANAGE2_PRO, status: 1 }]);
+    expect(await row(bridge, id)).toMatchObject({ sku: String(MANAGE2_PRO), upstream_id: String(sbs.manage2.licenses()[0]!.licenseid) });
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
+  it("product changed, refused by Manage2: the job blocks for the operator with Manage2's reason; nothing bought, the service as it was", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    sbs.manage2.setDialect({ packageUpdate: "refuse" });
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+
+    const job = await jobOf(bridge, "change_product", "blocked");
+    expect(job.lastError).toContain("A Partner does not have the ability to upgrade or downgrade a license directly");
+    expect(await row(bridge, id)).toMatchObject({ product_id: "40", sku: String(MANAGE2_ADMIN) });
+    expect(sbs.manage2.licenses()).toMatchObject([{ packageid: MANAGE2_ADMIN, status: 1 }]);
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
+  it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
+    const { sbs, bridge } = await start();
+    sbs.manage2.answerNext({ fn: "XMLlicenseAdd", refuse: "Access denied: this IP is not an Access IP of the account." });
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+
+    const job = await jobOf(bridge, "register", "blocked");
+    expect(job.lastError).toContain("Access denied: this IP is not an Access IP of the account.");
+    expect((await row(bridge, event.service.id)).status).toBe("pending");
+    expect(sbs.manage2.licenses()).toEqual([]);
+    expect(sbs.manage2.ledger()).toEqual([]);
+  });
+
+  it("a lost XMLlicenseAdd answer: after the settle window the licence is found by its intent, bought once", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) } });
+    sbs.manage2.setFaults({ dropNext: 1 });
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+
+    await settleWindowPasses(bridge, clock, "register");
+    await waitStatus(bridge, event.service.id, "active");
+
+    expect(sbs.manage2.ledger()).toHaveLength(1);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseAdd")).toHaveLength(1);
+    expect((await row(bridge, event.service.id)).upstream_id).toBe(String(sbs.manage2.licenses()[0]!.licenseid));
+  });
+
+  it("a lost XMLlicenseReActivate answer: reactivated and billed once for the unsuspension, not once per attempt", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) }, sandboxes: { manage2: { dialect: { reactivationFee: "always" } } } });
+    const id = await orderActiveOf(bridge, "40", IP);
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+
+    sbs.manage2.setFaults({ dropNext: 1 });
+    await bridge.send(serviceEvent("service.unsuspended", id));
+    await settleWindowPasses(bridge, clock, "unsuspend");
+    await waitStatus(bridge, id, "active");
+
+    expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toMatchObject([{ amount: 15 }]);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
+  });
+});
+
+describe("CloudLinux CLN through the bridge", () => {
+  const start = useProviderBridges();
+
+  it("created: register, billed once, CloudLinux's install command for an IP licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger()).toMatchObject([{ op: "register", ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(await row(bridge, id)).toMatchObject({ status: "active", provider: "cln", sku: String(CLN_CLOUDLINUX), upstream_id: null });
+    expect((await bridge.provision("info", { service_identifier: id })).body.install_command).toMatch(/cldeploy -i/);
+  });
+
+  it("renewed: nothing bought; paid-until and the term advance", async () => {
+    const { sbs, bridge } = await start({ env: { RENEWAL_LEAD_DAYS: "40" } });
+    const id = await orderActiveOf(bridge, "41", IP);
+    const before = await row(bridge, id);
+    await bridge.send(serviceEvent("service.renewed", id));
+    const after = await waitForBridge(bridge, async () => {
+      const r = await row(bridge, id);
+      return r.expires_at !== before.expires_at && r;
+    });
+    expect(after.expires_at).toBe(addMonths(before.expires_at!, 1));
+    expect(after.paid_until).toBe(addMonths(before.paid_until!, 1));
+    expect(sbs.cln.ledger()).toHaveLength(1);
+    expect(sbs.cln.requests().filter((r) => r.op === "register")).toHaveLength(1);
+  });
+
+  it("suspended: remove; unsuspended: register again (a purchase), the same licence, never a second one", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    expect(sbs.cln.licenses()).toEqual([]);
+
+    await bridge.send(serviceEvent("service.unsuspended", id));
+    await waitStatus(bridge, id, "active");
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger().map((p) => [p.ip, p.type])).toEqual([
+      [IP, CLN_CLOUDLINUX],
+      [IP, CLN_CLOUDLINUX],
+    ]);
+  });
+
+  it("terminated: remove", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+    expect(sbs.cln.licenses()).toEqual([]);
+    expect(sbs.cln.timeline().map((e) => [e.event, e.cause])).toEqual([
+      ["acquired", "register"],
+      ["released", "remove"],
+    ]);
+  });
+
+  it("ordered again after its termination: registered again", async () => {
+    const { sbs, bridge } = await start();
+    const event = createdEvent({ product_id: "41", ip: IP });
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    await bridge.send(serviceEvent("service.terminated", event.service.id));
+    await waitStatus(bridge, event.service.id, "terminated");
+
+    await bridge.send(event);
+    await waitStatus(bridge, event.service.id, "active");
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger()).toHaveLength(2);
+  });
+
+  it("IP changed: the new IP registered, then the old removed: the customer always holds a licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+
+    expect(sbs.cln.timeline().map((e) => [e.event, e.ip])).toEqual([
+      ["acquired", IP],
+      ["acquired", NEW_IP],
+      ["released", IP],
+    ]);
+    for (const held of heldAfterEach(sbs)) expect(held.length).toBeGreaterThan(0);
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: NEW_IP, type: CLN_CLOUDLINUX }]);
+  });
+
+  it("IP changed, the register refused: nothing changes, the old licence is kept, the job carries CLN's message", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRegister("Registration of new IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+
+    const job = await jobOf(bridge, "change_ip", "blocked");
+    expect(job.lastError).toContain("Registration of new IP licenses is not allowed for this account");
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.requests().filter((r) => r.op === "remove")).toEqual([]);
+    expect((await row(bridge, id)).ip).toBe(IP);
+  });
+
+  it("product changed within Imunify360: CLN's convert in place, nothing bought", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "42", IP);
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "42" }, changes: { product_id: "44" } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "44");
+
+    expect(sbs.cln.requests().find((r) => r.op === "convert")?.params).toMatchObject({ ip: IP, type: String(CLN_IMUNIFY_SINGLE), type_to: String(CLN_IMUNIFY_30) });
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_IMUNIFY_30 }]);
+    expect(await row(bridge, id)).toMatchObject({ sku: String(CLN_IMUNIFY_30), type: "imunify360" });
+    expect(sbs.cln.ledger()).toHaveLength(1);
+  });
+
+  it("product changed where CLN has no conversion: the new type registered, then the old removed", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "45");
+
+    expect(sbs.cln.timeline().map((e) => [e.event, e.type])).toEqual([
+      ["acquired", CLN_CLOUDLINUX],
+      ["acquired", CLN_CLOUDLINUX_PRO],
+      ["released", CLN_CLOUDLINUX],
+    ]);
+    expect(await row(bridge, id)).toMatchObject({ sku: String(CLN_CLOUDLINUX_PRO), type: "cloudlinux" });
+    expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("a success: false answer to the register is an error carrying CLN's message, never a purchase", async () => {
+    const { sbs, bridge } = await start();
+    sbs.cln.failNextRegister("IP licenses are not allowed for this account");
+    const event = createdEvent({ product_id: "41", ip: IP });
+    await bridge.send(event);
+
+    const job = await jobOf(bridge, "register", "blocked");
+    expect(job.lastError).toContain("IP licenses are not allowed for this account");
+    expect((await row(bridge, event.service.id)).status).toBe("pending");
+    expect(sbs.cln.ledger()).toEqual([]);
+  });
+
+  describe("a lost register answer ends with one purchase", () => {
+    const lostAnswer = async (): Promise<{ sbs: ProviderSandboxes; bridge: TestBridge; clock: ReturnType<typeof manualClock> }> => {
+      const clock = manualClock(Date.now());
+      const pair = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) } });
+      return { ...pair, clock };
+    };
+
+    it("on create", async () => {
+      const { sbs, bridge, clock } = await lostAnswer();
+      sbs.cln.setFaults({ dropNext: 1 });
+      const event = createdEvent({ product_id: "41", ip: IP });
+      await bridge.send(event);
+      await settleWindowPasses(bridge, clock, "register");
+      await waitStatus(bridge, event.service.id, "active");
+      expect(sbs.cln.ledger()).toHaveLength(1);
+    });
+
+    it("on unsuspend", async () => {
+      const { sbs, bridge, clock } = await lostAnswer();
+      const id = await orderActiveOf(bridge, "41", IP);
+      await bridge.send(serviceEvent("service.suspended", id));
+      await waitStatus(bridge, id, "suspended");
+      sbs.cln.setFaults({ dropNext: 1 });
+      await bridge.send(serviceEvent("service.unsuspended", id));
+      await settleWindowPasses(bridge, clock, "unsuspend");
+      await waitStatus(bridge, id, "active");
+      expect(sbs.cln.ledger()).toHaveLength(2);
+      expect(sbs.cln.requests().filter((r) => r.op === "register")).toHaveLength(2);
+    });
+
+    it("on a change of IP", async () => {
+      const { sbs, bridge, clock } = await lostAnswer();
+      const id = await orderActiveOf(bridge, "41", IP);
+      sbs.cln.setFaults({ dropNext: 1 });
+      await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+      await settleWindowPasses(bridge, clock, "change_ip");
+      await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+      await untilIdle(bridge);
+      expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP]);
+      expect(sbs.cln.licenses()).toMatchObject([{ ip: NEW_IP }]);
+      for (const held of heldAfterEach(sbs)) expect(held.length).toBeGreaterThan(0);
+    });
+
+    it("on a change of product", async () => {
+      const { sbs, bridge, clock } = await lostAnswer();
+      const id = await orderActiveOf(bridge, "41", IP);
+      sbs.cln.setFaults({ dropNext: 1 });
+      await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+      await settleWindowPasses(bridge, clock, "change_product");
+      await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "45");
+      expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+      expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
+    });
+  });
+});
