@@ -249,6 +249,7 @@ export const provisionedLicenseSchema = z.object({
   license_key: z.string().describe("The bridge's stable name of the licence: returned by create, accepted by every other call"),
   service_identifier: z.string().describe("The panel's service id"),
   package_identifier: z.string().describe("The product id of the catalogue"),
+  provider: z.enum(PROVIDER_NAMES).describe("Who sells the licence: the reseller, cPanel's Manage2 or CloudLinux's CLN"),
   status: z.enum(SERVICE_STATUSES),
   ip: z.string(),
   type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
@@ -256,7 +257,10 @@ export const provisionedLicenseSchema = z.object({
   bundle: z.string().nullable(),
   expires_at: nullableIso.describe("When the upstream term ends"),
   paid_until: nullableIso.describe("Up to when the customer has paid"),
-  install_command: z.string().nullable().describe("Once the licence is active (one line per licence of a bundle); null otherwise"),
+  install_command: z
+    .string()
+    .nullable()
+    .describe("Once the licence is active (one line per licence of a bundle); null otherwise. The reseller's from its API; a Manage2 or CLN licence's from its catalogue product's install_command"),
   ip_changes_left: z.number().int().nullable().describe("null when the product allows unlimited IP changes"),
   last_error: z.string().nullable(),
 });
