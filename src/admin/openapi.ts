@@ -235,12 +235,23 @@ export const licenceActionSchema = z.object({
   nothing_to_do: z.string().nullable().describe("why nothing needs doing (the service already is, or is about to be, so)"),
 });
 
-const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
-const checksSchema = z.object({ database: checkSchema, migrations: checkSchema, upstream: checkSchema });
-export const readySchema = z.object({ status: z.literal("ready"), checks: checksSchema });
+const checkSchema = z.looseObject({ status: z.enum(["ok", "failed", "degraded"]), detail: z.string().optional() });
+const checksSchema = z.object({
+  database: checkSchema,
+  migrations: checkSchema,
+  upstream: checkSchema.describe("The reseller: its API's URLs answer (any HTTP answer counts)"),
+  manage2: checkSchema.optional().describe("cPanel Manage2, when configured: it answers XMLgroupInfo; degraded when it refuses the credentials"),
+  cln: checkSchema.optional().describe("CloudLinux CLN, when configured: it answers a check of a documentation IP; degraded when it refuses the credentials"),
+  smtp: checkSchema.optional().describe("The SMTP server, when configured: degraded, never failed, when out of reach"),
+});
+export const readySchema = z.object({
+  status: z.literal("ready"),
+  degraded: z.array(z.string()).optional().describe('What works but not as it should, e.g. "manage2: cPanel Manage2 answered but refused XMLgroupInfo: ..."'),
+  checks: checksSchema,
+});
 export const notReadySchema = z.object({
   status: z.literal("not ready"),
-  reasons: z.array(z.string()).describe('One per failed check, e.g. "upstream: ... unreachable (ECONNREFUSED)"'),
+  reasons: z.array(z.string()).describe('One per failed check, naming it, e.g. "upstream: ... unreachable (ECONNREFUSED)", "manage2: cPanel Manage2 unreachable (...)"'),
   checks: checksSchema,
 });
 

@@ -6,7 +6,7 @@ import { adminRouter } from "../admin/admin-routes.js";
 import { adoptRouter } from "../admin/adopt-routes.js";
 import { auditRouter } from "../admin/audit-routes.js";
 import { forecastRouter } from "../admin/forecast-routes.js";
-import { healthRouter } from "../admin/health-routes.js";
+import { healthRouter, type ProviderProbe } from "../admin/health-routes.js";
 import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
 import { pricesOf } from "../catalog/prices.js";
@@ -32,7 +32,8 @@ import { secretKey } from "../webhooks/signature.js";
 import type { Background } from "./background.js";
 import type { Core } from "./core.js";
 import type { Opened, ServiceOptions } from "./options.js";
-import { noResellerUpstream } from "./no-reseller.js";
+import { PROVIDER_TITLES } from "../vocabulary/providers.js";
+import { NO_RESELLER, noResellerUpstream } from "./no-reseller.js";
 import type { ProviderConnections } from "./provider-connections.js";
 import type { ResellerClients } from "./reseller-connection.js";
 
@@ -65,14 +66,29 @@ function smtpAddressOf(config: Config): { host: string; port: number } | undefin
   }
 }
 
-/** What /readyz must reach: the reseller's v1 API (and the legacy one when it provisions), when there is a reseller; Manage2's and CLN's, when configured. */
-function upstreamUrls(config: Config, reseller: ResellerClients | null, providers: ProviderConnections): string[] {
-  const others = [providers.manage2?.url, providers.cln?.url].filter((u): u is string => u !== undefined);
-  if (reseller?.sandbox) return [reseller.sandbox.apiUrl, ...others];
-  if (config.upstream.mode !== "live") return others;
+/** What /readyz must reach of the reseller: its v1 API (and the legacy one when it provisions), when there is a reseller. */
+function upstreamUrls(config: Config, reseller: ResellerClients | null): string[] {
+  if (reseller?.sandbox) return [reseller.sandbox.apiUrl];
+  if (config.upstream.mode !== "live") return [];
   const { apiUrl, legacy } = config.upstream;
-  return [...(config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl]), ...others];
+  return config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl];
 }
+
+/**
+ * What /readyz asks Manage2 and CLN, when configured: the cheapest read each has that needs its
+ * credentials and changes nothing. Manage2: its licence groups (XMLgroupInfo, a few rows); CLN:
+ * the licence types held on a documentation address (`check`, which no customer's server has).
+ */
+function providerProbes(providers: ProviderConnections): ProviderProbe[] {
+  const probes: ProviderProbe[] = [];
+  const { manage2, cln } = providers;
+  if (manage2) probes.push({ name: "manage2", label: PROVIDER_TITLES.manage2, asks: "XMLgroupInfo", read: () => manage2.client.groupInfo() });
+  if (cln) probes.push({ name: "cln", label: PROVIDER_TITLES.cln, asks: `check of ${READINESS_IP}`, read: () => cln.client.check({ ip: READINESS_IP }) });
+  return probes;
+}
+
+/** An address of TEST-NET-1 (RFC 5737): never a customer's server, so CLN's answer about it is always "none". */
+const READINESS_IP = "192.0.2.1";
 
 /**
  * The HTTP surface for the configuration the service starts with, listening. What outlives a
@@ -91,6 +107,9 @@ export async function serveHttp(core: Core, background: Background, options: Ser
   let draining = false;
   const unavailable = () =>
     draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
+
+  // The providers' connections live as long as the core: their probes are made once.
+  const probes = providerProbes(core.providers);
 
   // Install commands for the panels' client areas: from each service's provider, within WORKER_CONCURRENCY, as the install mail reads them.
   const installCommands = cachedInstallCommands(core.lifecycle.providers, clock);
@@ -128,7 +147,16 @@ export async function serveHttp(core: Core, background: Background, options: Ser
       secretDigests: cfg.operators.map((o) => o.token_sha256),
       trustProxy: cfg.TRUST_PROXY,
       routers: [
-        healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller, core.providers), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
+        healthRouter({
+          store,
+          metrics,
+          upstreamUrls: upstreamUrls(cfg, reseller),
+          ...(reseller ? {} : { noUpstream: NO_RESELLER }),
+          providers: probes,
+          databaseLost: lost,
+          draining: () => draining,
+          smtp: smtpAddressOf(cfg),
+        }),
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
