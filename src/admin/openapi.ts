@@ -215,14 +215,23 @@ export const forecastSchema = z.object({
   due: z.array(
     z.object({
       service_id: z.string(),
+      provider: z.enum(PROVIDER_NAMES).describe("Who the cost goes to: the reseller (a renewal bought from the balance), or Manage2 or CLN (billed to their own account while the licence is active)"),
       ip: z.string(),
       type: z.string().describe("The licence type, or the bundle id"),
       due_at: z.string().describe("When the renewal sweep will queue it: the term end less RENEWAL_LEAD_DAYS, or now when that is past"),
-      cost: z.number().nullable().describe("What the renewal costs; null when its product has no price (a live catalogue product without price_per_month)"),
+      cost: z
+        .number()
+        .nullable()
+        .describe(
+          "What the renewal costs; for Manage2 and CLN, what they bill over the term (price_per_month times its months); null when its product has no price (a live catalogue product without price_per_month)",
+        ),
     }),
   ),
-  total_cost: z.number().nullable().describe("null when any cost is unknown"),
-  shortfall: z.number().nullable().describe("max(0, total_cost - balance); null when either is unknown"),
+  total_cost: z.number().nullable().describe("Every provider's costs together; null when any cost is unknown"),
+  shortfall: z.number().nullable().describe("max(0, the reseller's cost - balance): Manage2 and CLN bill their own accounts; null when either is unknown"),
+  by_provider: z
+    .partialRecord(z.enum(PROVIDER_NAMES), z.object({ renewals: z.number().int(), cost: z.number().nullable().describe("null when any of its costs is unknown") }))
+    .describe("Each provider with renewals in the window: how many, and the money it will take"),
   unpriced_products: z.array(z.string()).describe("Catalogue products of due renewals without price_per_month: set them to know the cost"),
   prices: z.enum(["sandbox", "catalogue"]).describe('"sandbox": the sandbox\'s price list; "catalogue": each product\'s price_per_month in the catalogue'),
 });
