@@ -164,6 +164,7 @@ export const balanceSchema = z.object({
 
 export const driftItemSchema = z.object({
   kind: z.enum(DRIFT_KINDS),
+  provider: z.enum(PROVIDER_NAMES).describe("Whose licence list it was found in: the service's provider, or the one holding a licence no service accounts for"),
   service_id: z.string().nullable(),
   ip: z.string(),
   type: z.string(),

@@ -97,7 +97,9 @@ const READINESS_IP = "192.0.2.1";
  */
 export async function serveHttp(core: Core, background: Background, options: ServiceOptions, opened: Opened): Promise<HttpSurface> {
   const { store, reseller, metrics, clock, logger, waiter, lost } = core;
-  // Reconcile and adoption read the reseller's list; without a reseller they are told so.
+  // Reconcile reads each configured provider's list: the reseller's through its Upstream, the others' through the port.
+  const lists = { upstream: core.upstream, providers: core.lifecycle.providers };
+  // Adoption reads the reseller's list; without a reseller it is told so.
   const upstream = core.upstream ?? noResellerUpstream();
   const { balance } = background;
   const config = core.started;
@@ -135,7 +137,7 @@ export async function serveHttp(core: Core, background: Background, options: Ser
     const access = { operators: directoryOf(cfg), failures: tokenFailures, audit: store.audit, services: store.services };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
-    const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
+    const actions = adminActions({ store, accept, reconcile: { store, ...lists }, logger: logger.child({ component: "reconcile" }) });
     const forecast = background.forecastOf(cfg);
     // The admin API's adoption and the console's page: one plan, one set of prices, one intake.
     const adoption: AdoptionDeps = { store, upstream, catalog: cfg.catalog, prices: pricesOf(cfg), allowPrivateIps: cfg.ALLOW_PRIVATE_IPS, intake: accept };
@@ -172,7 +174,7 @@ export async function serveHttp(core: Core, background: Background, options: Ser
               provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
-        reconcileRouter({ operators: access.operators, failures: tokenFailures, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        reconcileRouter({ operators: access.operators, failures: tokenFailures, store, ...lists, logger: logger.child({ component: "reconcile" }) }),
         adoptRouter({ ...adoption, operators: access.operators, failures: tokenFailures, logger: logger.child({ component: "adopt" }) }),
         ...(cfg.CONSOLE === "on"
           ? [
