@@ -185,15 +185,26 @@ export const adoptionPlanSchema = z.object({
     .array(
       z.object({
         service_identifier: z.string(),
-        action: z.enum(ADOPTION_ACTIONS).describe("adopt: held upstream, free, as the product wants it; buy: not held; conflict: for a person; managed: known already"),
+        provider: z
+          .enum(PROVIDER_NAMES)
+          .nullable()
+          .describe("The row's provider: its product's (the row's provider column must agree); the column's for an unknown product; null when neither names one"),
+        action: z.enum(ADOPTION_ACTIONS).describe("adopt: held by its provider, free, as the product wants it; buy: not held; conflict: for a person; managed: known already"),
         reason: z.string(),
         cost: z.number().nullable().describe("adopt: 0; buy: the price for the row's cycle (null when unknown); otherwise null"),
       }),
     )
     .describe("One item per row, in the rows' order"),
   orphans: z
-    .array(z.object({ ip: z.string(), type: z.string(), monthly_cost: z.number().nullable() }))
-    .describe("Licences the reseller holds that no row and no service claims"),
+    .array(
+      z.object({
+        provider: z.enum(PROVIDER_NAMES),
+        ip: z.string(),
+        type: z.string(),
+        monthly_cost: z.number().nullable().describe("The reseller's price list for its type; for Manage2 and CLN, the price_per_month of the catalogue product that sells it"),
+      }),
+    )
+    .describe("Licences a configured provider holds that no row and no service claims"),
 });
 export const auditEntrySchema = z.object({
   id: z.number().int().describe("Increasing: a later entry has a larger id"),

@@ -33,7 +33,7 @@ import type { Background } from "./background.js";
 import type { Core } from "./core.js";
 import type { Opened, ServiceOptions } from "./options.js";
 import { PROVIDER_TITLES } from "../vocabulary/providers.js";
-import { NO_RESELLER, noResellerUpstream } from "./no-reseller.js";
+import { NO_RESELLER } from "./no-reseller.js";
 import type { ProviderConnections } from "./provider-connections.js";
 import type { ResellerClients } from "./reseller-connection.js";
 
@@ -97,10 +97,8 @@ const READINESS_IP = "192.0.2.1";
  */
 export async function serveHttp(core: Core, background: Background, options: ServiceOptions, opened: Opened): Promise<HttpSurface> {
   const { store, reseller, metrics, clock, logger, waiter, lost } = core;
-  // Reconcile reads each configured provider's list: the reseller's through its Upstream, the others' through the port.
+  // Reconcile and adoption read each configured provider's list: the reseller's through its Upstream, the others' through the port.
   const lists = { upstream: core.upstream, providers: core.lifecycle.providers };
-  // Adoption reads the reseller's list; without a reseller it is told so.
-  const upstream = core.upstream ?? noResellerUpstream();
   const { balance } = background;
   const config = core.started;
 
@@ -140,7 +138,7 @@ export async function serveHttp(core: Core, background: Background, options: Ser
     const actions = adminActions({ store, accept, reconcile: { store, ...lists }, logger: logger.child({ component: "reconcile" }) });
     const forecast = background.forecastOf(cfg);
     // The admin API's adoption and the console's page: one plan, one set of prices, one intake.
-    const adoption: AdoptionDeps = { store, upstream, catalog: cfg.catalog, prices: pricesOf(cfg), allowPrivateIps: cfg.ALLOW_PRIVATE_IPS, intake: accept };
+    const adoption: AdoptionDeps = { store, ...lists, catalog: cfg.catalog, prices: pricesOf(cfg), allowPrivateIps: cfg.ALLOW_PRIVATE_IPS, intake: accept };
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),

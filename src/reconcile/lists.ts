@@ -1,4 +1,4 @@
-import type { Holding, LicenceProvider } from "../providers/port.js";
+import type { Holding, LicenceProvider, ProviderCapabilities } from "../providers/port.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { ListedLicense } from "../reseller/answers.js";
 import { ResellerError } from "../reseller/errors.js";
@@ -38,14 +38,17 @@ export interface ListSource {
   /** What the list shows of each licence (the provider's `list` capability). */
   shows: { status: boolean; expiry: boolean };
   /**
-   * The provider suspends by removing the licence (CLN): a suspended service's licence is
-   * absent, and a licence listed is one held and billed, in force.
+   * How the provider suspends (its `suspension` capability): `by-removal` (CLN) leaves a
+   * suspended service's licence absent, and a licence listed is one held and billed, in force;
+   * `by-expiry` (Manage2) leaves it expired.
    */
-  suspendedIsAbsent: boolean;
+  suspension: ProviderCapabilities["suspension"];
+  /** `billed-while-active`: its terms are bought from no one, so its list's licences have no term of their own to read. */
+  renewal: ProviderCapabilities["renewal"];
 }
 
 /** The reseller's list as it has always been read. */
-export const RESELLER_SOURCE: ListSource = { provider: "reseller", label: PROVIDER_TITLES.reseller, shows: { status: true, expiry: true }, suspendedIsAbsent: false };
+export const RESELLER_SOURCE: ListSource = { provider: "reseller", label: PROVIDER_TITLES.reseller, shows: { status: true, expiry: true }, suspension: "native", renewal: "purchase" };
 
 /** A list that could not be read: which provider's, and why. */
 export class LicenceListError extends Error {
@@ -72,7 +75,8 @@ export interface ListSources {
 }
 
 export function sourceOf(provider: LicenceProvider): ListSource {
-  return { provider: provider.name, label: provider.label, shows: provider.capabilities.list, suspendedIsAbsent: provider.capabilities.suspension === "by-removal" };
+  const { list, suspension, renewal } = provider.capabilities;
+  return { provider: provider.name, label: provider.label, shows: list, suspension, renewal };
 }
 
 /** The lists of every configured provider, in PROVIDER_NAMES order. */
@@ -121,7 +125,7 @@ function listedOf(h: Holding, source: ListSource): Listed {
   if (h.provider === DEFAULT_PROVIDER) return resellerListed(h);
   const l: Listed = { provider: h.provider as Exclude<ProviderName, "reseller">, sku: h.sku, ip: canonicalIp(h.ip) ?? h.ip, type: h.type };
   if (source.shows.status) l.status = h.state === "other" ? (h.stateText ?? "other") : h.state;
-  else if (source.suspendedIsAbsent) l.status = "active";
+  else if (source.suspension === "by-removal") l.status = "active";
   if (source.shows.expiry && h.expiresAt !== undefined) l.expires_at = new Date(h.expiresAt).toISOString();
   if (h.upstreamId !== undefined) l.upstream_id = h.upstreamId;
   return l;

@@ -10,7 +10,7 @@ import { isLive } from "../match.js";
 export const missingUpstream: SlotRule = {
   kind: "missing_upstream",
   detect: ({ svc, license, source }) =>
-    !license && isLive(svc) && !(svc.status === "suspended" && source.suspendedIsAbsent) ? { expected: svc.status, actual: "absent" } : undefined,
+    !license && isLive(svc) && !(svc.status === "suspended" && source.suspension === "by-removal") ? { expected: svc.status, actual: "absent" } : undefined,
   fixable: () => false,
   fixText: ({ svc, slot, source }) =>
     slot.heldBy
