@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TEST_ADMIN_TOKEN, type TestBridge } from "../helpers/bridge.js";
-import { MANAGE2_ADMIN, orderActiveOf, useProviderBridges } from "../helpers/providers.js";
+import { CLN_CLOUDLINUX, MANAGE2_ADMIN, orderActiveOf, useProviderBridges } from "../helpers/providers.js";
+import { clnBehindTheBridge } from "../reconcile/helpers.js";
 import { ConsoleClient } from "./client.js";
 
 /**
@@ -63,6 +64,18 @@ describe("the console with three providers", () => {
     expect(page.text).toMatch(new RegExp(`<dt>Provider</dt><dd>cPanel Manage2 <span class="muted">\\(package ${MANAGE2_ADMIN}, licence ${licenseid}\\)</span>`));
     const confirm = await c.get(`/console/licences/${id}/confirm/suspend`);
     expect(confirm.text).toContain("Suspend this licence at cPanel Manage2?");
+  });
+
+  it("shows reconcile's drift with its provider", async () => {
+    const { sbs, bridge } = await start();
+    await clnBehindTheBridge(sbs).register({ ip: "203.0.113.65", type: CLN_CLOUDLINUX });
+    const c = await loggedIn(bridge);
+    await c.get("/console/reconcile");
+
+    const r = await c.post("/console/reconcile", { fix: "false" });
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("each configured provider's licence list");
+    expect(r.text).toMatch(/<tr><td>unknown_locally<\/td><td>CloudLinux CLN<\/td><td><\/td><td>203\.0\.113\.65<\/td>/);
   });
 
   it("names the wrong field of a provider filter or a cursor", async () => {
