@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Intake } from "../intake/intake.js";
 import { billingEventSchema, fieldErrors } from "../intake/event-schema.js";
 import type { Logger } from "../log/logger.js";
-import { reconcile, type ReconcileDeps, type ReconcileResult } from "../reconcile/reconcile.js";
+import { LicenceListError, reconcile, type ReconcileDeps, type ReconcileResult } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
 import type { AuditDraft, Store } from "../store/store.js";
 import { AUDIT_ACTIONS } from "../vocabulary/audit.js";
@@ -201,6 +201,10 @@ export function adminActions(deps: AdminActionDeps): AdminActions {
         return { ok: true, value: result };
       } catch (err) {
         if (audit) await store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "failed", detail: (err as Error).message });
+        if (err instanceof LicenceListError) {
+          deps.logger?.warn({ err, provider: err.source.provider }, "reconcile: a provider's licence list is unavailable");
+          return { ok: false, status: 502, code: "upstream_unavailable", message: err.message };
+        }
         if (!(err instanceof ResellerError)) throw err;
         deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");
         return { ok: false, status: 502, code: "upstream_unavailable", message: `cannot read the reseller's licence list: ${err.message}` };

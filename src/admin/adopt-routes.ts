@@ -2,6 +2,7 @@ import express, { type Router } from "express";
 import { runAdoption, type AdoptionDeps } from "../adoption/adopt.js";
 import { adoptBodySchema, fieldPath, parseRows } from "../adoption/rows.js";
 import type { Logger } from "../log/logger.js";
+import { LicenceListError } from "../reconcile/lists.js";
 import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { auditFor } from "../http/auth.js";
@@ -24,7 +25,7 @@ function refuse(res: express.Response, errors: FieldErrors): void {
 }
 
 /**
- * `POST /admin/adopt`: a panel's running services against the reseller's licence list: the plan,
+ * `POST /admin/adopt`: a panel's running services against each configured provider's licence list: the plan,
  * and with `"apply": true` the adoptions written (`"buy": true` also orders what is missing).
  */
 export function adoptRouter(deps: AdoptRouteDeps): Router {
@@ -56,6 +57,10 @@ export function adoptRouter(deps: AdoptRouteDeps): Router {
     try {
       res.json(await runAdoption(deps, rows.rows, { apply, buy, mail, ...(apply ? { audit: auditFor(res, AUDIT_ACTIONS.adoptApply) } : {}) }));
     } catch (err) {
+      if (err instanceof LicenceListError) {
+        deps.logger?.warn({ err, provider: err.source.provider }, "adopt: a provider's licence list is unavailable");
+        return sendError(res, 502, "upstream_unavailable", err.message, { provider: err.source.provider });
+      }
       if (!(err instanceof ResellerError)) throw err;
       deps.logger?.warn({ err }, "adopt: the reseller's licence list is unavailable");
       sendError(res, 502, "upstream_unavailable", `cannot read the reseller's licence list: ${err.message}`);

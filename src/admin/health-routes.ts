@@ -2,7 +2,22 @@ import { connect } from "node:net";
 import express, { type Response, type Router } from "express";
 import { bareUrl, withoutUrlCredentials } from "../log/url-credentials.js";
 import type { Metrics } from "../observability/metrics.js";
+import { ResellerError } from "../reseller/errors.js";
 import type { Store } from "../store/store.js";
+import type { ProviderName } from "../vocabulary/provider-names.js";
+
+/**
+ * A provider /readyz asks with a read of its own API (Manage2 and CLN): the bridge's credentials
+ * go with it, since these APIs answer nothing without them, and nothing is bought or changed.
+ */
+export interface ProviderProbe {
+  name: Exclude<ProviderName, "reseller">;
+  /** How the reasons name it ("cPanel Manage2"). */
+  label: string;
+  /** What the read asks, for the check's detail ("XMLgroupInfo"). */
+  asks: string;
+  read(): Promise<unknown>;
+}
 
 export interface HealthRouteDeps {
   store: Store;
@@ -12,6 +27,10 @@ export interface HealthRouteDeps {
    * answer, even 401 or 404, counts as reachable; no token is sent, so nothing is spent or logged.
    */
   upstreamUrls: readonly string[];
+  /** Why `upstreamUrls` is empty, for the check's detail (no reseller is configured). (Default: "no upstream URL configured") */
+  noUpstream?: string;
+  /** Manage2 and CLN, when configured: each must answer its read. (Default: none) */
+  providers?: readonly ProviderProbe[];
   /** How long /readyz waits for the upstream. (Default: 2000 ms) */
   upstreamTimeoutMs?: number;
   /** Why the database file is no longer the one the service has open, if it is not. (Default: never) */
@@ -29,7 +48,8 @@ export interface CheckResult {
   [extra: string]: unknown;
 }
 
-export type ReadinessChecks = Record<"database" | "migrations" | "upstream", CheckResult>;
+/** The reseller's check is `upstream` (its URLs, as before there were providers); Manage2's and CLN's are under their names. */
+export type ReadinessChecks = Record<"database" | "migrations" | "upstream", CheckResult> & Partial<Record<ProviderProbe["name"], CheckResult>>;
 
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 2_000;
 
@@ -81,8 +101,8 @@ function networkCode(err: unknown): string {
  * without the URL's userinfo and query: reaching it needs no credentials (and fetch refuses a URL
  * that carries them).
  */
-export async function checkUpstream(urls: readonly string[], timeoutMs: number): Promise<CheckResult> {
-  if (urls.length === 0) return { status: "ok", detail: "no upstream URL configured" };
+export async function checkUpstream(urls: readonly string[], timeoutMs: number, none = "no upstream URL configured"): Promise<CheckResult> {
+  if (urls.length === 0) return { status: "ok", detail: none };
   const failures: string[] = [];
   await Promise.all(
     urls.map(async (url) => {
@@ -96,6 +116,36 @@ export async function checkUpstream(urls: readonly string[], timeoutMs: number):
   );
   const checked = urls.map(describeUrl);
   return failures.length ? { status: "failed", detail: failures.join("; "), urls: checked } : { status: "ok", urls: checked };
+}
+
+/** The kinds of refusal that are the provider's own answer: it is reachable, it only will not do this for these credentials. */
+const ANSWERED: readonly string[] = ["unauthorized", "forbidden", "validation", "not_found", "already_exists", "insufficient_balance"];
+
+/**
+ * The provider answers its read within the timeout. No answer (a network error, a timeout, a 5xx,
+ * an answer it could not read) fails the check: its licences cannot be bought or changed now. An
+ * answer that refuses the credentials or the call is reachable, and `degraded`: the jobs of its
+ * licences will block until the operator fixes the settings, but the bridge still takes orders
+ * (as a reseller that answers 401 is reachable). The details come from the client's errors, which
+ * never carry a credential; the URL is shown without its userinfo and query.
+ */
+export async function checkProvider(probe: ProviderProbe, timeoutMs: number): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error("timed out"), { name: "TimeoutError" })), timeoutMs);
+  });
+  try {
+    await Promise.race([probe.read(), timedOut]);
+    return { status: "ok", detail: `${probe.label} answered ${probe.asks}` };
+  } catch (err) {
+    if (err instanceof ResellerError && ANSWERED.includes(err.kind)) {
+      return { status: "degraded", detail: `${probe.label} answered but refused ${probe.asks}: ${withoutUrlCredentials(err.message)}; its licences' jobs will block until its settings are fixed` };
+    }
+    const why = err instanceof ResellerError ? withoutUrlCredentials(err.message) : networkCode(err);
+    return { status: "failed", detail: `${probe.label} unreachable (${why})` };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The SMTP server accepts a TCP connection within the timeout; nothing is sent or authenticated. */
@@ -119,7 +169,8 @@ function noStore(res: Response): Response {
 
 /**
  * `GET /healthz` (the process answers), `GET /readyz` (database writable, migrations current,
- * upstream reachable; 503 with reasons otherwise) and `GET /metrics` (Prometheus text).
+ * the reseller and every other configured provider reachable; 503 with reasons otherwise) and
+ * `GET /metrics` (Prometheus text).
  * No authentication: mount them before anything that requires it.
  */
 export function healthRouter(deps: HealthRouteDeps): Router {
@@ -128,9 +179,19 @@ export function healthRouter(deps: HealthRouteDeps): Router {
   // Probes arriving together share one upstream check instead of each opening a connection.
   let upstreamInFlight: Promise<CheckResult> | undefined;
   const upstream = () =>
-    (upstreamInFlight ??= checkUpstream(deps.upstreamUrls, timeoutMs).finally(() => {
+    (upstreamInFlight ??= checkUpstream(deps.upstreamUrls, timeoutMs, deps.noUpstream).finally(() => {
       upstreamInFlight = undefined;
     }));
+  // The same for each provider's read: probes arriving together make one call per provider.
+  const providerInFlight = new Map<string, Promise<CheckResult>>();
+  const provider = (probe: ProviderProbe) => {
+    let pending = providerInFlight.get(probe.name);
+    if (!pending) {
+      pending = checkProvider(probe, timeoutMs).finally(() => providerInFlight.delete(probe.name));
+      providerInFlight.set(probe.name, pending);
+    }
+    return pending;
+  };
 
   router.get("/healthz", (_req, res) => {
     noStore(res).json({ status: "ok" });
@@ -141,21 +202,24 @@ export function healthRouter(deps: HealthRouteDeps): Router {
       return noStore(res).status(503).json({ status: "draining", reasons: ["the service is shutting down: send work to another instance"] });
     }
     const pendingUpstream = upstream();
+    const pendingProviders = (deps.providers ?? []).map((p) => provider(p).then((c) => [p.name, c] as const));
     const pendingSmtp = deps.smtp ? checkSmtp(deps.smtp, timeoutMs) : undefined;
     const lost = deps.databaseLost?.();
     const checks: ReadinessChecks = {
       database: lost ? { status: "failed", detail: lost } : await checkDatabase(deps.store),
       migrations: await checkMigrations(deps.store),
       upstream: await pendingUpstream,
+      ...Object.fromEntries(await Promise.all(pendingProviders)),
     };
-    const reasons = Object.entries(checks)
-      .filter(([, c]) => c.status !== "ok")
-      .map(([name, c]) => `${name}: ${c.detail ?? "failed"}`);
-    // Mail can wait (its jobs retry): an SMTP server out of reach degrades the service, it does not take it out of rotation.
+    const named = (entries: [string, CheckResult][], status: CheckResult["status"]) => entries.filter(([, c]) => c.status === status).map(([name, c]) => `${name}: ${c.detail ?? status}`);
+    const reasons = named(Object.entries(checks), "failed");
+    // Mail can wait (its jobs retry): an SMTP server out of reach degrades the service, it does
+    // not take it out of rotation; nor does a provider that answers but refuses the credentials.
     const smtp = await pendingSmtp;
     const all = smtp ? { ...checks, smtp } : checks;
+    const degraded = named(Object.entries(all), "degraded");
     if (reasons.length) return noStore(res).status(503).json({ status: "not ready", reasons, checks: all });
-    if (smtp?.status === "degraded") return noStore(res).json({ status: "ready", degraded: [`smtp: ${smtp.detail}`], checks: all });
+    if (degraded.length) return noStore(res).json({ status: "ready", degraded, checks: all });
     noStore(res).json({ status: "ready", checks: all });
   });
 

@@ -164,6 +164,7 @@ export const balanceSchema = z.object({
 
 export const driftItemSchema = z.object({
   kind: z.enum(DRIFT_KINDS),
+  provider: z.enum(PROVIDER_NAMES).describe("Whose licence list it was found in: the service's provider, or the one holding a licence no service accounts for"),
   service_id: z.string().nullable(),
   ip: z.string(),
   type: z.string(),
@@ -184,15 +185,26 @@ export const adoptionPlanSchema = z.object({
     .array(
       z.object({
         service_identifier: z.string(),
-        action: z.enum(ADOPTION_ACTIONS).describe("adopt: held upstream, free, as the product wants it; buy: not held; conflict: for a person; managed: known already"),
+        provider: z
+          .enum(PROVIDER_NAMES)
+          .nullable()
+          .describe("The row's provider: its product's (the row's provider column must agree); the column's for an unknown product; null when neither names one"),
+        action: z.enum(ADOPTION_ACTIONS).describe("adopt: held by its provider, free, as the product wants it; buy: not held; conflict: for a person; managed: known already"),
         reason: z.string(),
         cost: z.number().nullable().describe("adopt: 0; buy: the price for the row's cycle (null when unknown); otherwise null"),
       }),
     )
     .describe("One item per row, in the rows' order"),
   orphans: z
-    .array(z.object({ ip: z.string(), type: z.string(), monthly_cost: z.number().nullable() }))
-    .describe("Licences the reseller holds that no row and no service claims"),
+    .array(
+      z.object({
+        provider: z.enum(PROVIDER_NAMES),
+        ip: z.string(),
+        type: z.string(),
+        monthly_cost: z.number().nullable().describe("The reseller's price list for its type; for Manage2 and CLN, the price_per_month of the catalogue product that sells it"),
+      }),
+    )
+    .describe("Licences a configured provider holds that no row and no service claims"),
 });
 export const auditEntrySchema = z.object({
   id: z.number().int().describe("Increasing: a later entry has a larger id"),
@@ -215,14 +227,23 @@ export const forecastSchema = z.object({
   due: z.array(
     z.object({
       service_id: z.string(),
+      provider: z.enum(PROVIDER_NAMES).describe("Who the cost goes to: the reseller (a renewal bought from the balance), or Manage2 or CLN (billed to their own account while the licence is active)"),
       ip: z.string(),
       type: z.string().describe("The licence type, or the bundle id"),
       due_at: z.string().describe("When the renewal sweep will queue it: the term end less RENEWAL_LEAD_DAYS, or now when that is past"),
-      cost: z.number().nullable().describe("What the renewal costs; null when its product has no price (a live catalogue product without price_per_month)"),
+      cost: z
+        .number()
+        .nullable()
+        .describe(
+          "What the renewal costs; for Manage2 and CLN, what they bill over the term (price_per_month times its months); null when its product has no price (a live catalogue product without price_per_month)",
+        ),
     }),
   ),
-  total_cost: z.number().nullable().describe("null when any cost is unknown"),
-  shortfall: z.number().nullable().describe("max(0, total_cost - balance); null when either is unknown"),
+  total_cost: z.number().nullable().describe("Every provider's costs together; null when any cost is unknown"),
+  shortfall: z.number().nullable().describe("max(0, the reseller's cost - balance): Manage2 and CLN bill their own accounts; null when either is unknown"),
+  by_provider: z
+    .partialRecord(z.enum(PROVIDER_NAMES), z.object({ renewals: z.number().int(), cost: z.number().nullable().describe("null when any of its costs is unknown") }))
+    .describe("Each provider with renewals in the window: how many, and the money it will take"),
   unpriced_products: z.array(z.string()).describe("Catalogue products of due renewals without price_per_month: set them to know the cost"),
   prices: z.enum(["sandbox", "catalogue"]).describe('"sandbox": the sandbox\'s price list; "catalogue": each product\'s price_per_month in the catalogue'),
 });
@@ -235,12 +256,23 @@ export const licenceActionSchema = z.object({
   nothing_to_do: z.string().nullable().describe("why nothing needs doing (the service already is, or is about to be, so)"),
 });
 
-const checkSchema = z.looseObject({ status: z.enum(["ok", "failed"]), detail: z.string().optional() });
-const checksSchema = z.object({ database: checkSchema, migrations: checkSchema, upstream: checkSchema });
-export const readySchema = z.object({ status: z.literal("ready"), checks: checksSchema });
+const checkSchema = z.looseObject({ status: z.enum(["ok", "failed", "degraded"]), detail: z.string().optional() });
+const checksSchema = z.object({
+  database: checkSchema,
+  migrations: checkSchema,
+  upstream: checkSchema.describe("The reseller: its API's URLs answer (any HTTP answer counts)"),
+  manage2: checkSchema.optional().describe("cPanel Manage2, when configured: it answers XMLgroupInfo; degraded when it refuses the credentials"),
+  cln: checkSchema.optional().describe("CloudLinux CLN, when configured: it answers a check of a documentation IP; degraded when it refuses the credentials"),
+  smtp: checkSchema.optional().describe("The SMTP server, when configured: degraded, never failed, when out of reach"),
+});
+export const readySchema = z.object({
+  status: z.literal("ready"),
+  degraded: z.array(z.string()).optional().describe('What works but not as it should, e.g. "manage2: cPanel Manage2 answered but refused XMLgroupInfo: ..."'),
+  checks: checksSchema,
+});
 export const notReadySchema = z.object({
   status: z.literal("not ready"),
-  reasons: z.array(z.string()).describe('One per failed check, e.g. "upstream: ... unreachable (ECONNREFUSED)"'),
+  reasons: z.array(z.string()).describe('One per failed check, naming it, e.g. "upstream: ... unreachable (ECONNREFUSED)", "manage2: cPanel Manage2 unreachable (...)"'),
   checks: checksSchema,
 });
 
@@ -249,6 +281,7 @@ export const provisionedLicenseSchema = z.object({
   license_key: z.string().describe("The bridge's stable name of the licence: returned by create, accepted by every other call"),
   service_identifier: z.string().describe("The panel's service id"),
   package_identifier: z.string().describe("The product id of the catalogue"),
+  provider: z.enum(PROVIDER_NAMES).describe("Who sells the licence: the reseller, cPanel's Manage2 or CloudLinux's CLN"),
   status: z.enum(SERVICE_STATUSES),
   ip: z.string(),
   type: z.string().nullable().describe("Upstream licence type (null for a bundle)"),
@@ -256,7 +289,10 @@ export const provisionedLicenseSchema = z.object({
   bundle: z.string().nullable(),
   expires_at: nullableIso.describe("When the upstream term ends"),
   paid_until: nullableIso.describe("Up to when the customer has paid"),
-  install_command: z.string().nullable().describe("Once the licence is active (one line per licence of a bundle); null otherwise"),
+  install_command: z
+    .string()
+    .nullable()
+    .describe("Once the licence is active (one line per licence of a bundle); null otherwise. The reseller's from its API; a Manage2 or CLN licence's from its catalogue product's install_command"),
   ip_changes_left: z.number().int().nullable().describe("null when the product allows unlimited IP changes"),
   last_error: z.string().nullable(),
 });

@@ -1,7 +1,7 @@
 import express, { type Router } from "express";
 import { z } from "zod";
 import type { Logger } from "../log/logger.js";
-import { reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
+import { LicenceListError, reconcile, type ReconcileDeps } from "../reconcile/reconcile.js";
 import { ResellerError } from "../reseller/errors.js";
 import { isJsonContentType } from "../webhooks/route.js";
 import { fieldErrors } from "../intake/event-schema.js";
@@ -23,7 +23,7 @@ export const reconcileBodySchema = z.strictObject({
 });
 
 
-/** `POST /admin/reconcile`: the bridge against the reseller's licence list; `{"fix": true}` repairs what needs no purchase. */
+/** `POST /admin/reconcile`: the bridge against each configured provider's licence list; `{"fix": true}` repairs what needs no purchase. */
 export function reconcileRouter(deps: ReconcileRouteDeps): Router {
   const router = express.Router();
   // One at a time: two repairs of the same drift would suspend twice and write history twice.
@@ -54,6 +54,10 @@ export function reconcileRouter(deps: ReconcileRouteDeps): Router {
     } catch (err) {
       if (audit) {
         await deps.store.audit.record({ ...audit, action: AUDIT_ACTIONS.reconcileFix, outcome: "failed", detail: (err as Error).message });
+      }
+      if (err instanceof LicenceListError) {
+        deps.logger?.warn({ err, provider: err.source.provider }, "reconcile: a provider's licence list is unavailable");
+        return sendError(res, 502, "upstream_unavailable", err.message, { provider: err.source.provider });
       }
       if (!(err instanceof ResellerError)) throw err;
       deps.logger?.warn({ err }, "reconcile: the reseller's licence list is unavailable");

@@ -2,18 +2,18 @@ import type { Catalog } from "../catalog/catalog.js";
 import { jobOf } from "../jobs/define.js";
 import type { Intake } from "../intake/intake.js";
 import { ENFORCE_SUSPENSION, INSTALL_MAIL } from "../intake/jobs.js";
-import { typesOf } from "../intake/rules.js";
-import type { Upstream } from "../reseller/upstream.js";
+import { licencesHeld } from "../intake/rules.js";
 import type { AdoptionWrite, AuditDraft, Store } from "../store/store.js";
 import { serviceQueueKey } from "../vocabulary/job-kinds.js";
+import { licenceLists, readLists, type ListSources } from "../reconcile/lists.js";
 import { readServiceBriefs } from "../reconcile/service-briefs.js";
 import { asPlan, planAdoption, type AdoptionPlan, type PlannedRow } from "./plan.js";
 import type { PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
 
-export interface AdoptionDeps {
+/** Where the lists are read (`upstream`: the reseller's; `providers`: every configured one), and the rest the plan and its writes need. */
+export interface AdoptionDeps extends ListSources {
   store: Store;
-  upstream: Upstream;
   catalog: Catalog;
   prices: PriceList;
   allowPrivateIps: boolean;
@@ -40,7 +40,7 @@ export interface AdoptionOptions {
 export const ADOPTION_SOURCE = "adopt";
 
 /**
- * Plans an import against the reseller's licence list (one call) and the bridge's services and,
+ * Plans an import against each configured provider's licence list (one read each) and the bridge's services and,
  * with `apply`, writes what needs no purchase: each adopted service in batches, one short
  * transaction each, so an interrupted run keeps what it committed and a rerun finds those
  * services `managed` and finishes the rest. Writing buys nothing and mails nothing; purchases
@@ -48,9 +48,9 @@ export const ADOPTION_SOURCE = "adopt";
  * suspended, with reconcile's repair queued for each of its licences the reseller has active.
  */
 export async function runAdoption(deps: AdoptionDeps, rows: readonly AdoptionRow[], options: AdoptionOptions = {}): Promise<AdoptionPlan> {
-  const licenses = await deps.upstream.listLicenses();
+  const { licenses, sources } = await readLists(licenceLists(deps));
   const services = await readServiceBriefs(deps.store);
-  const { planned, orphans } = await planAdoption({ rows, services, licenses, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
+  const { planned, orphans } = await planAdoption({ rows, services, licenses, sources, catalog: deps.catalog, prices: deps.prices, allowPrivateIps: deps.allowPrivateIps });
   if (!options.apply) return asPlan(planned, orphans);
 
   await writeAdoptions(deps, planned, options);
@@ -73,14 +73,19 @@ async function writeAdoptions(deps: AdoptionDeps, planned: PlannedRow[], options
     const byId = new Map(batch.map((p) => [p.adopted!.service_id, p]));
     const result = await deps.store.adoption.insert(writes, (w, holders) => {
       // Checked again inside the transaction: an order may have taken the IP since the plan was made.
-      const mine = byId.get(w.service.service_id)!.types!;
-      const other = holders.find((h) => typesOf(h).some((t) => mine.includes(t)));
-      return other ? `service ${other.service_id} of the bridge now holds ${w.service.ip} for ${mine.join(" and ")}; one licence belongs to one service` : undefined;
+      const mine = byId.get(w.service.service_id)!.held!;
+      const keys = new Set(mine.map((l) => l.key));
+      const other = holders.find((h) => licencesHeld(h).some((l) => keys.has(l.key)));
+      return other ? `service ${other.service_id} of the bridge now holds ${w.service.ip} for ${mine.map((l) => l.label).join(" and ")}; one licence belongs to one service` : undefined;
     }, options.audit);
     for (const id of result.known) {
-      byId.get(id)!.item = { service_identifier: id, action: "managed", reason: `the bridge came to manage service ${id} while the import ran; nothing written`, cost: null };
+      const item = byId.get(id)!.item;
+      byId.get(id)!.item = { ...item, action: "managed", reason: `the bridge came to manage service ${id} while the import ran; nothing written`, cost: null };
     }
-    for (const r of result.refused) byId.get(r.service_id)!.item = { service_identifier: r.service_id, action: "conflict", reason: r.reason, cost: null };
+    for (const r of result.refused) {
+      const item = byId.get(r.service_id)!.item;
+      byId.get(r.service_id)!.item = { ...item, action: "conflict", reason: r.reason, cost: null };
+    }
     await options.onBatch?.(Math.min(i + size, adopt.length), adopt.length);
   }
 }

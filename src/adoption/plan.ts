@@ -1,26 +1,31 @@
 import type { Catalog, CatalogProduct } from "../catalog/catalog.js";
 import { upstreamStatus } from "../reconcile/listed.js";
+import { providerOfListed, RESELLER_SOURCE, skuOfListed, type ListSource, type Listed } from "../reconcile/lists.js";
 import { match, unaccounted, type Slot } from "../reconcile/match.js";
-import type { ListedLicense } from "../reseller/answers.js";
 import { companionsOf } from "../reseller/upstream.js";
 import { isoToMs } from "../lifecycle/record.js";
-import { typesOf } from "../intake/rules.js";
+import { licencesHeld } from "../intake/rules.js";
+import { productOf } from "../providers/catalogue.js";
 import type { NewHistory, ServiceBrief } from "../store/store.js";
 import { canonicalIp, unusableIpReason } from "../vocabulary/ip-address.js";
-import { DEFAULT_PROVIDER } from "../vocabulary/provider-names.js";
+import { DEFAULT_PROVIDER, type ProviderName } from "../vocabulary/provider-names.js";
+import { PROVIDER_TITLES } from "../vocabulary/providers.js";
 import { LITESPEED_VARIANTS, type ProductType } from "../vocabulary/products.js";
 import { money, type PriceList } from "../catalog/prices.js";
 import type { AdoptionRow } from "./rows.js";
 import type { AdoptedService } from "../store/store.js";
 
 /**
- * The adoption plan: each row of a panel's export against the reseller's licence list (read
- * once) and the bridge's own services, decided without a single further upstream call, so a
- * book of 100,000 services is planned in one pass of maps keyed by IP and type.
+ * The adoption plan: each row of a panel's export against its provider's licence list (each
+ * configured provider's read once) and the bridge's own services, decided without a single
+ * further upstream call, so a book of 100,000 services is planned in one pass of maps keyed by
+ * provider, IP and what is bought. A row's provider is its product's (a `provider` column, when
+ * given, must say the same).
  *
- * - adopt: every licence the row's product needs is at the row's IP upstream, as the product
- *   wants it (type and LiteSpeed variant), active or suspended, and no service holds it; a row
- *   the panel has suspended is adopted suspended, its licences active upstream suspended there;
+ * - adopt: every licence the row's product needs is at the row's IP at its provider, as the
+ *   product wants it (type and LiteSpeed variant), active or suspended (for Manage2, which
+ *   suspends by expiry, expired counts as suspended), and no service holds it; a row the panel
+ *   has suspended is adopted suspended, its licences active upstream suspended there;
  * - buy: none of them is there, and the panel does not have the service suspended (cost: the
  *   price list's, for the row's cycle);
  * - conflict: anything a person must decide (the reason says what), among them a row on a
@@ -33,6 +38,8 @@ export type AdoptionAction = (typeof ADOPTION_ACTIONS)[number];
 
 export interface PlanItem {
   service_identifier: string;
+  /** The row's provider: its product's (or the row's `provider` column, where the product is unknown); null when neither names one. */
+  provider: ProviderName | null;
   action: AdoptionAction;
   reason: string;
   /** adopt: 0 (nothing bought); buy: the cycle's price, or null when no price is known; otherwise null. */
@@ -40,6 +47,7 @@ export interface PlanItem {
 }
 
 export interface Orphan {
+  provider: ProviderName;
   ip: string;
   type: string;
   monthly_cost: number | null;
@@ -54,32 +62,35 @@ export interface AdoptionPlan {
 export interface PlannedRow {
   item: PlanItem;
   row: AdoptionRow;
-  /** adopt: the service as the reseller holds it. */
+  /** adopt: the service as its provider holds it. */
   adopted?: AdoptedService;
   /** adopt: its history entry. */
   history?: NewHistory;
-  /** adopt: the licence types it takes at its IP, for the check made again when it is written. */
-  types?: string[];
-  /** adopt, for a row the panel has suspended: its licences the reseller has active, to be suspended there. */
-  suspendUpstream?: { ip: string; type: ProductType }[];
+  /** adopt: the licences it takes at its IP (licencesHeld's keys and labels), for the check made again when it is written. */
+  held?: { key: string; label: string }[];
+  /** adopt, for a row the panel has suspended: its licences the provider has active, to be suspended there (reconcile's repair job's payload). */
+  suspendUpstream?: { ip: string; type: ProductType; provider: ProviderName; sku: string; upstream_id?: string }[];
 }
 
 export interface PlanInput {
   rows: readonly AdoptionRow[];
   /** Every service the bridge has, any status. */
   services: readonly ServiceBrief[];
-  /** The reseller's licence list, whole. */
-  licenses: readonly ListedLicense[];
+  /** Every configured provider's licence list, whole. */
+  licenses: readonly Listed[];
+  /** How each provider's list was read; a row of a provider not among them is left to a person. (Default: the reseller's alone) */
+  sources?: ReadonlyMap<ProviderName, ListSource>;
   catalog: Catalog;
   prices: PriceList;
   allowPrivateIps: boolean;
 }
 
-const key = (ip: string, type: string) => `${canonicalIp(ip) ?? ip}|${type}`;
-const isSuspended = (l: ListedLicense) => upstreamStatus(l) === "suspended";
-const isActive = (l: ListedLicense) => l.status === undefined || /^(active|ok|enabled)$/i.test(l.status.trim());
+const key = (ip: string, held: string) => `${canonicalIp(ip) ?? ip}|${held}`;
+/** Suspended as the bridge would have it: suspended, or for a provider that suspends by expiry (Manage2), expired. */
+const isSuspended = (l: Listed, source: ListSource) => upstreamStatus(l) === "suspended" || (source.suspension === "by-expiry" && upstreamStatus(l) === "expired");
+const isActive = (l: Listed) => l.status === undefined || /^(active|ok|enabled)$/i.test(l.status.trim());
 /** As lifecycle/acquire.ts reads it: a list that shows no variant holds the plain one. */
-const heldVariant = (l: ListedLicense): string => ((LITESPEED_VARIANTS as readonly string[]).includes(l.variant ?? "") ? l.variant! : "litespeed");
+const heldVariant = (l: Listed): string => ((LITESPEED_VARIANTS as readonly string[]).includes(l.variant ?? "") ? l.variant! : "litespeed");
 const dateOf = (ms: number | null) => (ms === null ? "no expiry listed" : `expires ${new Date(ms).toISOString().slice(0, 10)}`);
 
 /** A row as the service it would be, for reconcile's matching: pending, so it takes a licence only at its own IP. */
@@ -96,69 +107,78 @@ function asService(row: AdoptionRow, product: CatalogProduct): ServiceBrief {
     status: "pending",
     expires_at: null,
     updated_at: 0,
-    // The reseller's until the catalogue names providers (issue 36).
-    provider: DEFAULT_PROVIDER,
-    sku: null,
+    provider: product.provider,
+    sku: skuOfProduct(product),
     upstream_id: null,
   };
 }
 
+/** What a product is bought as at a provider other than the reseller (its package, its CLN type); null for the reseller's, whose type or bundle it is. */
+const skuOfProduct = (product: CatalogProduct): string | null => (product.provider === DEFAULT_PROVIDER ? null : product.purchase.sku);
+
 export async function planAdoption(input: PlanInput): Promise<{ planned: PlannedRow[]; orphans: Orphan[] }> {
   const { catalog, prices } = input;
+  const sources = input.sources ?? new Map([[DEFAULT_PROVIDER, RESELLER_SOURCE]]);
   const known = new Map(input.services.map((s) => [s.service_id, s]));
-  // One licence, one service: who of the bridge holds (IP, type) now, whatever the reseller's list says.
+  // One licence, one service: who of the bridge holds (IP, provider, what is bought) now, whatever the lists say.
   const holders = new Map<string, string>();
   for (const s of input.services) {
     if (s.status === "terminated") continue;
-    for (const t of typesOf(s)) holders.set(key(s.ip, t), s.service_id);
+    for (const l of licencesHeld(s)) holders.set(key(s.ip, l.key), s.service_id);
   }
 
   const planned: PlannedRow[] = [];
   const candidates: { row: AdoptionRow; product: CatalogProduct; at: number }[] = [];
-  // The row of this import that takes (IP, type), the first in the file: apply would write or order it first and refuse the next.
+  // The row of this import that takes (IP, provider, what is bought), the first in the file: apply would write or order it first and refuse the next.
   const takenByRow = new Map<string, string>();
-  const decide = (row: AdoptionRow, action: AdoptionAction, reason: string, cost: number | null = null) => {
-    const p: PlannedRow = { item: { service_identifier: row.service_identifier, action, reason, cost }, row };
+  const decide = (row: AdoptionRow, provider: ProviderName | null, action: AdoptionAction, reason: string, cost: number | null = null) => {
+    const p: PlannedRow = { item: { service_identifier: row.service_identifier, provider, action, reason, cost }, row };
     planned.push(p);
     return p;
   };
   for (const row of input.rows) {
     const existing = known.get(row.service_identifier);
     if (existing) {
-      decide(row, "managed", `the bridge manages service ${row.service_identifier} already (${existing.status}); nothing to do`);
-      continue;
-    }
-    if (row.status === "terminated") {
-      decide(row, "conflict", "terminated or cancelled in the panel: not adopted; a licence the reseller still holds at its IP is listed among the orphans");
+      decide(row, existing.provider, "managed", `the bridge manages service ${row.service_identifier} already (${existing.status}); nothing to do`);
       continue;
     }
     const product = catalog.product(row.package_identifier);
+    const provider = product?.provider ?? row.provider ?? null;
+    if (row.status === "terminated") {
+      decide(row, provider, "conflict", "terminated or cancelled in the panel: not adopted; a licence its provider still holds at its IP is listed among the orphans");
+      continue;
+    }
     if (!product) {
-      decide(row, "conflict", `unknown product "${row.package_identifier}" (not in the product catalogue): add it to PRODUCTS_FILE, or correct the row`);
+      decide(row, provider, "conflict", `unknown product "${row.package_identifier}" (not in the product catalogue): add it to PRODUCTS_FILE, or correct the row`);
+      continue;
+    }
+    if (row.provider !== undefined && row.provider !== product.provider) {
+      decide(row, row.provider, "conflict", `the row says provider ${row.provider}, but product ${product.productId} is bought from ${product.provider}: correct the row's provider or its product`);
+      continue;
+    }
+    if (!sources.has(product.provider)) {
+      decide(row, provider, "conflict", `${PROVIDER_TITLES[product.provider]}'s licence list was not read (it is not configured): configure it, then import the row again`);
       continue;
     }
     const unusable = unusableIpReason(row.ip, input.allowPrivateIps);
     if (unusable) {
-      decide(row, "conflict", `IP ${row.ip} cannot hold a licence: ${unusable}`);
+      decide(row, provider, "conflict", `IP ${row.ip} cannot hold a licence: ${unusable}`);
       continue;
     }
-    const held = typesOf(product)
-      .map((t) => [t, holders.get(key(row.ip, t))] as const)
-      .find(([, by]) => by !== undefined);
+    const wanted = licencesHeld(product);
+    const held = wanted.map((l) => [l.label, holders.get(key(row.ip, l.key))] as const).find(([, by]) => by !== undefined);
     if (held) {
-      decide(row, "conflict", `service ${held[1]} of the bridge holds the ${held[0]} licence at ${row.ip}; one licence belongs to one service`);
+      decide(row, provider, "conflict", `service ${held[1]} of the bridge holds the ${held[0]} licence at ${row.ip}; one licence belongs to one service`);
       continue;
     }
-    const taken = typesOf(product)
-      .map((t) => [t, takenByRow.get(key(row.ip, t))] as const)
-      .find(([, by]) => by !== undefined);
+    const taken = wanted.map((l) => [l.label, takenByRow.get(key(row.ip, l.key))] as const).find(([, by]) => by !== undefined);
     if (taken) {
-      decide(row, "conflict", `the row of service ${taken[1]} earlier in this import takes the ${taken[0]} licence at ${row.ip}; one licence belongs to one service: keep one of the two rows`);
+      decide(row, provider, "conflict", `the row of service ${taken[1]} earlier in this import takes the ${taken[0]} licence at ${row.ip}; one licence belongs to one service: keep one of the two rows`);
       continue;
     }
-    for (const t of typesOf(product)) takenByRow.set(key(row.ip, t), row.service_identifier);
+    for (const l of wanted) takenByRow.set(key(row.ip, l.key), row.service_identifier);
     candidates.push({ row, product, at: planned.length });
-    decide(row, "conflict", "(decided below)");
+    decide(row, provider, "conflict", "(decided below)");
   }
 
   // Reconcile's matching, the bridge's services first: a licence one of them holds is not free to adopt.
@@ -173,36 +193,41 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
     if (mine) mine.push(slot);
     else slotsOf.set(slot.svc.service_id, [slot]);
   }
-  const unclaimedAt = new Map<string, ListedLicense[]>();
+  // The licences no service claims, by their provider and IP: what a row finds there instead of its own.
+  const unclaimedAt = new Map<string, Listed[]>();
   for (const l of input.licenses) {
     if (l.free || claimed.has(l)) continue;
-    const ip = canonicalIp(l.ip) ?? l.ip;
-    const here = unclaimedAt.get(ip);
+    const at = key(l.ip, providerOfListed(l));
+    const here = unclaimedAt.get(at);
     if (here) here.push(l);
-    else unclaimedAt.set(ip, [l]);
+    else unclaimedAt.set(at, [l]);
   }
 
   for (const { row, product, at } of candidates) {
     const p = planned[at]!;
-    const set = (action: AdoptionAction, reason: string, cost: number | null = null) => (p.item = { service_identifier: row.service_identifier, action, reason, cost });
+    const source = sources.get(product.provider)!;
+    const who = source.label;
+    const types = typesOfProduct(product);
+    const set = (action: AdoptionAction, reason: string, cost: number | null = null) =>
+      (p.item = { service_identifier: row.service_identifier, provider: product.provider, action, reason, cost });
     const mine = slotsOf.get(row.service_identifier) ?? [];
     const found = mine.filter((s) => s.license);
     const heldBy = mine.find((s) => !s.license && s.heldBy);
     if (heldBy) {
-      const who = rowIds.has(heldBy.heldBy!) ? `the row of service ${heldBy.heldBy} in this import` : `service ${heldBy.heldBy} of the bridge`;
-      set("conflict", `the reseller's ${heldBy.type} licence at ${row.ip} is claimed by ${who}; one licence belongs to one service`);
+      const by = rowIds.has(heldBy.heldBy!) ? `the row of service ${heldBy.heldBy} in this import` : `service ${heldBy.heldBy} of the bridge`;
+      set("conflict", `${who}'s ${heldBy.type} licence at ${row.ip} is claimed by ${by}; one licence belongs to one service`);
       continue;
     }
     if (found.length === 0) {
-      const other = unclaimedAt.get(row.ip);
+      const other = unclaimedAt.get(key(row.ip, product.provider));
       if (other?.length) {
-        set("conflict", `the reseller holds ${[...new Set(other.map((l) => l.type))].join(" and ")} at ${row.ip}, not ${typesOf(product).join(" and ")}: check the row's product before buying`);
+        set("conflict", `${who} holds ${[...new Set(other.map(shownAs))].join(" and ")} at ${row.ip}, not ${types.join(" and ")}: check the row's product before buying`);
         continue;
       }
       if (row.status === "suspended") {
         set(
           "conflict",
-          `suspended in the panel, and the reseller holds no ${typesOf(product).join(" or ")} licence at ${row.ip}: a suspended service is not bought; ` +
+          `suspended in the panel, and ${who} holds no ${types.join(" or ")} licence at ${row.ip}: a suspended service is not bought; ` +
             "import the row again once the panel has it active (then it is bought), or terminate it in the panel",
         );
         continue;
@@ -211,42 +236,53 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
       const months = catalog.months(row.billing_cycle);
       const cost = monthly === null ? null : money(monthly * months);
       const priced = cost === null ? ` (no price known: set price_per_month for product ${product.productId} in the catalogue)` : "";
-      set("buy", `the reseller holds no ${typesOf(product).join(" or ")} licence at ${row.ip}: to be bought for ${months} month(s)${priced}`, cost);
+      set("buy", `${who} holds no ${types.join(" or ")} licence at ${row.ip}: to be bought for ${months} month(s)${priced}`, cost);
       continue;
     }
     if (found.length < mine.length) {
       const missing = mine.filter((s) => !s.license).map((s) => s.type);
-      set("conflict", `the reseller holds ${found.map((s) => s.type).join(" and ")} at ${row.ip} but not ${missing.join(" and ")}: adopting would record a bundle the reseller does not hold whole`);
+      set("conflict", `${who} holds ${found.map((s) => s.type).join(" and ")} at ${row.ip} but not ${missing.join(" and ")}: adopting would record a bundle ${who} does not hold whole`);
       continue;
     }
-    const refusal = found.map((s) => refusalOf(s, product)).find((r) => r !== undefined);
+    const refusal = found.map((s) => refusalOf(s, product, source)).find((r) => r !== undefined);
     if (refusal) {
       set("conflict", refusal);
       continue;
     }
     const licenses = found.map((s) => s.license!);
-    const suspended = licenses.some(isSuspended);
+    const suspended = licenses.some((l) => isSuspended(l, source));
     // The panel's suspension holds here as upstream: the service is suspended, and so is each licence still active there.
-    const toSuspend = row.status === "suspended" ? found.filter((s) => !isSuspended(s.license!)).map((s) => ({ ip: s.license!.ip, type: s.type as ProductType })) : [];
+    const toSuspend =
+      row.status === "suspended"
+        ? found
+            .filter((s) => !isSuspended(s.license!, source))
+            .map((s) => ({ ip: s.license!.ip, type: s.type as ProductType, provider: product.provider, sku: skuOfListed(s.license!), ...(s.license!.upstream_id ? { upstream_id: s.license!.upstream_id } : {}) }))
+        : [];
     const expiries = licenses.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
-    const expiresAt = expiries.length ? Math.min(...expiries) : null;
+    const paidUntil = row.next_due_date ? Date.parse(row.next_due_date) : null;
+    // A provider that bills while active lists no term: the bridge's term is what the panel says the customer paid.
+    const expiresAt = expiries.length ? Math.min(...expiries) : source.renewal === "billed-while-active" ? paidUntil : null;
     const bundleKeys = new Set(licenses.map((l) => l.bundle_key ?? null));
     const variant = licenses.find((l) => l.type === "litespeed");
+    const upstreamIds = [...new Set(licenses.map((l) => l.upstream_id).filter((id) => id !== undefined))];
     const status = suspended || row.status === "suspended" ? "suspended" : "active";
     const upstream = suspended ? (toSuspend.length ? "partly suspended" : "suspended") : "active";
     const differs = toSuspend.length
-      ? `; the panel has it suspended: adopted suspended, and ${toSuspend.map((x) => x.type).join(" and ")} to be suspended at the reseller by a job in the service's queue`
+      ? `; the panel has it suspended: adopted suspended, and ${toSuspend.map((x) => x.type).join(" and ")} to be suspended at ${who} by a job in the service's queue`
       : row.status !== "suspended" && suspended
         ? "; the panel has it active: send service.unsuspended to reactivate it"
         : "";
-    const reason = `the reseller holds ${licenses.map((l) => `${l.type}${l.type === "litespeed" ? ` (${heldVariant(l)})` : ""}`).join(" and ")} at ${row.ip}, ${upstream}, ${dateOf(expiresAt)}; nothing to buy${differs}`;
+    const reason = `${who} holds ${licenses.map((l) => `${l.type}${l.type === "litespeed" ? ` (${heldVariant(l)})` : ""}`).join(" and ")} at ${row.ip}, ${upstream}, ${dateOf(expiries.length ? expiresAt : null)}; nothing to buy${differs}`;
     set("adopt", reason, 0);
-    p.types = typesOf(product);
+    p.held = licencesHeld(product);
     if (toSuspend.length) p.suspendUpstream = toSuspend;
     p.history = { action: "adopted from import", detail: reason };
     p.adopted = {
       service_id: row.service_identifier,
       product_id: product.productId,
+      provider: product.provider,
+      sku: skuOfProduct(product),
+      upstream_id: upstreamIds.length === 1 ? upstreamIds[0]! : null,
       kind: product.kind,
       type: product.kind === "licence" ? product.type : null,
       bundle: product.kind === "bundle" ? product.bundle : null,
@@ -260,25 +296,46 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
       customer_email: row.customer_email ?? null,
       customer_name: row.customer_name ?? null,
       expires_at: expiresAt,
-      // What the customer paid up to, as the panel says; without it, the reseller's term.
-      paid_until: row.next_due_date ? Date.parse(row.next_due_date) : expiresAt,
-      companions: JSON.stringify(companionsOf(product.kind === "licence" ? product.type : null, product.kind === "bundle" ? product.bundle : null)),
+      // What the customer paid up to, as the panel says; without it, the provider's term.
+      paid_until: paidUntil ?? expiresAt,
+      // Free companions are the reseller's (a Manage2 cPanel brings none).
+      companions: JSON.stringify(product.provider === DEFAULT_PROVIDER ? companionsOf(product.kind === "licence" ? product.type : null, product.kind === "bundle" ? product.bundle : null) : []),
       order_event_id: null,
     };
   }
 
   const orphans = (await unaccounted(book, slots, input.licenses, claimed)).map((l) => ({
+    provider: providerOfListed(l),
     ip: l.ip,
     type: l.type,
-    monthly_cost: prices.licenseType(l.type),
+    monthly_cost: orphanPrice(l, catalog, prices),
   }));
   return { planned, orphans };
 }
 
+/** The licence types a product's licences are shown as (a bundle's components). */
+function typesOfProduct(product: CatalogProduct): string[] {
+  return licencesHeld(product).map((l) => (product.provider === DEFAULT_PROVIDER ? l.label : product.kind === "licence" ? product.type : l.label));
+}
+
+/** How a licence a row did not expect is named in its reason: its type, and for another provider what it sells there. */
+const shownAs = (l: Listed): string => (l.provider === undefined ? l.type : `${l.type} (${l.provider === "manage2" ? "package" : "type"} ${skuOfListed(l)})`);
+
+/**
+ * A month of an orphan: the reseller's by its type (the price list's), another provider's by the
+ * catalogue product that sells the same there (its price_per_month).
+ */
+function orphanPrice(l: Listed, catalog: Catalog, prices: PriceList): number | null {
+  if (l.provider === undefined) return prices.licenseType(l.type);
+  const product = productOf(catalog, l.provider, { sku: skuOfListed(l) });
+  return product ? prices.product(product.productId) : null;
+}
+
 /** Why a licence found at the row's IP is not adopted as it is, or undefined. */
-function refusalOf(slot: Slot, product: CatalogProduct): string | undefined {
+function refusalOf(slot: Slot, product: CatalogProduct, source: ListSource): string | undefined {
   const l = slot.license!;
-  if (!isActive(l) && !isSuspended(l)) return `the reseller holds the ${l.type} licence at ${l.ip} with status "${l.status}": make it active at the reseller, or remove it so that it is bought`;
+  const who = source.label;
+  if (!isActive(l) && !isSuspended(l, source)) return `${who} holds the ${l.type} licence at ${l.ip} with status "${l.status}": make it active at ${who}, or remove it so that it is bought`;
   if (l.type === "litespeed" && product.kind === "licence") {
     const wanted = product.variant ?? "litespeed";
     const held = heldVariant(l);

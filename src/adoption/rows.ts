@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BILLING_CYCLES, type BillingCycle } from "../catalog/catalog.js";
 import { customerEmailSchema, dateSchema, idSchema, printableText } from "../intake/event-schema.js";
 import { ipSchema } from "../vocabulary/products.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 import type { FieldErrors } from "../validation/field-errors.js";
 
 /**
@@ -18,6 +19,7 @@ export const ADOPTION_COLUMNS = [
   "billing_cycle",
   "next_due_date",
   "status",
+  "provider",
 ] as const;
 
 /** How the panel sees the service, in our words. Panels spell these many ways (see PANEL_STATUSES). */
@@ -84,6 +86,8 @@ export const adoptionRowSchema = z.strictObject({
   billing_cycle: required(billingCycle),
   next_due_date: optional(z.preprocess((v) => (typeof v === "string" && /^0000-00-00/.test(v.trim()) ? undefined : v), panelDate.optional())),
   status: optional(panelStatus),
+  /** Who the panel says sells it; without it, the product's provider (which it must be, when given). */
+  provider: optional(z.enum(PROVIDER_NAMES, { error: `must be one of ${PROVIDER_NAMES.join(", ")}` })),
 });
 
 export type AdoptionRow = Omit<z.output<typeof adoptionRowSchema>, "status"> & { status: PanelStatus };

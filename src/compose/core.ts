@@ -130,7 +130,7 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
   opened.push(() => store.close());
   const metrics = options.metrics ?? createMetrics();
   const { reseller, upstream } = await connectUpstream(options, metrics, opened);
-  const connections = await connectProviders(config, logger, observeUpstream(logger.child({ component: "providers" }), metrics));
+  const connections = await connectProviders(config, logger, (provider) => observeUpstream(logger.child({ component: provider }), metrics, provider));
   opened.push(() => connections.close());
   const providers = providerRegistry(config, upstream, connections, () => lifecycle.catalog);
   const lifecycle: LifecycleDeps = { store, providers, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };

@@ -6,7 +6,7 @@ import { adminRouter } from "../admin/admin-routes.js";
 import { adoptRouter } from "../admin/adopt-routes.js";
 import { auditRouter } from "../admin/audit-routes.js";
 import { forecastRouter } from "../admin/forecast-routes.js";
-import { healthRouter } from "../admin/health-routes.js";
+import { healthRouter, type ProviderProbe } from "../admin/health-routes.js";
 import { openApiRouter } from "../admin/openapi.js";
 import { reconcileRouter } from "../admin/reconcile-routes.js";
 import { pricesOf } from "../catalog/prices.js";
@@ -32,7 +32,8 @@ import { secretKey } from "../webhooks/signature.js";
 import type { Background } from "./background.js";
 import type { Core } from "./core.js";
 import type { Opened, ServiceOptions } from "./options.js";
-import { noResellerUpstream } from "./no-reseller.js";
+import { PROVIDER_TITLES } from "../vocabulary/providers.js";
+import { NO_RESELLER } from "./no-reseller.js";
 import type { ProviderConnections } from "./provider-connections.js";
 import type { ResellerClients } from "./reseller-connection.js";
 
@@ -65,14 +66,29 @@ function smtpAddressOf(config: Config): { host: string; port: number } | undefin
   }
 }
 
-/** What /readyz must reach: the reseller's v1 API (and the legacy one when it provisions), when there is a reseller; Manage2's and CLN's, when configured. */
-function upstreamUrls(config: Config, reseller: ResellerClients | null, providers: ProviderConnections): string[] {
-  const others = [providers.manage2?.url, providers.cln?.url].filter((u): u is string => u !== undefined);
-  if (reseller?.sandbox) return [reseller.sandbox.apiUrl, ...others];
-  if (config.upstream.mode !== "live") return others;
+/** What /readyz must reach of the reseller: its v1 API (and the legacy one when it provisions), when there is a reseller. */
+function upstreamUrls(config: Config, reseller: ResellerClients | null): string[] {
+  if (reseller?.sandbox) return [reseller.sandbox.apiUrl];
+  if (config.upstream.mode !== "live") return [];
   const { apiUrl, legacy } = config.upstream;
-  return [...(config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl]), ...others];
+  return config.RESELLER_PROTOCOL === "v2" && legacy ? [apiUrl, legacy.url] : [apiUrl];
 }
+
+/**
+ * What /readyz asks Manage2 and CLN, when configured: the cheapest read each has that needs its
+ * credentials and changes nothing. Manage2: its licence groups (XMLgroupInfo, a few rows); CLN:
+ * the licence types held on a documentation address (`check`, which no customer's server has).
+ */
+function providerProbes(providers: ProviderConnections): ProviderProbe[] {
+  const probes: ProviderProbe[] = [];
+  const { manage2, cln } = providers;
+  if (manage2) probes.push({ name: "manage2", label: PROVIDER_TITLES.manage2, asks: "XMLgroupInfo", read: () => manage2.client.groupInfo() });
+  if (cln) probes.push({ name: "cln", label: PROVIDER_TITLES.cln, asks: `check of ${READINESS_IP}`, read: () => cln.client.check({ ip: READINESS_IP }) });
+  return probes;
+}
+
+/** An address of TEST-NET-1 (RFC 5737): never a customer's server, so CLN's answer about it is always "none". */
+const READINESS_IP = "192.0.2.1";
 
 /**
  * The HTTP surface for the configuration the service starts with, listening. What outlives a
@@ -81,8 +97,8 @@ function upstreamUrls(config: Config, reseller: ResellerClients | null, provider
  */
 export async function serveHttp(core: Core, background: Background, options: ServiceOptions, opened: Opened): Promise<HttpSurface> {
   const { store, reseller, metrics, clock, logger, waiter, lost } = core;
-  // Reconcile and adoption read the reseller's list; without a reseller they are told so.
-  const upstream = core.upstream ?? noResellerUpstream();
+  // Reconcile and adoption read each configured provider's list: the reseller's through its Upstream, the others' through the port.
+  const lists = { upstream: core.upstream, providers: core.lifecycle.providers };
   const { balance } = background;
   const config = core.started;
 
@@ -91,6 +107,9 @@ export async function serveHttp(core: Core, background: Background, options: Ser
   let draining = false;
   const unavailable = () =>
     draining ? { message: "the service is shutting down; send it again (another instance, or this one once restarted, takes it)", retryAfterSeconds: 5 } : undefined;
+
+  // The providers' connections live as long as the core: their probes are made once.
+  const probes = providerProbes(core.providers);
 
   // Install commands for the panels' client areas: from each service's provider, within WORKER_CONCURRENCY, as the install mail reads them.
   const installCommands = cachedInstallCommands(core.lifecycle.providers, clock);
@@ -116,10 +135,10 @@ export async function serveHttp(core: Core, background: Background, options: Ser
     const access = { operators: directoryOf(cfg), failures: tokenFailures, audit: store.audit, services: store.services };
     const accept = guardAccept(createIntake({ store, catalog: cfg.catalog, allowPrivateIps: cfg.ALLOW_PRIVATE_IPS }), unavailable);
     // Every change an operator makes, whether through the admin API or the console.
-    const actions = adminActions({ store, accept, reconcile: { store, upstream }, logger: logger.child({ component: "reconcile" }) });
+    const actions = adminActions({ store, accept, reconcile: { store, ...lists }, logger: logger.child({ component: "reconcile" }) });
     const forecast = background.forecastOf(cfg);
     // The admin API's adoption and the console's page: one plan, one set of prices, one intake.
-    const adoption: AdoptionDeps = { store, upstream, catalog: cfg.catalog, prices: pricesOf(cfg), allowPrivateIps: cfg.ALLOW_PRIVATE_IPS, intake: accept };
+    const adoption: AdoptionDeps = { store, ...lists, catalog: cfg.catalog, prices: pricesOf(cfg), allowPrivateIps: cfg.ALLOW_PRIVATE_IPS, intake: accept };
     return createApp({
       logger: logger.child({ component: "http" }),
       isBusy: (err) => store.isBusy(err),
@@ -128,7 +147,16 @@ export async function serveHttp(core: Core, background: Background, options: Ser
       secretDigests: cfg.operators.map((o) => o.token_sha256),
       trustProxy: cfg.TRUST_PROXY,
       routers: [
-        healthRouter({ store, metrics, upstreamUrls: upstreamUrls(cfg, reseller, core.providers), databaseLost: lost, draining: () => draining, smtp: smtpAddressOf(cfg) }),
+        healthRouter({
+          store,
+          metrics,
+          upstreamUrls: upstreamUrls(cfg, reseller),
+          ...(reseller ? {} : { noUpstream: NO_RESELLER }),
+          providers: probes,
+          databaseLost: lost,
+          draining: () => draining,
+          smtp: smtpAddressOf(cfg),
+        }),
         openApiRouter(),
         webhookRouter(billingSource(cfg.WEBHOOK_SECRETS.map(secretKey)), { accept, catalog: cfg.catalog, clock, logger, observer: metrics.webhooks }),
         ...adapterRouters(cfg, { accept, clock, logger, services: store.services, observer: metrics.webhooks }),
@@ -144,7 +172,7 @@ export async function serveHttp(core: Core, background: Background, options: Ser
               provisioning: provisioningOf(cfg, accept),
             })
           : provisioningOffRouter(),
-        reconcileRouter({ operators: access.operators, failures: tokenFailures, store, upstream, logger: logger.child({ component: "reconcile" }) }),
+        reconcileRouter({ operators: access.operators, failures: tokenFailures, store, ...lists, logger: logger.child({ component: "reconcile" }) }),
         adoptRouter({ ...adoption, operators: access.operators, failures: tokenFailures, logger: logger.child({ component: "adopt" }) }),
         ...(cfg.CONSOLE === "on"
           ? [

@@ -32,7 +32,10 @@ export interface ProviderConnections {
 /** The file the CLI reads a running sandbox-mode service's sandbox of `provider` from. */
 export const sandboxPointerOf = (config: Pick<Config, "dataDir">, provider: "manage2" | "cln"): string => resolve(config.dataDir, `sandbox-${provider}.json`);
 
-export async function connectProviders(config: Config, logger: Logger, observer?: UpstreamObserver): Promise<ProviderConnections> {
+/** Each provider's clients report their calls to an observer of their own, which names the provider (its metrics' label). */
+export type ObserverFor = (provider: "manage2" | "cln") => UpstreamObserver | undefined;
+
+export async function connectProviders(config: Config, logger: Logger, observerFor?: ObserverFor): Promise<ProviderConnections> {
   const closing: (() => unknown)[] = [];
   const close = async () => {
     for (const c of closing.splice(0).reverse()) await c();
@@ -41,9 +44,9 @@ export async function connectProviders(config: Config, logger: Logger, observer?
     // Kept-alive connections, one per job slot and a few more, shared by both providers' clients.
     const pool = createConnectionPool({ maxSockets: config.WORKER_CONCURRENCY + 4 });
     closing.push(() => pool.close());
-    const common = { timeoutMs: config.RESELLER_TIMEOUT_MS, observer, pool };
-    const manage2 = await connectManage2(config, logger, common, closing);
-    const cln = await connectCln(config, logger, common, closing);
+    const common = (provider: "manage2" | "cln") => ({ timeoutMs: config.RESELLER_TIMEOUT_MS, observer: observerFor?.(provider), pool });
+    const manage2 = await connectManage2(config, logger, common("manage2"), closing);
+    const cln = await connectCln(config, logger, common("cln"), closing);
     return {
       manage2,
       cln,

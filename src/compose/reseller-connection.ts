@@ -9,6 +9,7 @@ import { createConnectionPool, type ConnectionPool } from "../reseller/connectio
 import type { UpstreamObserver } from "../reseller/transport.js";
 import { createV1Client, type V1Client } from "../reseller/v1.js";
 import { createV2Client, type V2Client } from "../reseller/v2.js";
+import type { ProviderName } from "../vocabulary/provider-names.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
 import { NO_RESELLER } from "./no-reseller.js";
 
@@ -40,16 +41,17 @@ export class NoResellerError extends Error {
 }
 
 /**
- * Counts every reseller call in `metrics` and logs it as one info line: operation, method,
- * status, outcome, duration; never a body or URL. Pass it as the clients' `observer` (tests that
- * build their own clients do so too, with the `metrics` they give `startService`).
+ * Counts every call of `provider`'s clients in `metrics`, labelled with the provider, and logs it
+ * as one info line: provider, operation, method, status, outcome, duration; never a body or URL.
+ * Pass it as the clients' `observer` (tests that build their own reseller clients do so too, with
+ * the `metrics` they give `startService`).
  */
-export function observeUpstream(logger: Logger, metrics?: Metrics): UpstreamObserver {
+export function observeUpstream(logger: Logger, metrics?: Metrics, provider: ProviderName = "reseller"): UpstreamObserver {
   return {
     callFinished(r) {
-      metrics?.upstream.callFinished(r);
+      metrics?.upstream.callFinished({ ...r, provider });
       logger.info(
-        { operation: r.operation, method: r.method, status: r.status, outcome: r.outcome, duration_ms: Math.round(r.durationMs * 100) / 100 },
+        { provider, operation: r.operation, method: r.method, status: r.status, outcome: r.outcome, duration_ms: Math.round(r.durationMs * 100) / 100 },
         "upstream call",
       );
     },

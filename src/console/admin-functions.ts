@@ -3,6 +3,7 @@ import { parseRows } from "../adoption/rows.js";
 import { auditPage } from "../admin/audit-routes.js";
 import { idCursorSchema } from "../admin/paging.js";
 import { forecastRenewals, type Forecast, type ForecastDeps } from "../renewals/forecast.js";
+import { LicenceListError } from "../reconcile/lists.js";
 import { ResellerError } from "../reseller/errors.js";
 import { refreshedInBackground, type Computed } from "./refreshed-in-background.js";
 import type { Store } from "../store/store.js";
@@ -48,6 +49,7 @@ export function adminFunctions(deps: { store: Store; adoption: AdoptionDeps; for
         const audit = apply ? { actor: actor.name, action: AUDIT_ACTIONS.adoptApply, detail: "via the console" } : undefined;
         return { ok: true, value: await runAdoption(deps.adoption, rows.rows, { apply, ...(audit ? { audit } : {}) }) };
       } catch (err) {
+        if (err instanceof LicenceListError) return { ok: false, status: 502, message: err.message };
         if (!(err instanceof ResellerError)) throw err;
         return { ok: false, status: 502, message: `cannot read the reseller's licence list: ${err.message}` };
       }

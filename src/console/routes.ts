@@ -14,6 +14,7 @@ import type { Logger } from "../log/logger.js";
 import type { BalanceReader } from "../reseller/balance.js";
 import type { ServiceRow, Store } from "../store/store.js";
 import { SERVICE_STATUSES } from "../vocabulary/service-statuses.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 import { atMost } from "../validation/length.js";
 import { repeatedParameters } from "../validation/query.js";
 import type { AdminFunctions } from "./admin-functions.js";
@@ -68,7 +69,9 @@ const LIST_LIMIT_RULE = "must be a whole number from 1 to 200";
 const licencesQuery = z.strictObject({
   q: optional(z.string().trim().max(SEARCH_MAX, atMost(SEARCH_MAX))),
   status: z.enum(["", ...SERVICE_STATUSES], { error: `must be one of ${SERVICE_STATUSES.join(", ")}` }).optional().default(""),
-  after: optional(z.string().max(64)),
+  provider: z.enum(["", ...PROVIDER_NAMES], { error: `must be one of ${PROVIDER_NAMES.join(", ")}` }).optional().default(""),
+  // The admin API's licence listing's next_cursor: the console pages through the same listing.
+  cursor: cursorSchema("licenses"),
   // Plain digits, as the admin API's limit: a coercion would answer "NaN" for `ten`.
   limit: z
     .string({ error: LIST_LIMIT_RULE })
@@ -211,10 +214,10 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     h(async (req, res) => {
       const q = licencesQuery.safeParse(req.query);
       if (!q.success) return invalid(res, q.error);
-      const { limit: n, after, status } = q.data;
-      const rows = await store.consoleReads.searchLicences({ q: q.data.q || undefined, status: status || undefined, after: after || undefined, limit: n + 1 });
-      const next = rows.length > n ? new URLSearchParams({ q: q.data.q, status, after: rows[n - 1]!.service_id, limit: String(n) }).toString() : undefined;
-      send(res, 200, licencesPage(sessionOf(res), { q: q.data.q, status, rows: rows.slice(0, n), next }));
+      const { limit, cursor, status, provider } = q.data;
+      const found = await store.services.page({ q: q.data.q || undefined, status: status || undefined, provider: provider || undefined, cursor, limit });
+      const next = found.nextCursor ? new URLSearchParams({ q: q.data.q, status, provider, cursor: found.nextCursor, limit: String(limit) }).toString() : undefined;
+      send(res, 200, licencesPage(sessionOf(res), { q: q.data.q, status, provider, rows: found.items, total: found.total, next }));
     }),
   );
 

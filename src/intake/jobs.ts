@@ -3,6 +3,7 @@ import { jobKind } from "../jobs/define.js";
 import { JOB_KINDS } from "../vocabulary/job-kinds.js";
 import { JOB_PRIORITY } from "../vocabulary/jobs.js";
 import { ipSchema, productTypeSchema } from "../vocabulary/products.js";
+import { PROVIDER_NAMES } from "../vocabulary/provider-names.js";
 
 /**
  * The jobs an accepted event (or the sweep, reconcile, an order's activation) queues: each
@@ -51,10 +52,20 @@ export const RECORD_PAYMENT = jobKind({ kind: JOB_KINDS.recordPayment, payload: 
 /**
  * One repair per licence and state of the service (`seen_at`: its updated_at when reconcile
  * looked, for the unique key only; jobs queued by the release before it have none, and run).
+ * The licence as its provider lists it: `provider` and `sku` (what it sells there: Manage2's
+ * package, CLN's type), and `upstream_id`, its id there where it has one (Manage2's licenceid).
+ * Payloads queued before providers carry none of them: they are the reseller's, `type` its SKU.
  */
 export const ENFORCE_SUSPENSION = jobKind({
   kind: JOB_KINDS.enforceSuspension,
-  payload: z.object({ ip: ipSchema, type: productTypeSchema, seen_at: z.number().optional() }),
+  payload: z.object({
+    ip: ipSchema,
+    type: productTypeSchema,
+    provider: z.enum(PROVIDER_NAMES).optional(),
+    sku: z.string().min(1).max(64).optional(),
+    upstream_id: z.string().min(1).max(64).optional(),
+    seen_at: z.number().optional(),
+  }),
   uniqueKey: (p, where) => `enforce-suspension:${where.serviceId ?? ""}:${p.type}:${p.ip}:${p.seen_at}`,
 });
 

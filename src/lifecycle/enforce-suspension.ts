@@ -20,8 +20,10 @@ export function enforceSuspensionJob(deps: LifecycleDeps) {
       await history("suspension skipped", `the service is ${svc.status} again; the ${type} licence at ${ip} is left as it is`);
       return;
     }
-    const provider = deps.providers.providerFor(svc);
-    const outcome = await provider.suspend({ ip, sku: type });
+    // The licence's provider as reconcile found it (a payload from before providers: the reseller's).
+    const provider = deps.providers.providerFor({ provider: job.payload.provider ?? "reseller" });
+    const { sku = type, upstream_id } = job.payload;
+    const outcome = await provider.suspend({ ip, sku, ...(upstream_id ? { upstreamId: upstream_id } : {}) });
     if (!outcome.done) throw new JobFailedError(`${provider.label} has no ${type} licence at ${ip} any more; nothing to suspend`, "upstream_not_found");
     await history("suspended upstream", `${provider.label} had the ${type} licence at ${ip} active while the service is ${svc.status}; suspended it there`);
   });

@@ -3,7 +3,8 @@ import { ALERT_JOB_KIND } from "../alerts/alerts.js";
 import type { AttemptOutcome, RunnerObserver } from "../jobs/runner.js";
 import { JOB_STATES } from "../vocabulary/jobs.js";
 import { JOB_KINDS } from "../vocabulary/job-kinds.js";
-import type { UpstreamObserver } from "../reseller/transport.js";
+import type { UpstreamCallReport } from "../reseller/transport.js";
+import { DEFAULT_PROVIDER, type ProviderName } from "../vocabulary/provider-names.js";
 
 /** Every metric name starts with this (the service contract, section 4). */
 export const METRIC_PREFIX = "license_bridge_";
@@ -13,6 +14,9 @@ export const MAIL_JOB_KINDS: readonly string[] = [JOB_KINDS.installMail, ALERT_J
 
 /** Outcomes that end a renewal job; a retry is counted with the job's attempts only. */
 const FINAL_OUTCOMES: readonly AttemptOutcome[] = ["succeeded", "skipped", "failed", "blocked"];
+
+/** One upstream call as reported, with the provider that answered it (the reseller when not named). */
+export type ProviderCallReport = UpstreamCallReport & { provider?: ProviderName };
 
 /** What the scrape-time gauges read: wired once the queue and the alerts exist. */
 export interface MetricsSources {
@@ -43,8 +47,11 @@ export interface Metrics {
   readonly provisioning: { called(call: string, module: string, status: number): void };
   /** For the job runner's observer (chain it with the others). */
   readonly jobs: Required<Pick<RunnerObserver, "attemptFinished">>;
-  /** For `createV1Client` / `createV2Client({ observer })`. */
-  readonly upstream: Required<UpstreamObserver>;
+  /**
+   * Every provider's calls (the reseller's clients, Manage2's and CLN's), each report naming its
+   * provider; one without is the reseller's. Wire it through compose's `observeUpstream`.
+   */
+  readonly upstream: { callFinished(report: ProviderCallReport): void };
   /** Points the scrape-time gauges at their sources; a later call replaces earlier ones. */
   track(sources: MetricsSources): void;
   /** The Prometheus text exposition of every metric. */
@@ -142,16 +149,18 @@ export function createMetrics(): Metrics {
     labelNames: ["kind", "outcome"] as const,
     registers,
   });
+  // One series name for every provider's calls: a provider is a label, so a dashboard or alert
+  // on upstream errors covers Manage2 and CLN as it covered the reseller.
   const upstreamCalls = new Counter({
     name: `${METRIC_PREFIX}upstream_calls_total`,
-    help: 'Reseller API calls (retries within a call included) by operation and outcome ("ok" or the error kind).',
-    labelNames: ["operation", "outcome"] as const,
+    help: 'Provider API calls (retries within a call included) by provider (reseller, manage2, cln), operation and outcome ("ok" or the error kind).',
+    labelNames: ["provider", "operation", "outcome"] as const,
     registers,
   });
   const upstreamDuration = new Histogram({
     name: `${METRIC_PREFIX}upstream_call_duration_seconds`,
-    help: "Duration of reseller API calls by operation.",
-    labelNames: ["operation"] as const,
+    help: "Duration of provider API calls by provider and operation.",
+    labelNames: ["provider", "operation"] as const,
     buckets: UPSTREAM_BUCKETS,
     registers,
   });
@@ -222,8 +231,9 @@ export function createMetrics(): Metrics {
     upstream: {
       callFinished: (report) =>
         safely(() => {
-          upstreamCalls.inc({ operation: report.operation, outcome: report.outcome });
-          upstreamDuration.observe({ operation: report.operation }, Math.max(0, report.durationMs) / 1000);
+          const provider = report.provider ?? DEFAULT_PROVIDER;
+          upstreamCalls.inc({ provider, operation: report.operation, outcome: report.outcome });
+          upstreamDuration.observe({ provider, operation: report.operation }, Math.max(0, report.durationMs) / 1000);
         }),
     },
     track(next) {

@@ -20,6 +20,8 @@ export interface ProvisionedLicense {
   license_key: string;
   service_identifier: string;
   package_identifier: string;
+  /** Who sells the licence (service-contract.md section 12): the reseller, Manage2 or CLN. */
+  provider: ServiceRow["provider"];
   status: ServiceRow["status"];
   ip: string;
   type: string | null;
@@ -43,14 +45,14 @@ export const unknownService = () => refusal(404, "unknown_service", "unknown ser
 
 /**
  * The 200 of every call: the licence, with its install command once it is active (one line per
- * licence of a bundle; null when the reseller cannot say now: the page still shows the rest).
+ * licence of a bundle; null when its provider cannot say now: the page still shows the rest).
  */
 export function licenseAnswerer(deps: { catalog: Catalog; installCommands(svc: ServiceRow): Promise<LicenseInstallCommand[]>; logger: Logger }) {
   const installCommand = async (svc: ServiceRow): Promise<string | null> => {
     try {
       return (await deps.installCommands(svc)).map((c) => c.command).join("\n") || null;
     } catch (err) {
-      deps.logger.warn({ err, service_id: svc.service_id }, "provisioning: no install command from the reseller");
+      deps.logger.warn({ err, service_id: svc.service_id, provider: svc.provider }, "provisioning: no install command from the licence's provider");
       return null;
     }
   };
@@ -61,6 +63,7 @@ export function licenseAnswerer(deps: { catalog: Catalog; installCommands(svc: S
       license_key: svc.license_key,
       service_identifier: svc.service_id,
       package_identifier: svc.product_id,
+      provider: svc.provider,
       status: svc.status,
       ip: svc.ip,
       type: svc.type,

@@ -1,7 +1,7 @@
-import type { ListedLicense } from "../reseller/answers.js";
 import type { DriftItem, Repair, SlotView } from "./drift.js";
 import { upstreamStatus } from "./listed.js";
-import type { Slot } from "./match.js";
+import { providerOfListed, RESELLER_SOURCE, type ListSource, type Listed } from "./lists.js";
+import { providerOfService, type Slot } from "./match.js";
 import { SLOT_RULES, UNCLAIMED_RULES } from "./rules/table.js";
 
 /** Comparing the pairs match() made: each rule of rules/table.ts asked of each, in the table's order. */
@@ -22,24 +22,30 @@ export function countServices(slots: readonly Slot[]): number {
   return n;
 }
 
+/** How each provider's list is read; the reseller's as it always was where none is given (one list alone). */
+export type SourceOf = (provider: ReturnType<typeof providerOfService>) => ListSource;
+const resellerOnly: SourceOf = () => RESELLER_SOURCE;
+
 /** What the rules see of one of `service`'s slots. */
-export function viewOf(slot: Slot, service: readonly Slot[]): SlotView {
+export function viewOf(slot: Slot, service: readonly Slot[], source: ListSource = RESELLER_SOURCE): SlotView {
   const license = slot.license;
-  return { svc: slot.svc, slot, license, upstream: license && upstreamStatus(license), service };
+  return { svc: slot.svc, slot, source, license, upstream: license && upstreamStatus(license), service };
 }
 
 /** The drift of one service's licences; the repairs `fix` would make are added to `repairs`. */
-export function compareService(service: Slot[], repairs: Repair[]): DriftItem[] {
+export function compareService(service: Slot[], repairs: Repair[], sourceOf: SourceOf = resellerOnly): DriftItem[] {
   const svc = service[0]!.svc;
   if (svc.status === "pending") return []; // a registration in flight may or may not have bought it yet
+  const provider = providerOfService(svc);
+  const source = sourceOf(provider);
   const items: DriftItem[] = [];
   for (const slot of service) {
-    const view = viewOf(slot, service);
+    const view = viewOf(slot, service, source);
     for (const rule of SLOT_RULES) {
       const found = rule.detect(view);
       if (!found) continue;
       const fixable = rule.fixable(view, found);
-      const item: DriftItem = { service_id: svc.service_id, ip: svc.ip, kind: rule.kind, type: slot.type, ...found, fixable, fix: rule.fixText(view, found) };
+      const item: DriftItem = { service_id: svc.service_id, ip: svc.ip, kind: rule.kind, provider, type: slot.type, ...found, fixable, fix: rule.fixText(view, found) };
       items.push(item);
       if (fixable && rule.repair) repairs.push({ item, slot, action: rule.repair });
     }
@@ -47,13 +53,13 @@ export function compareService(service: Slot[], repairs: Repair[]): DriftItem[] 
   return items;
 }
 
-/** The drift of the reseller's licences no service accounts for. */
-export function compareUnclaimed(licenses: readonly ListedLicense[]): DriftItem[] {
+/** The drift of the providers' licences no service accounts for. */
+export function compareUnclaimed(licenses: readonly Listed[]): DriftItem[] {
   const items: DriftItem[] = [];
   for (const l of licenses) {
     for (const rule of UNCLAIMED_RULES) {
       const found = rule.detect(l);
-      if (found) items.push({ kind: rule.kind, service_id: null, ip: l.ip, type: l.type, ...found, fixable: rule.fixable(l, found), fix: rule.fixText(l, found) });
+      if (found) items.push({ kind: rule.kind, provider: providerOfListed(l), service_id: null, ip: l.ip, type: l.type, ...found, fixable: rule.fixable(l, found), fix: rule.fixText(l, found) });
     }
   }
   return items;

@@ -1,14 +1,17 @@
-import type { ListedLicense } from "../reseller/answers.js";
 import type { ServiceBrief } from "../store/store.js";
+import type { ProviderName } from "../vocabulary/provider-names.js";
+import type { ListSource, Listed } from "./lists.js";
 import type { Slot } from "./match.js";
 
-/** What reconcile reports: each difference between the bridge and the reseller as a drift item, and the rule that finds it. */
+/** What reconcile reports: each difference between the bridge and a provider's list as a drift item, and the rule that finds it. */
 
 export const DRIFT_KINDS = ["missing_upstream", "unknown_locally", "status_differs", "ip_differs", "variant_differs"] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
 export interface DriftItem {
   kind: DriftKind;
+  /** Whose list it was found in: the service's provider, or the provider holding a licence no service accounts for. */
+  provider: ProviderName;
   /** The bridge's service, or null for a licence no service accounts for. */
   service_id: string | null;
   /** The IP the bridge has for the service (or the upstream licence's IP for unknown_locally). */
@@ -16,7 +19,7 @@ export interface DriftItem {
   type: string;
   /** What the bridge expects: a status, an IP, a variant, or "absent". */
   expected: string;
-  /** What the reseller has: a status, an IP, a variant, or "absent". */
+  /** What the provider has: a status, an IP, a variant, or "absent". */
   actual: string;
   /** Whether `reconcile --fix` repairs it (nothing is bought either way). */
   fixable: boolean;
@@ -29,7 +32,7 @@ export interface HandledItem extends DriftItem {
   error?: string;
 }
 
-/** What a rule found: what the bridge expects and what the reseller has. */
+/** What a rule found: what the bridge expects and what the provider has. */
 export interface Difference {
   expected: string;
   actual: string;
@@ -58,8 +61,10 @@ export interface DriftRule<S> {
 export interface SlotView {
   svc: ServiceBrief;
   slot: Slot;
-  /** The licence the reseller holds for it, if one was found. */
-  license: ListedLicense | undefined;
+  /** The service's provider's list: its name in texts, what it shows, what an absent licence means. */
+  source: ListSource;
+  /** The licence the provider holds for it, if one was found. */
+  license: Listed | undefined;
   /** That licence's status, as the bridge names it; undefined when absent or when the list does not say. */
   upstream: string | undefined;
   /** Every slot of the service (a bundle's components), this one among them. */
@@ -68,8 +73,8 @@ export interface SlotView {
 
 /** A rule about one licence a service stands for. */
 export type SlotRule = DriftRule<SlotView>;
-/** A rule about a licence of the reseller no service accounts for. */
-export type UnclaimedRule = DriftRule<ListedLicense>;
+/** A rule about a licence of a provider no service accounts for. */
+export type UnclaimedRule = DriftRule<Listed>;
 
 /** A repair to make, kept with the drift item it answers. */
 export interface Repair {

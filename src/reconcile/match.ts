@@ -1,21 +1,27 @@
 import { licenseTypes } from "../lifecycle/service-changes.js";
-import type { ListedLicense } from "../reseller/answers.js";
 import type { ServiceBrief } from "../store/store.js";
+import { DEFAULT_PROVIDER, type ProviderName } from "../vocabulary/provider-names.js";
 import { CPANEL_COMPANIONS } from "../vocabulary/products.js";
 import { canonicalIp } from "./listed.js";
+import { providerOfListed, skuOfListed, type Listed } from "./lists.js";
 import { inTurns } from "./turns.js";
 
 /**
- * Pairing the bridge's services with the reseller's licence list: which licence each service
- * stands for, and which licences no service accounts for. Reconcile compares the pairs; the
- * adoption plan pairs an import's rows the same way.
+ * Pairing the bridge's services with the providers' licence lists: which licence each service
+ * stands for, and which licences no service accounts for. A licence is one of its provider, at
+ * an IP, of what that provider sells (provider, IP, SKU): a service is paired only with its own
+ * provider's licences. Reconcile compares the pairs; the adoption plan pairs an import's rows
+ * the same way.
  */
 
 /** One upstream licence a service stands for (a bundle stands for several). */
 export interface Slot {
   svc: ServiceBrief;
+  /** The licence type people see (a bundle's component). */
   type: string;
-  license?: ListedLicense;
+  /** What the service's provider sells as it, where that is not `type` (Manage2's package, CLN's type number). */
+  sku?: string;
+  license?: Listed;
   /** How the licence was found: at the service's IP, by its bundle key, or as the only candidate. */
   how?: "ip" | "bundle_key" | "unique";
   /** Another service holds the licence at this IP and type. */
@@ -23,7 +29,12 @@ export interface Slot {
 }
 
 /** The licences the bridge's services hold, each with the id of the service that holds it. */
-export type Claimed = ReadonlyMap<ListedLicense, string>;
+export type Claimed = ReadonlyMap<Listed, string>;
+
+/** Whose licences a service's are. */
+export const providerOfService = (svc: Pick<ServiceBrief, "provider">): ProviderName => svc.provider ?? DEFAULT_PROVIDER;
+/** What a slot's provider sells as its licence. */
+export const skuOfSlot = (slot: Slot): string => slot.sku ?? slot.type;
 
 /** A service whose licences the reseller should hold: active or suspended. */
 export const isLive = (svc: ServiceBrief): boolean => svc.status === "active" || svc.status === "suspended";
@@ -33,7 +44,9 @@ const PRIORITY: Record<ServiceBrief["status"], number> = { active: 0, suspended:
 
 const COMPANION_TYPES: readonly string[] = CPANEL_COMPANIONS;
 
-const slotKey = (ip: string, type: string) => `${canonicalIp(ip)}|${type}`;
+const slotKey = (provider: string, ip: string, sku: string) => `${provider}|${canonicalIp(ip)}|${sku}`;
+const keyOfListed = (l: Listed) => slotKey(providerOfListed(l), l.ip, skuOfListed(l));
+const keyOfSlot = (slot: Slot) => slotKey(providerOfService(slot.svc), slot.svc.ip, skuOfSlot(slot));
 
 /** Adds `value` to the list under `key`. */
 function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -60,7 +73,12 @@ async function bundleKeysOf(services: readonly ServiceBrief[]): Promise<Readonly
   return keys;
 }
 
-function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, ListedLicense[]>): Slot[] {
+function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, Listed[]>): Slot[] {
+  // Another provider's licence is its one SKU (a package, a CLN type), shown as the service's type.
+  if (providerOfService(svc) !== DEFAULT_PROVIDER) {
+    const sku = svc.sku ?? svc.type;
+    return sku ? [{ svc, type: svc.type ?? sku, sku }] : [];
+  }
   let types: string[] = licenseTypes(svc).filter(Boolean);
   if (svc.kind === "bundle" && types.length === 0 && svc.bundle_key) {
     // A bundle id we cannot read components from: its components are what carries its key.
@@ -76,11 +94,11 @@ function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, ListedLicense[]>): 
  * A service's slots are listed together. A book of 100,000 services is paired in turns of the
  * event loop (TURN items each, every pass).
  */
-export async function match(services: readonly ServiceBrief[], licenses: readonly ListedLicense[]): Promise<{ slots: Slot[]; claimed: Claimed }> {
-  const byKey = new Map<string, ListedLicense[]>();
-  const byBundleKey = new Map<string, ListedLicense[]>();
+export async function match(services: readonly ServiceBrief[], licenses: readonly Listed[]): Promise<{ slots: Slot[]; claimed: Claimed }> {
+  const byKey = new Map<string, Listed[]>();
+  const byBundleKey = new Map<string, Listed[]>();
   await inTurns(licenses, (l) => {
-    addTo(byKey, slotKey(l.ip, l.type), l);
+    addTo(byKey, keyOfListed(l), l);
     if (l.bundle_key) addTo(byBundleKey, l.bundle_key, l);
   });
   // The services in PRIORITY's order, each status in the order given (what a stable sort gives).
@@ -95,17 +113,17 @@ export async function match(services: readonly ServiceBrief[], licenses: readonl
   await inTurns(byPriority.flat(), (svc) => {
     for (const slot of slotsOf(svc, byBundleKey)) slots.push(slot);
   });
-  const claimed = new Map<ListedLicense, string>();
-  const claim = (slot: Slot, l: ListedLicense, how: Slot["how"]) => {
+  const claimed = new Map<Listed, string>();
+  const claim = (slot: Slot, l: Listed, how: Slot["how"]) => {
     slot.license = l;
     slot.how = how;
     claimed.set(l, slot.svc.service_id);
   };
 
   // 1. At the service's IP. A paid licence before a free one of the same type.
-  const paidFirst = (a: ListedLicense, b: ListedLicense) => Number(a.free ?? false) - Number(b.free ?? false);
+  const paidFirst = (a: Listed, b: Listed) => Number(a.free ?? false) - Number(b.free ?? false);
   await inTurns(slots, (slot) => {
-    const at = byKey.get(slotKey(slot.svc.ip, slot.type)) ?? [];
+    const at = byKey.get(keyOfSlot(slot)) ?? [];
     const here = at.length > 1 ? at.slice().sort(paidFirst) : at;
     const free = here.find((l) => !claimed.has(l));
     if (free) claim(slot, free, "ip");
@@ -119,20 +137,23 @@ export async function match(services: readonly ServiceBrief[], licenses: readonl
     if (found) claim(slot, found, "bundle_key");
   });
 
-  // 3. Moved, found as the only licence of its type at an IP no service holds, for the only service missing one.
+  // 3. Moved, found as the only licence of its provider and SKU at an IP none of that provider's
+  // services holds, for the only service of that provider missing one.
   const missing = new Map<string, Slot[]>();
   await inTurns(slots, (slot) => {
     if (slot.license || slot.heldBy || !isLive(slot.svc)) return;
-    addTo(missing, slot.type, slot);
+    addTo(missing, `${providerOfService(slot.svc)}|${skuOfSlot(slot)}`, slot);
   });
   if (missing.size === 0) return { slots, claimed };
   const serviceIps = new Set<string>();
-  await inTurns(services, (s) => serviceIps.add(canonicalIp(s.ip)));
-  for (const [type, waiting] of missing) {
+  await inTurns(services, (s) => serviceIps.add(`${providerOfService(s)}|${canonicalIp(s.ip)}`));
+  for (const [kind, waiting] of missing) {
     if (waiting.length !== 1) continue;
-    const orphans: ListedLicense[] = [];
+    const orphans: Listed[] = [];
     await inTurns(licenses, (l) => {
-      if (l.type === type && !l.free && !claimed.has(l) && !serviceIps.has(canonicalIp(l.ip)) && !(l.bundle_key && bundleKeys.has(l.bundle_key))) orphans.push(l);
+      const provider = providerOfListed(l);
+      if (`${provider}|${skuOfListed(l)}` !== kind || l.free || claimed.has(l) || serviceIps.has(`${provider}|${canonicalIp(l.ip)}`)) return;
+      if (!(l.bundle_key && bundleKeys.has(l.bundle_key))) orphans.push(l);
     });
     if (orphans.length === 1) claim(waiting[0]!, orphans[0]!, "unique");
   }
@@ -143,18 +164,19 @@ export async function match(services: readonly ServiceBrief[], licenses: readonl
  * Upstream licences no service accounts for; free companions and known bundles' components are
  * accounted for. In turns of the event loop, as match() is.
  */
-export async function unaccounted(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly ListedLicense[], claimed: Claimed): Promise<ListedLicense[]> {
+export async function unaccounted(services: readonly ServiceBrief[], slots: readonly Slot[], licenses: readonly Listed[], claimed: Claimed): Promise<Listed[]> {
+  // The reseller's free companions come with its cPanel licences (another provider's cPanel brings none).
   const cpanelIps = new Set<string>();
   await inTurns(slots, (s) => {
-    if (s.type !== "cpanel") return;
+    if (s.type !== "cpanel" || providerOfService(s.svc) !== DEFAULT_PROVIDER) return;
     cpanelIps.add(canonicalIp(s.svc.ip));
     if (s.license) cpanelIps.add(canonicalIp(s.license.ip));
   });
   const bundleKeys = await bundleKeysOf(services);
-  const out: ListedLicense[] = [];
+  const out: Listed[] = [];
   await inTurns(licenses, (l) => {
     if (claimed.has(l) || l.free) return;
-    if (COMPANION_TYPES.includes(l.type) && cpanelIps.has(canonicalIp(l.ip))) return;
+    if (l.provider === undefined && COMPANION_TYPES.includes(l.type) && cpanelIps.has(canonicalIp(l.ip))) return;
     if (l.bundle_key && bundleKeys.has(l.bundle_key)) return;
     out.push(l);
   });

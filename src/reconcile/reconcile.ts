@@ -1,20 +1,24 @@
-import type { Upstream } from "../reseller/upstream.js";
-import type { AuditDraft, Store } from "../store/store.js";
+import type { AuditDraft, ServiceBrief, Store } from "../store/store.js";
 import { compareService, compareUnclaimed, countServices, slotsByService } from "./compare.js";
 import type { DriftItem, HandledItem, Repair } from "./drift.js";
-import { match, unaccounted } from "./match.js";
+import { licenceLists, readLists, RESELLER_SOURCE, type ListSource, type ListSources } from "./lists.js";
+import { match, providerOfService, unaccounted } from "./match.js";
 import { repairDrift } from "./repair.js";
 import { readServiceBriefs } from "./service-briefs.js";
 import { inTurns } from "./turns.js";
+import type { ProviderName } from "../vocabulary/provider-names.js";
 
 /**
- * Reconcile: the bridge's licences (services table) against the reseller's `/license/list`.
- * It reads both, pairs them (match.ts), reports every difference as a drift item (one rule per
- * kind, rules/) and, when asked, repairs what needs no purchase (repair.ts). It never registers
- * or renews: anything that costs money is left for a person.
+ * Reconcile: the bridge's licences (services table) against each configured provider's licence
+ * list (the reseller's `/license/list`, Manage2's XMLlicenseInfo, CLN's `list`). It reads them,
+ * pairs each service with its own provider's licences (match.ts), reports every difference as a
+ * drift item naming the provider (one rule per kind, rules/) and, when asked, repairs what needs
+ * no purchase (repair.ts). It never registers, renews or reactivates: anything that costs money
+ * is left for a person.
  */
 
 export { DRIFT_KINDS, type DriftItem, type DriftKind, type HandledItem } from "./drift.js";
+export { LicenceListError } from "./lists.js";
 /** The pairing, reachable from the front as before; the adoption plan imports it from match.ts. */
 export { match, unaccounted, type Slot } from "./match.js";
 
@@ -51,18 +55,23 @@ export interface ReconcileOptions {
   audit?: AuditDraft;
 }
 
-export interface ReconcileDeps {
+/** Where the lists are read (`upstream`: the reseller's; `providers`: every configured one), and the store. */
+export interface ReconcileDeps extends ListSources {
   /** Upstream suspensions are queued here, in each service's own order, for the service's runner. */
   store: Store;
-  upstream: Upstream;
 }
 
-/** Compares the bridge with the reseller and, with `fix`, repairs what needs no purchase. */
+/**
+ * Compares the bridge with each configured provider and, with `fix`, repairs what needs no
+ * purchase. A service of a provider whose list was not read (one no longer configured) is not
+ * compared: with nothing to compare it with, it would only be reported missing.
+ */
 export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<ReconcileResult> {
-  const { store, upstream } = deps;
-  const licenses = await upstream.listLicenses();
-  const services = await readServiceBriefs(store);
+  const { store } = deps;
+  const { licenses, sources } = await readLists(licenceLists(deps));
+  const services = listedProviders(await readServiceBriefs(store), sources);
   const { slots, claimed } = await match(services, licenses);
+  const sourceOf = (provider: ProviderName): ListSource => sources.get(provider) ?? RESELLER_SOURCE;
 
   const drift: DriftItem[] = [];
   const repairs: Repair[] = [];
@@ -70,7 +79,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
   let done = 0;
   // A book of 100,000 services is compared in turns, so a probe or a webhook is answered meanwhile.
   await inTurns(slotsByService(slots), (service) => {
-    for (const item of compareService(service, repairs)) drift.push(item);
+    for (const item of compareService(service, repairs, sourceOf)) drift.push(item);
     done++; // not in onProgress's argument: without a callback, that is never evaluated
     options.onProgress?.({ phase: "compare", done, total });
   });
@@ -83,4 +92,9 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions =
     onProgress: options.onProgress && ((n, of) => options.onProgress!({ phase: "fix", done: n, total: of })),
   });
   return { drift, fixed, manual };
+}
+
+/** The services whose provider's list was read; the whole book (the same array) when every one's was. */
+export function listedProviders(services: ServiceBrief[], sources: ReadonlyMap<ProviderName, ListSource>): ServiceBrief[] {
+  return services.every((s) => sources.has(providerOfService(s))) ? services : services.filter((s) => sources.has(providerOfService(s)));
 }

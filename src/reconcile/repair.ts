@@ -1,11 +1,13 @@
 import { jobOf } from "../jobs/define.js";
 import { ENFORCE_SUSPENSION } from "../intake/jobs.js";
 import { isoToMs } from "../lifecycle/record.js";
-import type { ListedLicense } from "../reseller/answers.js";
 import type { AuditDraft, NewHistory, ServicePatch, Store } from "../store/store.js";
 import { JOB_KINDS, serviceQueueKey } from "../vocabulary/job-kinds.js";
 import type { ProductType } from "../vocabulary/products.js";
+import { PROVIDER_TITLES } from "../vocabulary/providers.js";
 import type { DriftItem, HandledItem, Repair } from "./drift.js";
+import type { Listed } from "./lists.js";
+import { providerOfService, skuOfSlot } from "./match.js";
 import { awaitSuspensions, type QueuedSuspension } from "./suspensions.js";
 
 /**
@@ -86,12 +88,17 @@ async function repairService(
 ): Promise<{ fixed: HandledItem[]; manual: HandledItem[]; queued: QueuedSuspension[] }> {
   const fixed: HandledItem[] = [];
   const seen = repairs[0]!.slot.svc;
+  const provider = providerOfService(seen);
+  const at = PROVIDER_TITLES[provider];
   const history: NewHistory[] = [];
   const note = (action: string, detail: string) => history.push({ action: `reconcile: ${action}`, detail });
   const suspensions = repairs.filter((x) => x.action === "suspend_upstream");
-  const enqueue = suspensions.map((r) =>
-    jobOf(ENFORCE_SUSPENSION, { ip: r.slot.license!.ip, type: r.slot.type as ProductType, seen_at: seen.updated_at }, { serviceId, queueKey: serviceQueueKey(serviceId) }),
-  );
+  // The licence as its provider lists it: whose it is, what it is there, and its id there (Manage2's licenceid).
+  const enqueue = suspensions.map((r) => {
+    const l = r.slot.license!;
+    const payload = { ip: l.ip, type: r.slot.type as ProductType, provider, sku: skuOfSlot(r.slot), ...(l.upstream_id ? { upstream_id: l.upstream_id } : {}), seen_at: seen.updated_at };
+    return jobOf(ENFORCE_SUSPENSION, payload, { serviceId, queueKey: serviceQueueKey(serviceId) });
+  });
   const patch: ServicePatch = {};
   for (const r of repairs.filter((x) => x.action !== "suspend_upstream")) {
     const l = r.slot.license!;
@@ -99,14 +106,14 @@ async function repairService(
       case "record_suspended":
         if (patch.status !== "suspended") {
           patch.status = "suspended";
-          note("suspended", `the reseller has the ${r.slot.type} licence at ${l.ip} suspended; recorded the service as suspended (was active)`);
+          note("suspended", `${at} has the ${r.slot.type} licence at ${l.ip} suspended; recorded the service as suspended (was active)`);
         }
-        fixed.push({ ...r.item, fix: "recorded the service as suspended, as the reseller has it" });
+        fixed.push({ ...r.item, fix: `recorded the service as suspended, as ${at} has it` });
         break;
       case "record_ip":
         if (patch.ip === undefined) {
           patch.ip = l.ip;
-          note("ip recorded", `the reseller has the licence at ${l.ip}, the bridge had ${seen.ip}; recorded ${l.ip}`);
+          note("ip recorded", `${at} has the licence at ${l.ip}, the bridge had ${seen.ip}; recorded ${l.ip}`);
         }
         fixed.push({ ...r.item, fix: `recorded ${l.ip} as the service's IP` });
         break;
@@ -120,10 +127,11 @@ async function repairService(
     }
   }
   if (fixed.length > 0) {
+    // Only where the provider's list shows an expiry (the reseller's); Manage2's and CLN's show none.
     const expiry = upstreamExpiry(repairs.map((r) => r.slot.license!));
     if (expiry !== undefined && expiry !== seen.expires_at) {
       patch.expires_at = expiry;
-      note("expiry recorded", `the reseller's licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
+      note("expiry recorded", `${at}'s licence expires ${new Date(expiry).toISOString()}, the bridge had ${seen.expires_at === null ? "none" : new Date(seen.expires_at).toISOString()}`);
     }
   }
   const entries = audit ? [{ ...audit, detail: repairs.map((r) => `${r.item.kind}: ${r.item.fix ?? r.action}`).join("; ") }] : undefined;
@@ -132,12 +140,12 @@ async function repairService(
     const raced = (r: Repair): HandledItem => ({ ...r.item, fix: "the service changed while reconcile ran; run reconcile again" });
     return { fixed: [], manual: repairs.map(raced), queued: [] };
   }
-  const queued = suspensions.map((r, i) => ({ item: r.item, jobId: jobIds[i]!, what: `the ${r.slot.type} licence at ${r.slot.license!.ip}` }));
+  const queued = suspensions.map((r, i) => ({ item: r.item, jobId: jobIds[i]!, what: `the ${r.slot.type} licence at ${r.slot.license!.ip}`, at }));
   return { fixed, manual: [], queued };
 }
 
-/** The earliest expiry the reseller lists for these licences (a bundle ends with its first component). */
-function upstreamExpiry(licenses: ListedLicense[]): number | undefined {
+/** The earliest expiry the provider lists for these licences (a bundle ends with its first component). */
+function upstreamExpiry(licenses: Listed[]): number | undefined {
   const times = licenses.map((l) => isoToMs(l.expires_at)).filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
 }

@@ -7,6 +7,8 @@ export interface QueuedSuspension {
   item: DriftItem;
   jobId: number;
   what: string;
+  /** The provider it is suspended at, as texts name it. */
+  at: string;
 }
 
 /** Waits (up to `waitMs`) for the queued suspensions; what is not carried out by then goes to the person. */
@@ -18,11 +20,11 @@ export async function awaitSuspensions(store: Pick<Store, "jobs">, queued: Queue
   const jobs = await Promise.all(queued.map((q) => waiter.until(q.jobId, deadline)));
   queued.forEach((q, i) => {
     const job = jobs[i];
-    if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at the reseller (job ${q.jobId})` });
+    if (job?.state === "succeeded") fixed.push({ ...q.item, fix: `suspended ${q.what} at ${q.at} (job ${q.jobId})` });
     else if (job?.state === "failed" || job?.state === "blocked" || job?.state === "cancelled") {
-      manual.push({ ...q.item, fix: `suspend ${q.what} at the reseller`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
+      manual.push({ ...q.item, fix: `suspend ${q.what} at ${q.at}`, error: job.lastError ?? `job ${q.jobId} ${job.state}` });
     } else {
-      manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at the reseller; not done yet: is the service running? (license-bridge jobs list)` });
+      manual.push({ ...q.item, fix: `queued as job ${q.jobId} to suspend ${q.what} at ${q.at}; not done yet: is the service running? (license-bridge jobs list)` });
     }
   });
   return { fixed, manual };

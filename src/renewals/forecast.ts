@@ -8,11 +8,15 @@ import { money, type PriceList as MonthlyPrices } from "../catalog/prices.js";
 import type { Store, UpcomingRenewal } from "../store/store.js";
 import { renewalDue } from "../intake/renewal-due.js";
 import { licensePrice } from "../vocabulary/sandbox-prices.js";
+import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ProviderName } from "../vocabulary/provider-names.js";
 import { DAY_MS } from "./sweep.js";
 
 /**
  * What the renewal sweep will buy in the next `days` days, what it costs, and whether the
  * reseller balance covers it (issue 26, contract section 4: GET /admin/forecast, `forecast`).
+ * A Manage2 or CLN licence's term is bought from no one: its provider bills it each month it is
+ * active (issue 36), so its cost is what that provider will take, from its own account. Each
+ * provider's cost is said apart, and only the reseller's is held against the reseller balance.
  *
  * The sweep's own rule (`renewalDue`, asked of the candidates store.renewals.upcoming reads): an
  * active licence paid a day or more beyond its upstream term is renewed RENEWAL_LEAD_DAYS before
@@ -23,6 +27,8 @@ import { DAY_MS } from "./sweep.js";
 
 export interface ForecastItem {
   service_id: string;
+  /** Who the cost goes to: the reseller (a renewal bought) or Manage2 or CLN (billed while active). */
+  provider: ProviderName;
   ip: string;
   /** The licence type, or the bundle id for a bundle. */
   type: string;
@@ -35,14 +41,21 @@ export interface Forecast {
   days: number;
   balance: number | null;
   due: ForecastItem[];
-  /** null when any item's cost is unknown. */
+  /** Every provider's costs together; null when any item's cost is unknown. */
   total_cost: number | null;
-  /** max(0, total_cost - balance); null when either is unknown. */
+  /** max(0, the reseller's cost - balance); null when either is unknown. The other providers bill their own accounts. */
   shortfall: number | null;
+  /** Each provider with renewals in the window: how many, and what they cost it (null when any is unknown). */
+  by_provider: Partial<Record<ProviderName, ProviderCost>>;
   /** The catalogue products of due renewals that have no `price_per_month`: what makes the cost unknown. */
   unpriced_products: string[];
   /** Where the costs come from: "sandbox" (its price table) or "catalogue" (each product's `price_per_month`). */
   prices: MonthlyPrices["source"];
+}
+
+export interface ProviderCost {
+  renewals: number;
+  cost: number | null;
 }
 
 /** The price of one renewal of a licence (every licence of a bundle, as the renew job buys them), or null when unknown. */
@@ -61,14 +74,13 @@ export function renewalPrices(monthly: MonthlyPrices, catalog?: Pick<Catalog, "p
     const perMonth = monthly.product(svc.product_id);
     return perMonth === null ? null : money(perMonth * svc.months);
   };
+  // The service's own provider (its row's), else its product's.
+  const providerOf = (svc: UpcomingRenewal): string => svc.provider ?? catalog?.product(svc.product_id)?.provider ?? DEFAULT_PROVIDER;
   if (monthly.source === "sandbox") {
     return {
       source: "sandbox",
       // A Manage2 or CLN product bills its price_per_month each month it is active, in sandbox mode as well.
-      renewal: (svc) =>
-        (catalog?.product(svc.product_id)?.provider ?? "reseller") !== "reseller"
-          ? byCatalogue(svc)
-          : licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0),
+      renewal: (svc) => (providerOf(svc) !== DEFAULT_PROVIDER ? byCatalogue(svc) : licenseTypes(svc).reduce((sum, type) => sum + licensePrice(type, svc.months), 0)),
     };
   }
   return { source: monthly.source, renewal: byCatalogue };
@@ -93,22 +105,41 @@ export async function forecastRenewals(deps: ForecastDeps, days: number): Promis
     if (terms.length === 0) continue;
     const cost = deps.prices.renewal(svc);
     if (cost === null) unpriced.add(svc.product_id);
+    const provider = svc.provider ?? DEFAULT_PROVIDER;
     for (const term of terms) {
-      due.push({ service_id: svc.service_id, ip: svc.ip, type: svc.bundle ?? svc.type ?? "", due_at: new Date(Math.max(now, term - lead)).toISOString(), cost });
+      due.push({ service_id: svc.service_id, provider, ip: svc.ip, type: svc.bundle ?? svc.type ?? "", due_at: new Date(Math.max(now, term - lead)).toISOString(), cost });
     }
   }
   due.sort((a, b) => a.due_at.localeCompare(b.due_at) || a.service_id.localeCompare(b.service_id));
   const { balance } = await deps.balance.read();
-  const total = due.some((d) => d.cost === null) ? null : money(due.reduce((sum, d) => sum + d.cost!, 0));
+  const total = costOf(due);
+  // The reseller's renewals are paid from the reseller balance; Manage2 and CLN invoice their own accounts.
+  const reseller = costOf(due.filter((d) => d.provider === DEFAULT_PROVIDER));
   return {
     days,
     balance,
     due,
     total_cost: total,
-    shortfall: total === null || balance === null ? null : money(Math.max(0, total - balance)),
+    shortfall: reseller === null || balance === null ? null : money(Math.max(0, reseller - balance)),
+    by_provider: byProvider(due),
     unpriced_products: [...unpriced].sort(),
     prices: deps.prices.source,
   };
+}
+
+/** What `items` cost together; null when any one's cost is unknown. */
+function costOf(items: readonly ForecastItem[]): number | null {
+  return items.some((d) => d.cost === null) ? null : money(items.reduce((sum, d) => sum + d.cost!, 0));
+}
+
+/** Each provider's renewals and their cost, in the order of PROVIDER_NAMES; a provider with none is left out. */
+function byProvider(due: readonly ForecastItem[]): Forecast["by_provider"] {
+  const out: Forecast["by_provider"] = {};
+  for (const provider of PROVIDER_NAMES) {
+    const mine = due.filter((d) => d.provider === provider);
+    if (mine.length) out[provider] = { renewals: mine.length, cost: costOf(mine) };
+  }
+  return out;
 }
 
 /**
@@ -137,10 +168,11 @@ export async function checkForecastShortfall(deps: ForecastDeps, alerts: Pick<Al
   const f = await forecastRenewals(deps, SHORTFALL_ALERT_DAYS);
   if (f.shortfall === null) return f;
   if (f.shortfall > 0) {
+    const reseller = f.by_provider.reseller;
     await alerts.raise(
       SHORTFALL_ALERT_KEY,
       `the reseller balance will not cover the next ${SHORTFALL_ALERT_DAYS} days of renewals`,
-      `${f.due.length} renewal(s) are due in the next ${SHORTFALL_ALERT_DAYS} days for ${f.total_cost}; the balance is ${f.balance}, ` +
+      `${reseller?.renewals ?? 0} renewal(s) at the reseller are due in the next ${SHORTFALL_ALERT_DAYS} days for ${reseller?.cost ?? 0}; the balance is ${f.balance}, ` +
         `${f.shortfall} short. Top up the reseller balance, or renewals will be blocked (GET /admin/forecast, license-bridge forecast).`,
     );
   } else {

@@ -1,13 +1,11 @@
 /**
- * The licence providers the bridge buys from (service-contract.md section 12), by the name a
- * catalogue product, a service, a log line and a metric label give them. On the ground floor so
- * the catalogue, the configuration and the provider port share one list.
+ * The licence providers the bridge buys from (service-contract.md section 12), as the operator
+ * reads them and where their APIs live. The names themselves are provider-names.ts's, re-exported
+ * so a module wanting both imports once.
  */
-export const PROVIDER_NAMES = ["reseller", "manage2", "cln"] as const;
-export type ProviderName = (typeof PROVIDER_NAMES)[number];
+import type { ProviderName } from "./provider-names.js";
 
-/** A catalogue product without `provider` is the reseller's, as every product was before providers. */
-export const DEFAULT_PROVIDER: ProviderName = "reseller";
+export { DEFAULT_PROVIDER, PROVIDER_NAMES, type ProviderName } from "./provider-names.js";
 
 /** What the operator reads in a start-up line or the console. */
 export const PROVIDER_TITLES: Readonly<Record<ProviderName, string>> = {

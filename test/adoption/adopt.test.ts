@@ -8,7 +8,7 @@ import { waitFor } from "../helpers/wait.js";
 import type { TestBridge } from "../helpers/bridge.js";
 import { holdUpstream, row, useAdoptionWorld } from "./helpers.js";
 
-type Plan = { plan: { service_identifier: string; action: string; reason: string; cost: number | null }[]; orphans: unknown[] };
+type Plan = { plan: { service_identifier: string; provider: string | null; action: string; reason: string; cost: number | null }[]; orphans: unknown[] };
 
 const adopt = async (bridge: TestBridge, body: Record<string, unknown>) => {
   const res = await bridge.admin("/admin/adopt", { method: "POST", body: JSON.stringify(body) });
@@ -61,12 +61,14 @@ describe("adopting a running book (POST /admin/adopt)", () => {
     });
     const item = (id: string) => body.plan.find((i) => i.service_identifier === id)!;
     expect(item("a-match").cost).toBe(0);
+    expect(item("a-match").provider).toBe("reseller");
+    expect(item("f-product").provider).toBeNull();
     expect(item("d-missing").cost).toBe(180);
     expect(item("b-variant").reason).toMatch(/litespeed8.*litespeed4/);
     expect(item("c-taken").reason).toContain(`service ${theirs}`);
     expect(item("f-product").reason).toContain('unknown product "999"');
     expect(item("g-private").reason).toContain("10.0.0.5");
-    expect(body.orphans).toEqual([{ ip: "203.0.113.73", type: "cloudlinux", monthly_cost: 12 }]);
+    expect(body.orphans).toEqual([{ provider: "reseller", ip: "203.0.113.73", type: "cloudlinux", monthly_cost: 12 }]);
     // A plan writes nothing and buys nothing.
     expect(sb.sandbox.ledger()).toHaveLength(before.charges);
     expect((await bridge.service.store.counts()).services).toBe(before.services);

@@ -44,7 +44,7 @@ describe("license-bridge adopt <file>", () => {
     for (const file of [array, wrapped]) {
       const run = await runCli(["adopt", file, "--json"], bridge.env);
       expect(run.code).toBe(0);
-      expect(run.json()).toEqual({ plan: [{ service_identifier: "201", action: "adopt", reason: expect.any(String), cost: 0 }], orphans: [] });
+      expect(run.json()).toEqual({ plan: [{ service_identifier: "201", provider: "reseller", action: "adopt", reason: expect.any(String), cost: 0 }], orphans: [] });
     }
   });
 

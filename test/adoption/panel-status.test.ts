@@ -29,7 +29,7 @@ describe("adopting a service the panel has suspended", () => {
     const charges = sb.sandbox.ledger().length;
 
     const plan = await adopt(bridge, { services });
-    expect(plan.plan).toEqual([{ service_identifier: "s-none", action: "conflict", reason: expect.stringContaining("suspended in the panel"), cost: null }]);
+    expect(plan.plan).toEqual([{ service_identifier: "s-none", provider: "reseller", action: "conflict", reason: expect.stringContaining("suspended in the panel"), cost: null }]);
 
     const applied = await adopt(bridge, { services, apply: true, buy: true });
     expect(applied.plan).toEqual(plan.plan);

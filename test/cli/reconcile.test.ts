@@ -24,7 +24,7 @@ describe("reconcile command", () => {
     expect(run.code).toBe(1);
     expect(run.json<ReconcileResult>()).toEqual({
       drift: [
-        { kind: "status_differs", service_id: id, ip: "203.0.113.150", type: "cpanel", expected: "active", actual: "suspended", fixable: true, fix: expect.any(String) },
+        { kind: "status_differs", provider: "reseller", service_id: id, ip: "203.0.113.150", type: "cpanel", expected: "active", actual: "suspended", fixable: true, fix: expect.any(String) },
       ],
       fixed: [],
       manual: [],

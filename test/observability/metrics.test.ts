@@ -11,6 +11,7 @@ import { observeUpstream, startService } from "../../src/compose/service.js";
 import { bridgeEnv, createdEvent, startTestBridge } from "../helpers/bridge.js";
 import { usePair, usePairPerFile } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
+import { orderActiveOf, useProviderBridges } from "../helpers/providers.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../../src/vocabulary/sandbox-identity.js";
 
 /** The value of one sample of the Prometheus text, 0 when the series does not exist yet. */
@@ -173,6 +174,44 @@ describe("/metrics", () => {
         await second.close();
       }
     });
+  });
+});
+
+/** Every sample of `name` whose labels include `labels`, summed (0 when there is none). */
+function total(text: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+describe("/metrics with the reseller, Manage2 and CLN", () => {
+  const start = useProviderBridges();
+
+  it("labels each provider's calls with its provider under the same series, errors included", async () => {
+    const { sbs, bridge } = await start();
+    await orderActiveOf(bridge, "12", "203.0.113.150");
+    await orderActiveOf(bridge, "40", "203.0.113.151");
+    await orderActiveOf(bridge, "41", "203.0.113.152");
+    sbs.cln.failNextRegister("this IP is not allowed");
+    await bridge.send(createdEvent({ product_id: "42", ip: "203.0.113.153" }));
+    const refused = { provider: "cln", operation: "cln.register" };
+    const text = await waitFor(async () => {
+      const t = await (await fetch(`${bridge.url}/metrics`)).text();
+      return total(t, "license_bridge_upstream_calls_total", refused) > total(t, "license_bridge_upstream_calls_total", { ...refused, outcome: "ok" }) && t;
+    });
+
+    expect(sample(text, "license_bridge_upstream_calls_total", { provider: "reseller", operation: "v1.register", outcome: "ok" })).toBe(1);
+    expect(sample(text, "license_bridge_upstream_calls_total", { provider: "manage2", operation: "manage2.XMLlicenseAdd", outcome: "ok" })).toBe(1);
+    expect(sample(text, "license_bridge_upstream_calls_total", { provider: "cln", operation: "cln.register", outcome: "ok" })).toBe(1);
+    expect(sample(text, "license_bridge_upstream_call_duration_seconds_count", { provider: "manage2", operation: "manage2.XMLlicenseAdd" })).toBe(1);
+    // No provider's call is counted under another's name.
+    expect(total(text, "license_bridge_upstream_calls_total", { provider: "reseller", operation: "cln.register" })).toBe(0);
+    expect(text).not.toMatch(/^license_bridge_upstream_calls_total\{operation=/m);
   });
 });
 

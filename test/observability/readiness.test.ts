@@ -12,6 +12,7 @@ import { sqliteStore } from "../../src/store/sqlite/store.js";
 import type { TestBridge } from "../helpers/bridge.js";
 import { usePair, usePairPerFile } from "../helpers/e2e-harness.js";
 import { holdWriteLock, migrateBeyondCode } from "../helpers/sqlite.js";
+import { useProviderBridges } from "../helpers/providers.js";
 
 interface Readiness {
   status: string;
@@ -143,5 +144,68 @@ describe("the upstream check", () => {
       for (const s of sockets) s.destroy();
       await server.close();
     }
+  });
+});
+
+describe("/readyz with the reseller, Manage2 and CLN", () => {
+  const start = useProviderBridges();
+
+  interface ProviderReadiness extends Readiness {
+    degraded?: string[];
+  }
+  const readyzOf = async (bridge: TestBridge) => {
+    const res = await fetch(`${bridge.url}/readyz`);
+    return { status: res.status, body: (await res.json()) as ProviderReadiness };
+  };
+
+  it("is ready when each configured provider answers a read of its own: Manage2 its groups, CLN a check of a documentation IP", async () => {
+    const { sbs, bridge } = await start();
+    const { status, body } = await readyzOf(bridge);
+
+    expect(status).toBe(200);
+    expect(body.checks).toMatchObject({ upstream: { status: "ok" }, manage2: { status: "ok" }, cln: { status: "ok" } });
+    expect(sbs.manage2.requests().map((r) => r.op)).toContain("XMLgroupInfo");
+    expect(sbs.cln.requests().map((r) => r.op)).toContain("check");
+  });
+
+  it("is not ready, naming Manage2, when Manage2 cannot be reached; the other providers stay ok", async () => {
+    const { sbs, bridge } = await start();
+    await sbs.manage2Running.close();
+    const { status, body } = await readyzOf(bridge);
+
+    expect(status).toBe(503);
+    expect(body.reasons).toEqual([expect.stringMatching(/^manage2: cPanel Manage2 .*unreachable/)]);
+    expect(body.checks).toMatchObject({ manage2: { status: "failed" }, cln: { status: "ok" }, upstream: { status: "ok" } });
+  });
+
+  it("is not ready, naming CLN, when CLN answers only errors", async () => {
+    const { sbs, bridge } = await start();
+    sbs.cln.setFaults({ errorRate: 1 });
+    const { status, body } = await readyzOf(bridge);
+
+    expect(status).toBe(503);
+    expect(body.reasons).toEqual([expect.stringMatching(/^cln: CloudLinux CLN /)]);
+    expect(body.checks).toMatchObject({ cln: { status: "failed" }, manage2: { status: "ok" } });
+  });
+
+  it("stays ready but says so when a provider refuses the credentials, echoing none of them", async () => {
+    const { bridge } = await start({ env: { MANAGE2_PASSWORD: "not-the-m2-password", CLN_SECRET_KEY: "not-the-cln-secret-key" } });
+    const res = await fetch(`${bridge.url}/readyz`);
+    const text = await res.text();
+    const body = JSON.parse(text) as ProviderReadiness;
+
+    expect(res.status).toBe(200);
+    expect(body.degraded).toEqual([expect.stringMatching(/^manage2: cPanel Manage2 answered but refused/), expect.stringMatching(/^cln: CloudLinux CLN answered but refused/)]);
+    expect(text).not.toContain("not-the-m2-password");
+    expect(text).not.toContain("not-the-cln-secret-key");
+  });
+
+  it("with no reseller configured, checks only the providers it has", async () => {
+    const { sbs, bridge } = await start({ withoutReseller: true });
+    const { status, body } = await readyzOf(bridge);
+
+    expect(status).toBe(200);
+    expect(body.checks).toMatchObject({ upstream: { status: "ok", detail: expect.stringMatching(/no reseller is configured/) }, manage2: { status: "ok" }, cln: { status: "ok" } });
+    expect(sbs.reseller.sandbox.requests()).toEqual([]);
   });
 });

@@ -109,9 +109,9 @@ describe("GET /admin/forecast in sandbox mode", () => {
     const res = await admin("/admin/forecast?days=7");
     expect(res.status).toBe(200);
     const expected = [
-      { service_id: ids.monthly, ip: ips.monthly, type: "cpanel", due_at: new Date(terms.monthly - LEAD_DAYS * DAY).toISOString(), cost: 15 },
+      { service_id: ids.monthly, provider: "reseller", ip: ips.monthly, type: "cpanel", due_at: new Date(terms.monthly - LEAD_DAYS * DAY).toISOString(), cost: 15 },
       // A bundle is renewed licence by licence: cPanel (15) and CloudLinux (12) a month.
-      { service_id: ids.bundle, ip: ips.bundle, type: "cpanel-cloudlinux", due_at: new Date(terms.bundle - LEAD_DAYS * DAY).toISOString(), cost: 27 },
+      { service_id: ids.bundle, provider: "reseller", ip: ips.bundle, type: "cpanel-cloudlinux", due_at: new Date(terms.bundle - LEAD_DAYS * DAY).toISOString(), cost: 27 },
     ].sort((a, b) => a.due_at.localeCompare(b.due_at) || a.service_id.localeCompare(b.service_id));
     expect(res.body.due).toEqual(expected);
     expect(res.body.total_cost).toBe(42);

@@ -27,6 +27,7 @@ describe("provisioning API: the calls", () => {
       license_key: expect.stringMatching(/^lb_[0-9a-f]{24}$/),
       service_identifier: p.service_identifier,
       package_identifier: "12",
+      provider: "reseller",
       status: "active",
       ip: p.ip,
       type: "cpanel",

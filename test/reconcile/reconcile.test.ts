@@ -40,7 +40,7 @@ describe("reconcile", () => {
 
     const seen = await reconcile(depsOf(bridge));
     expect(seen.drift).toEqual([
-      { kind: "status_differs", service_id: id, ip: "203.0.113.50", type: "cpanel", expected: "active", actual: "suspended", fixable: true, fix: expect.any(String) },
+      { kind: "status_differs", provider: "reseller", service_id: id, ip: "203.0.113.50", type: "cpanel", expected: "active", actual: "suspended", fixable: true, fix: expect.any(String) },
     ]);
     expect(seen.fixed).toEqual([]);
     expect((await bridge.service.services.get(id))?.status).toBe("active");
@@ -145,8 +145,8 @@ describe("reconcile", () => {
     const result = await reconcile(depsOf(bridge), { fix: true });
 
     const expected = [
-      { kind: "missing_upstream", service_id: "ghost", ip: "203.0.113.91", type: "plesk", expected: "active", actual: "absent", fixable: false, fix: expect.stringContaining("purchase") },
-      { kind: "unknown_locally", service_id: null, ip: "203.0.113.92", type: "directadmin", expected: "absent", actual: "active", fixable: false, fix: expect.any(String) },
+      { kind: "missing_upstream", provider: "reseller", service_id: "ghost", ip: "203.0.113.91", type: "plesk", expected: "active", actual: "absent", fixable: false, fix: expect.stringContaining("purchase") },
+      { kind: "unknown_locally", provider: "reseller", service_id: null, ip: "203.0.113.92", type: "directadmin", expected: "absent", actual: "active", fixable: false, fix: expect.any(String) },
     ];
     expect(result.drift).toEqual(expected);
     expect(result.fixed).toEqual([]);

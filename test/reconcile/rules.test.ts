@@ -209,7 +209,7 @@ describe("the rule table", () => {
       ["status_differs", "active", "suspended"],
       ["variant_differs", "litespeed4", "litespeed8"],
     ]);
-    expect(items[0]).toEqual({ service_id: "s1", ip: IP, kind: "ip_differs", type: "litespeed", expected: IP, actual: MOVED, fixable: true, fix: expect.any(String) });
+    expect(items[0]).toEqual({ service_id: "s1", ip: IP, kind: "ip_differs", provider: "reseller", type: "litespeed", expected: IP, actual: MOVED, fixable: true, fix: expect.any(String) });
     expect(repairs.map((r) => [r.item, r.action])).toEqual([
       [items[0], "record_ip"],
       [items[1], "record_suspended"],

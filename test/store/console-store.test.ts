@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { encodeCursor } from "../../src/store/store.js";
 import { serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
 import type { BillingEvent } from "../../src/intake/event-schema.js";
 import { describeEachStore } from "../helpers/stores.js";
@@ -64,19 +65,23 @@ describeEachStore("the console's store operations on $name", { startAt: Date.UTC
     await order("s1", "203.0.113.1", "Ann@Example.com");
     await order("s2", "203.0.113.2", "ann@example.com");
     await order("s3", "203.0.113.3", "bob@example.com");
-    const ids = (rows: { service_id: string }[]) => rows.map((r) => r.service_id);
-    expect(ids(await store.consoleReads.searchLicences({ q: "s3", limit: 10 }))).toEqual(["s3"]);
-    expect(ids(await store.consoleReads.searchLicences({ q: "203.0.113.2", limit: 10 }))).toEqual(["s2"]);
-    expect(ids(await store.consoleReads.searchLicences({ q: "ANN@example.com", limit: 10 }))).toEqual(["s1", "s2"]);
+    // The console lists through the admin API's listing (services.page), the provider filter with it.
+    const ids = (page: { items: { service_id: string }[] }) => page.items.map((r) => r.service_id);
+    const after = (id: string) => encodeCursor("licenses", [id]);
+    expect(ids(await store.services.page({ q: "s3", limit: 10 }))).toEqual(["s3"]);
+    expect(ids(await store.services.page({ q: "203.0.113.2", limit: 10 }))).toEqual(["s2"]);
+    expect(ids(await store.services.page({ q: "ANN@example.com", limit: 10 }))).toEqual(["s1", "s2"]);
     const key = (await store.services.get("s1"))!.license_key;
-    expect(ids(await store.consoleReads.searchLicences({ q: key, limit: 10 }))).toEqual(["s1"]);
-    expect(ids(await store.consoleReads.searchLicences({ q: "ann@example.com", limit: 1 }))).toEqual(["s1"]);
-    expect(ids(await store.consoleReads.searchLicences({ q: "ann@example.com", after: "s1", limit: 1 }))).toEqual(["s2"]);
-    expect(ids(await store.consoleReads.searchLicences({ status: "pending", after: "s1", limit: 10 }))).toEqual(["s2", "s3"]);
-    expect(ids(await store.consoleReads.searchLicences({ q: "s3", status: "active", limit: 10 }))).toEqual([]);
+    expect(ids(await store.services.page({ q: key, limit: 10 }))).toEqual(["s1"]);
+    expect(ids(await store.services.page({ q: "ann@example.com", limit: 1 }))).toEqual(["s1"]);
+    expect(ids(await store.services.page({ q: "ann@example.com", cursor: after("s1"), limit: 1 }))).toEqual(["s2"]);
+    expect(ids(await store.services.page({ status: "pending", cursor: after("s1"), limit: 10 }))).toEqual(["s2", "s3"]);
+    expect(ids(await store.services.page({ q: "s3", status: "active", limit: 10 }))).toEqual([]);
+    expect(ids(await store.services.page({ provider: "reseller", status: "pending", limit: 10 }))).toEqual(["s1", "s2", "s3"]);
+    expect(ids(await store.services.page({ provider: "cln", limit: 10 }))).toEqual([]);
     // No search and no status: every licence, a page at a time.
-    expect(ids(await store.consoleReads.searchLicences({ limit: 2 }))).toEqual(["s1", "s2"]);
-    expect(ids(await store.consoleReads.searchLicences({ after: "s2", limit: 2 }))).toEqual(["s3"]);
+    expect(ids(await store.services.page({ limit: 2 }))).toEqual(["s1", "s2"]);
+    expect(ids(await store.services.page({ cursor: after("s2"), limit: 2 }))).toEqual(["s3"]);
   });
 
   it("counts licences by status and orders by day", async () => {

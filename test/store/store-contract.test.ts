@@ -492,11 +492,12 @@ describeEachStore("the store's operations on $name", { maxAttempts: 3 }, ({ stor
       expect((await store.jobs.list({ kind: "renew" })).map((j) => j.serviceId)).toEqual(["unpaid"]);
     });
 
-    it("reads the forecast's candidates, earliest first, unpaid ones among them", async () => {
-      expect((await store.renewals.upcoming(now + 7 * DAY)).map((c) => [c.service_id, c.expires_at, c.paid_until, c.status, c.months])).toEqual([
-        ["due", now + 2 * DAY, now + 30 * DAY, "active", 1],
-        ["unpaid", now + 2 * DAY, now + 2 * DAY, "active", 1],
-        ["due-later", now + 6 * DAY, now + 40 * DAY, "active", 1],
+    it("reads the forecast's candidates, earliest first, unpaid ones among them, each with its provider", async () => {
+      await store.services.change({ serviceId: "due-later", patch: { provider: "manage2", sku: "12345" } });
+      expect((await store.renewals.upcoming(now + 7 * DAY)).map((c) => [c.service_id, c.provider, c.expires_at, c.paid_until, c.status, c.months])).toEqual([
+        ["due", "reseller", now + 2 * DAY, now + 30 * DAY, "active", 1],
+        ["unpaid", "reseller", now + 2 * DAY, now + 2 * DAY, "active", 1],
+        ["due-later", "manage2", now + 6 * DAY, now + 40 * DAY, "active", 1],
       ]);
     });
 

@@ -6,9 +6,9 @@ import { CliError, EXIT, emit, table } from "../output.js";
 export function forecastCommand(program: Command, cli: CliContext): void {
   program
     .command("forecast")
-    .description("the renewals due in the next days, their cost at the reseller's prices, and whether the balance covers them")
+    .description("the renewals due in the next days, each provider's cost, and whether the reseller balance covers the reseller's")
     .option("--days <n>", "how many days ahead, 1-366", "7")
-    .option("--json", 'machine-readable output: {"days", "balance", "due": [...], "total_cost", "shortfall"}, as GET /admin/forecast')
+    .option("--json", 'machine-readable output: {"days", "balance", "due": [...], "total_cost", "shortfall", "by_provider"}, as GET /admin/forecast')
     .action(async (opts: { days: string }, cmd: Command) => {
       const [{ DAYS_RULE, forecastQuerySchema }, { forecastRenewals, renewalPrices }, { pricesOf }, { createBalanceReader, ownAccountId }, { configOrExit }, { withBridgeStore }, { systemClock }, { v1ClientFromConfig }] =
         await Promise.all([
@@ -41,8 +41,10 @@ export function forecastCommand(program: Command, cli: CliContext): void {
       emit(cli.output(cmd), f, () =>
         [
           f.due.length ? table(f.due.map((d) => ({ ...d }))) : `no renewal is due in the next ${f.days} day(s)`,
-          `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
+          `${f.due.length} renewal(s) in ${f.days} day(s): cost ${money(f.total_cost)}, reseller balance ${money(f.balance)}, shortfall ${money(f.shortfall)}` +
             (f.unpriced_products.length ? ` (cost unknown: catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month)` : ""),
+          // Each provider's money apart; only the reseller's is held against its balance.
+          ...Object.entries(f.by_provider).map(([provider, c]) => `  ${provider}: ${c.renewals} renewal(s), cost ${money(c.cost)}`),
         ].join("\n"),
       );
     });

@@ -2,6 +2,7 @@ import { html, type Html } from "../html.js";
 import type { HistoryRow, MailRow, Page, ServiceRow } from "../../store/store.js";
 import type { Job } from "../../vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
+import { PROVIDER_NAMES, PROVIDER_TITLES, type ProviderName } from "../../vocabulary/providers.js";
 import { mayAct, type ActionName } from "../../admin/actions.js";
 import type { ConsoleSession } from "../session.js";
 import { csrfField, iso, page, statusBadge } from "./layout.js";
@@ -11,12 +12,15 @@ const licenceHref = (id: string) => `/console/licences/${encodeURIComponent(id)}
 export interface LicenceSearchView {
   q: string;
   status: string;
+  provider: string;
   rows: ServiceRow[];
+  /** How many licences the search matches in all. */
+  total: number;
   /** The query string of the next page, or undefined on the last. */
   next?: string;
 }
 
-/** Search by service id, IP, customer e-mail or licence key, and status; pages by service id. */
+/** Search by service id, IP, customer e-mail or licence key, status and provider; pages by service id. */
 export function licencesPage(session: ConsoleSession, v: LicenceSearchView): Html {
   return page({
     title: "Licences",
@@ -28,13 +32,16 @@ export function licencesPage(session: ConsoleSession, v: LicenceSearchView): Htm
         <label for="status">Status <select id="status" name="status"><option value="">any</option>${SERVICE_STATUSES.map(
           (s) => html`<option value="${s}"${v.status === s ? html` selected` : ""}>${s}</option>`,
         )}</select></label>
+        <label for="provider">Provider <select id="provider" name="provider"><option value="">any</option>${PROVIDER_NAMES.map(
+          (p) => html`<option value="${p}"${v.provider === p ? html` selected` : ""}>${PROVIDER_TITLES[p]}</option>`,
+        )}</select></label>
         <button type="submit">Search</button>
       </form>
       ${v.rows.length === 0
         ? html`<p>No licence matches.</p>`
-        : html`<div class="table-wrap"><table><thead><tr><th>Service</th><th>Status</th><th>IP</th><th>Product</th><th>Customer</th><th>Expires</th></tr></thead><tbody>${v.rows.map(
+        : html`<p class="muted">${v.total} in all.</p><div class="table-wrap"><table><thead><tr><th>Service</th><th>Status</th><th>IP</th><th>Product</th><th>Provider</th><th>Customer</th><th>Expires</th></tr></thead><tbody>${v.rows.map(
             (s) => html`<tr><td><a href="${licenceHref(s.service_id)}">${s.service_id}</a></td><td>${statusBadge(s.status)}</td><td>${s.ip}</td>
-              <td>${s.type ?? s.bundle}${s.variant ? html` <span class="muted">${s.variant}</span>` : ""}</td><td>${s.customer_email}</td><td>${iso(s.expires_at)}</td></tr>`,
+              <td>${s.type ?? s.bundle}${s.variant ? html` <span class="muted">${s.variant}</span>` : ""}</td><td>${providerTitle(s)}</td><td>${s.customer_email}</td><td>${iso(s.expires_at)}</td></tr>`,
           )}</tbody></table></div>`}
       <nav class="pager" aria-label="Pages">${v.next ? html`<a href="/console/licences?${v.next}" rel="next">Next page</a>` : html`<span class="muted">Last page</span>`}</nav>`,
   });
@@ -81,6 +88,7 @@ export function licencePage(session: ConsoleSession, v: LicenceView): Html {
       }</div>
       <dl class="facts">
         <dt>Product</dt><dd>${s.type ?? s.bundle} ${s.variant ?? ""} <span class="muted">(panel product ${s.product_id}, ${s.billing_cycle})</span></dd>
+        <dt>Provider</dt><dd>${providerTitle(s)}${s.sku ? html` <span class="muted">(${s.provider === "manage2" ? "package" : "type"} ${s.sku}${s.upstream_id ? `, licence ${s.upstream_id}` : ""})</span>` : ""}</dd>
         <dt>IP</dt><dd>${s.ip}</dd>
         <dt>Customer</dt><dd>${s.customer_name ?? ""} ${s.customer_email ?? html`<span class="muted">no e-mail</span>`}</dd>
         <dt>Expires</dt><dd>${iso(s.expires_at) || html`<span class="muted">not yet</span>`}</dd>
@@ -124,10 +132,13 @@ export function jobsTable(session: ConsoleSession, jobs: Job[]): Html {
   )}</tbody></table></div>`;
 }
 
+/** Who sells a service's licence, in words. */
+const providerTitle = (s: ServiceRow): string => PROVIDER_TITLES[s.provider as ProviderName] ?? s.provider;
+
 const CONFIRM_TEXT: Record<string, (s: ServiceRow) => string> = {
-  suspend: () => "Suspend this licence at the reseller? The customer's software stops working until it is unsuspended.",
-  unsuspend: () => "Unsuspend this licence at the reseller?",
-  "change-ip": () => "Move this licence to another IP? The reseller binds it to the new address; the old one stops working.",
+  suspend: (s) => `Suspend this licence at ${providerTitle(s)}? The customer's software stops working until it is unsuspended.`,
+  unsuspend: (s) => `Unsuspend this licence at ${providerTitle(s)}?`,
+  "change-ip": (s) => `Move this licence to another IP? ${providerTitle(s)} binds it to the new address; the old one stops working.`,
   "resend-install-mail": (s) => `Send the install mail to ${s.customer_email ?? "the customer"} again? A new mail goes out, however often it was sent before.`,
   "reset-ip-changes": (s) =>
     `Reset the IP-change counter (${s.ip_changes} made) to 0? The customer may then change the IP as often as the product allows a new licence.`,

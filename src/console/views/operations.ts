@@ -4,19 +4,20 @@ import type { ReconcileResult } from "../../reconcile/reconcile.js";
 import type { ConsoleSession } from "../session.js";
 import type { AdminFunctions } from "../admin-functions.js";
 import { csrfField, page } from "./layout.js";
+import { PROVIDER_TITLES, type ProviderName } from "../../vocabulary/providers.js";
 
 /** Reconcile: the drift report (any role), and its repair (admin), each a form. */
 export function reconcilePage(session: ConsoleSession, result?: ReconcileResult, fixed?: boolean): Html {
-  const drift = (items: { kind: string; service_id?: string | null; ip?: string; type?: string }[]) =>
-    html`<div class="table-wrap"><table><thead><tr><th>Kind</th><th>Service</th><th>IP</th><th>Type</th></tr></thead><tbody>${items.map(
-      (d) => html`<tr><td>${d.kind}</td><td>${d.service_id ?? ""}</td><td>${d.ip ?? ""}</td><td>${d.type ?? ""}</td></tr>`,
+  const drift = (items: { kind: string; provider?: ProviderName; service_id?: string | null; ip?: string; type?: string }[]) =>
+    html`<div class="table-wrap"><table><thead><tr><th>Kind</th><th>Provider</th><th>Service</th><th>IP</th><th>Type</th></tr></thead><tbody>${items.map(
+      (d) => html`<tr><td>${d.kind}</td><td>${d.provider ? PROVIDER_TITLES[d.provider] : ""}</td><td>${d.service_id ?? ""}</td><td>${d.ip ?? ""}</td><td>${d.type ?? ""}</td></tr>`,
     )}</tbody></table></div>`;
   return page({
     title: "Reconcile",
     session,
     section: "reconcile",
     body: html`<h1>Reconcile</h1>
-      <p>Compares the bridge's licences with the reseller's licence list. The repair fixes what needs no purchase; it never buys anything.</p>
+      <p>Compares the bridge's licences with each configured provider's licence list (the reseller's, cPanel Manage2's, CloudLinux CLN's). The repair fixes what needs no purchase; it never buys anything.</p>
       <div class="actions">
         <form method="post" action="/console/reconcile" class="inline">${csrfField(session)}<input type="hidden" name="fix" value="false"><button type="submit">Show the drift</button></form>
         ${mayAct(session.actor, "reconcileFix")
@@ -24,7 +25,7 @@ export function reconcilePage(session: ConsoleSession, result?: ReconcileResult,
           : html`<span class="muted">Repairs need the admin role.</span>`}
       </div>
       ${result
-        ? html`<h2>Drift (${result.drift.length})</h2>${result.drift.length === 0 ? html`<p class="ok">None: the bridge and the reseller agree.</p>` : drift(result.drift)}
+        ? html`<h2>Drift (${result.drift.length})</h2>${result.drift.length === 0 ? html`<p class="ok">None: the bridge and its providers agree.</p>` : drift(result.drift)}
           ${fixed ? html`<h2>Repaired (${result.fixed.length})</h2>${result.fixed.length === 0 ? html`<p class="muted">Nothing.</p>` : drift(result.fixed)}` : ""}`
         : ""}`,
   });
@@ -37,7 +38,7 @@ export function adoptionPage(session: ConsoleSession, o: { text?: string; plan?:
     session,
     section: "adoption",
     body: html`<h1>Adoption</h1>
-      <p>Paste the panel's service list (JSON, as <code>POST /admin/adopt</code> takes it) to see what the bridge would adopt, buy or leave. Applying buys and mails nothing; a service the panel has suspended is adopted suspended (its licences suspended at the reseller where they are active) and never bought.</p>
+      <p>Paste the panel's service list (JSON, as <code>POST /admin/adopt</code> takes it) to see what the bridge would adopt, buy or leave. Applying buys and mails nothing; a service the panel has suspended is adopted suspended (its licences suspended at their provider where they are active) and never bought.</p>
       ${o.error ? html`<p class="notice bad" role="alert">${o.error}</p>` : ""}
       <form method="post" action="/console/adoption" class="stack">${csrfField(session)}
         <label for="services">Service list <textarea id="services" name="services" required>${o.text ?? ""}</textarea></label>

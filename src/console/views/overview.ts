@@ -4,6 +4,7 @@ import type { DailyActivity } from "../../store/store.js";
 import { ERROR_HINTS, type ErrorCode } from "../../vocabulary/error-codes.js";
 import type { Job } from "../../vocabulary/jobs.js";
 import { SERVICE_STATUSES } from "../../vocabulary/service-statuses.js";
+import { PROVIDER_NAMES, PROVIDER_TITLES } from "../../vocabulary/providers.js";
 import type { ConsoleSession } from "../session.js";
 import type { AdminFunctions } from "../admin-functions.js";
 import { activityChart } from "./chart.js";
@@ -30,8 +31,16 @@ export function overviewPage(session: ConsoleSession, d: OverviewData): Html {
   const total = Object.values(d.statuses).reduce<number>((n, v) => n + (v ?? 0), 0);
   const balance = d.balance.balance === null ? html`<p class="warn">unknown: ${d.balance.reason ?? "not read yet"}</p>` : html`<p class="big">${d.balance.balance.toFixed(2)}</p>`;
   const { value: f, computed_at: forecastAt } = d.forecast;
+  // Each provider's money apart: only the reseller's comes out of the reseller balance.
+  const costs = PROVIDER_NAMES.flatMap((p) => (f.by_provider[p] ? [[p, f.by_provider[p]] as const] : []));
+  const byProvider = costs.length
+    ? html`<table><caption class="muted">by provider</caption><tbody>${costs.map(
+        ([p, c]) => html`<tr><th scope="row">${PROVIDER_TITLES[p]}</th><td class="num">${c.renewals}</td><td class="num">${c.cost === null ? "unknown" : c.cost.toFixed(2)}</td></tr>`,
+      )}</tbody></table>`
+    : "";
   const forecast = html`<section class="card"><h2>Renewals, next ${f.days} days</h2><p class="muted">as of <time datetime="${iso(forecastAt)}">${iso(forecastAt)}</time></p><p class="big">${f.total_cost === null ? "cost unknown" : f.total_cost.toFixed(2)}</p>
-        ${f.shortfall === null ? html`<p class="muted">${f.total_cost === null ? `Catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The balance is unknown: nothing to compare the cost with."}</p>` : f.shortfall > 0 ? html`<p class="bad" role="alert">The balance will not cover them: ${f.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">Covered by the balance.</p>`}</section>`;
+        ${byProvider}
+        ${f.shortfall === null ? html`<p class="muted">${f.total_cost === null ? `Catalogue product(s) ${f.unpriced_products.join(", ")} have no price_per_month: the cost is unknown.` : "The reseller balance is unknown: nothing to compare the reseller's cost with."}</p>` : f.shortfall > 0 ? html`<p class="bad" role="alert">The reseller balance will not cover the reseller's renewals: ${f.shortfall.toFixed(2)} short.</p>` : html`<p class="ok">The reseller's renewals are covered by its balance.</p>`}</section>`;
   const queue = html`<section class="card"><h2>Queue</h2><p class="big">${d.queue.depth}</p><p class="muted">oldest due job waiting ${d.queue.oldest_due_seconds ?? 0} s</p></section>`;
   return page({
     title: "Overview",

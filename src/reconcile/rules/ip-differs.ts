@@ -2,7 +2,7 @@ import type { SlotRule, SlotView } from "../drift.js";
 import { canonicalIp } from "../listed.js";
 
 /**
- * The reseller holds the service's licence at another IP (found by its bundle key, or as the
+ * The service's provider holds its licence at another IP (found by its bundle key, or as the
  * only candidate). The new IP is recorded; a bundle moves as one, so only when every component
  * is at the same one.
  */
@@ -13,8 +13,8 @@ export const ipDiffers: SlotRule = {
   fixable: (view) => movedTogether(view),
   fixText: (view) =>
     movedTogether(view)
-      ? `record ${view.license!.ip} as the service's IP (the reseller's licence is there)`
-      : `the licences of this bundle are at different IPs upstream (${[...new Set(found(view).map((s) => s.license!.ip))].join(", ")}): change-ip them at the reseller, then run reconcile again`,
+      ? `record ${view.license!.ip} as the service's IP (${view.source.label}'s licence is there)`
+      : `the licences of this bundle are at different IPs upstream (${[...new Set(found(view).map((s) => s.license!.ip))].join(", ")}): change-ip them at ${view.source.label}, then run reconcile again`,
   repair: "record_ip",
 };
 

@@ -17,5 +17,5 @@ import { variantDiffers } from "./variant-differs.js";
  */
 export const SLOT_RULES: readonly SlotRule[] = [missingUpstream, heldAfterFailure, ipDiffers, stoppedUpstream, activeUpstream, variantDiffers];
 
-/** Asked of each licence of the reseller that no service accounts for, after every service. */
+/** Asked of each licence of a provider that no service accounts for, after every service. */
 export const UNCLAIMED_RULES: readonly UnclaimedRule[] = [unknownLocally];

@@ -3,7 +3,8 @@ import type { SlotRule } from "../drift.js";
 /**
  * The reseller holds a LiteSpeed licence at another core than the bridge recorded (its
  * change-core was made at the reseller). The variant upstream is recorded; the customer's
- * product is left as ordered. A terminated service's core no longer matters.
+ * product is left as ordered. A terminated service's core no longer matters. Only the
+ * reseller's licences have variants.
  */
 export const variantDiffers: SlotRule = {
   kind: "variant_differs",

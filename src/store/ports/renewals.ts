@@ -14,7 +14,7 @@ export interface DueRenewal {
  */
 export type RenewalCandidate = DueRenewal & Pick<ServiceRow, "status" | "paid_until">;
 
-export type UpcomingRenewal = RenewalCandidate & Pick<ServiceRow, "product_id" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months">;
+export type UpcomingRenewal = RenewalCandidate & Pick<ServiceRow, "product_id" | "provider" | "ip" | "kind" | "type" | "bundle" | "variant" | "upstream_variant" | "months">;
 
 export interface RenewalOps {
   /**

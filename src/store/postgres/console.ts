@@ -1,7 +1,6 @@
 import { mergeDays, type DayCount } from "../daily-activity.js";
 import type { ConsoleReadOps } from "../ports/console.js";
 import type { MailRow } from "../ports/mails.js";
-import type { ServiceRow } from "../service-row.js";
 import type { SessionOps, SessionRow } from "../ports/sessions.js";
 import type { PgDb } from "./database.js";
 
@@ -39,12 +38,6 @@ export function pgSessions(db: PgDb): SessionOps {
 
 /** What the console reads beyond the admin API's listings; each read one index range (migration 012). */
 export function pgConsoleReads(db: PgDb): ConsoleReadOps {
-  // A search term is one of four keys, each an index look-up; the union is a handful of rows.
-  const matching = `service_id IN (
-      SELECT service_id FROM services WHERE service_id = $3
-      UNION SELECT service_id FROM services WHERE ip = $3
-      UNION SELECT service_id FROM services WHERE license_key = $3
-      UNION SELECT service_id FROM services WHERE lower(customer_email) = lower($3::text))`;
   const day = (col: string) => `${col} / ${DAY_MS} AS day`;
   return {
     async statusCounts() {
@@ -62,14 +55,6 @@ export function pgConsoleReads(db: PgDb): ConsoleReadOps {
         db.q<DayCount>(`SELECT ${day("updated_at")}, COUNT(*)::int AS n FROM jobs WHERE state IN ('failed', 'blocked') AND updated_at >= $1 GROUP BY 1`, [since]),
       ]);
       return mergeDays(orders, renewals, failures);
-    },
-    async searchLicences({ q, status, after, limit }) {
-      // PostgreSQL refuses a parameter the statement does not use: only the filters given are sent.
-      const values: unknown[] = [after ?? "", limit];
-      const where = ["service_id > $1"];
-      if (q) where.push(matching.replaceAll("$3", `$${values.push(q)}`));
-      if (status) where.push(`status = $${values.push(status)}`);
-      return db.q<ServiceRow>(`SELECT * FROM services WHERE ${where.join(" AND ")} ORDER BY service_id LIMIT $2`, values);
     },
     async mailsOf(serviceId, limit) {
       return db.q<MailRow>("SELECT * FROM mails WHERE service_id = $1 ORDER BY id DESC LIMIT $2", [serviceId, limit]);

@@ -32,7 +32,7 @@ export function pgRenewals(db: PgDb, jobs: PgJobs, audit: PgAudit): RenewalOps {
     },
     async upcoming(horizon) {
       return db.q<UpcomingRenewal>(
-        `SELECT service_id, product_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, status, paid_until FROM services
+        `SELECT service_id, product_id, provider, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, status, paid_until FROM services
          WHERE status = 'active' AND expires_at <= $1
          ORDER BY expires_at, service_id`,
         [horizon],

@@ -1,6 +1,5 @@
 import type { ConsoleReadOps } from "../ports/console.js";
 import type { MailRow } from "../ports/mails.js";
-import type { ServiceRow } from "../service-row.js";
 import type { SessionOps, SessionRow } from "../ports/sessions.js";
 import { mergeDays, type DayCount } from "../daily-activity.js";
 import type { Db } from "./database.js";
@@ -64,20 +63,10 @@ function perDay(db: Db, table: string, index: string, where: string, column: str
 
 /** What the console reads beyond the admin API's listings; each read one index range (migration 012). */
 export function sqliteConsoleReads(db: Db): ConsoleReadOps {
-  // A search term is one of four keys, each an index look-up; the union is a handful of rows.
-  const matching = `service_id IN (
-      SELECT service_id FROM services WHERE service_id = @q
-      UNION SELECT service_id FROM services WHERE ip = @q
-      UNION SELECT service_id FROM services WHERE license_key = @q
-      UNION SELECT service_id FROM services WHERE lower(customer_email) = lower(@q))`;
   const s = {
     // The counters the triggers of migration 008 keep with every write (per status and provider
     // since 016): a few rows, not every service.
     statusCounts: db.prepare("SELECT status, SUM(n) AS n FROM service_counts GROUP BY status HAVING SUM(n) > 0"),
-    all: db.prepare("SELECT * FROM services WHERE service_id > @after ORDER BY service_id LIMIT @limit"),
-    byStatus: db.prepare("SELECT * FROM services WHERE status = @status AND service_id > @after ORDER BY service_id LIMIT @limit"),
-    byQ: db.prepare(`SELECT * FROM services WHERE ${matching} AND service_id > @after ORDER BY service_id LIMIT @limit`),
-    byQStatus: db.prepare(`SELECT * FROM services WHERE ${matching} AND status = @status AND service_id > @after ORDER BY service_id LIMIT @limit`),
     mails: db.prepare("SELECT * FROM mails WHERE service_id = ? ORDER BY id DESC LIMIT ?"),
   };
   const orders = perDay(db, "events", "events_orders", "type = 'service.created'", "received_at");
@@ -89,12 +78,6 @@ export function sqliteConsoleReads(db: Db): ConsoleReadOps {
     },
     async daily(since) {
       return mergeDays(orders(since), renewals(since), failures(since));
-    },
-    async searchLicences({ q, status, after, limit }) {
-      // better-sqlite3 wants exactly the statement's own parameters.
-      const base = { after: after ?? "", limit };
-      if (q) return (status ? s.byQStatus.all({ ...base, q, status }) : s.byQ.all({ ...base, q })) as ServiceRow[];
-      return (status ? s.byStatus.all({ ...base, status }) : s.all.all(base)) as ServiceRow[];
     },
     async mailsOf(serviceId, limit) {
       return s.mails.all(serviceId, limit) as MailRow[];

@@ -18,7 +18,7 @@ export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs, audit: Sq
     soon: db.prepare(`SELECT service_id, ip, expires_at, status, paid_until FROM services WHERE status = 'active' AND expires_at <= @soon`),
     jobByKey: db.prepare("SELECT id, state, attempts, last_error FROM jobs WHERE unique_key = ?"),
     upcoming: db.prepare(
-      `SELECT service_id, product_id, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, status, paid_until FROM services
+      `SELECT service_id, product_id, provider, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, status, paid_until FROM services
        WHERE status = 'active' AND expires_at <= @horizon
        ORDER BY expires_at, service_id`,
     ),
