@@ -26,7 +26,7 @@ export interface AdoptionOptions {
   apply?: boolean;
   /** With `apply`: order the `buy` rows through the intake, as a panel's order would be. (Default: false) */
   buy?: boolean;
-  /** With `apply`: mail the customers their install command (adopted and bought alike). (Default: false) */
+  /** With `apply`: mail the customers their install command (adopted and bought alike; not those adopted suspended). (Default: false) */
   mail?: boolean;
   /** The operator applying it: an audit entry for each service written, in its batch's transaction. */
   audit?: AuditDraft;
@@ -67,7 +67,8 @@ async function writeAdoptions(deps: AdoptionDeps, planned: PlannedRow[], options
       const where = { serviceId: p.adopted!.service_id, queueKey: serviceQueueKey(p.adopted!.service_id) };
       // In the service's own queue, as reconcile queues it: a later unsuspend from the panel runs after it, never before.
       const enqueue = (p.suspendUpstream ?? []).map((l) => jobOf(ENFORCE_SUSPENSION, l, where));
-      if (options.mail && p.adopted!.customer_email) enqueue.push(jobOf(INSTALL_MAIL, {}, where));
+      // A suspended licence is not one to install: once it is active, resend-install-mail sends it.
+      if (options.mail && p.adopted!.customer_email && p.adopted!.status === "active") enqueue.push(jobOf(INSTALL_MAIL, {}, where));
       return { service: p.adopted!, history: [p.history!], ...(enqueue.length ? { enqueue } : {}) };
     });
     const byId = new Map(batch.map((p) => [p.adopted!.service_id, p]));

@@ -88,6 +88,27 @@ describe("adopting a service the panel has suspended", () => {
     expect(sb.sandbox.ledger()).toHaveLength(charges);
   });
 
+  it("is not mailed the install command when the import asks for mail: a suspended licence is not one to install", async () => {
+    const { sb, bridge, smtp } = world();
+    await holdUpstream(sb, "203.0.113.147", "cpanel", { suspended: true });
+    await holdUpstream(sb, "203.0.113.148", "cpanel");
+
+    const applied = await adopt(bridge, {
+      services: [
+        row({ service_identifier: "m-suspended", ip: "203.0.113.147", status: "suspended", customer_email: "sue@example.com" }),
+        row({ service_identifier: "m-active", ip: "203.0.113.148", customer_email: "ann@example.com" }),
+      ],
+      apply: true,
+      mail: true,
+    });
+    expect(applied.plan.map((i) => i.action)).toEqual(["adopt", "adopt"]);
+    await waitFor(() => smtp.messages.length >= 1, 10_000, "the active service's install mail");
+    await untilIdle(bridge);
+
+    expect(smtp.messages.map((m) => m.envelope.to)).toEqual([["ann@example.com"]]);
+    expect(await bridge.service.store.jobs.list({ serviceId: "m-suspended" })).toEqual([]);
+  });
+
   it("is not renewed by renew --due, which renews the active service adopted with it", async () => {
     const { sb, bridge } = world();
     await holdUpstream(sb, "203.0.113.144", "cpanel");

@@ -17,12 +17,16 @@ export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs, audit: Sq
     dueOne: db.prepare(`${dueSql} AND service_id = @service_id`),
     soon: db.prepare(`SELECT service_id, ip, expires_at, status, paid_until FROM services WHERE status = 'active' AND expires_at <= @soon`),
     jobByKey: db.prepare("SELECT id, state, attempts, last_error FROM jobs WHERE unique_key = ?"),
-    upcoming: db.prepare(
+  };
+  // Prepared on first use: a store opened on a database not yet at migration 016 (the migration
+  // tests') must still open, and has no provider for it to name.
+  let upcomingStatement: ReturnType<Db["prepare"]> | undefined;
+  const upcoming = () =>
+    (upcomingStatement ??= db.prepare(
       `SELECT service_id, product_id, provider, ip, kind, type, bundle, variant, upstream_variant, months, expires_at, status, paid_until FROM services
        WHERE status = 'active' AND expires_at <= @horizon
        ORDER BY expires_at, service_id`,
-    ),
-  };
+    ));
   const sweep = db.transaction((leadMs: number, job: (c: RenewalCandidate, now: number) => NewJob | undefined, serviceId?: string, draft?: AuditDraft) => {
     const now = clock.now();
     const horizon = now + leadMs;
@@ -44,7 +48,7 @@ export function sqliteRenewals(db: Db, clock: Clock, jobs: SqliteJobs, audit: Sq
       return sweep.immediate(leadMs, job, serviceId, draft);
     },
     async upcoming(horizon) {
-      return s.upcoming.all({ horizon }) as UpcomingRenewal[];
+      return upcoming().all({ horizon }) as UpcomingRenewal[];
     },
     async atRisk(withinMs, keyOf) {
       const out = [];
