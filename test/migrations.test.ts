@@ -123,7 +123,7 @@ describe("migration 013 (SQLite rebuilds the jobs table for the cancelled state)
     const clock = manualClock(Date.UTC(2026, 3, 2));
     const migrated = openSqliteStore(file, { clock, maxAttempts: 1 });
     try {
-      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16]);
+      expect((await migrated.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16, 17]);
       expect(await migrated.jobs.list({ limit: 100 })).toEqual(before.jobs);
       expect(await migrated.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect((await migrated.jobs.page({ limit: 1 })).total).toBe(before.total);
@@ -174,7 +174,7 @@ describe("migration 013 on PostgreSQL (the CHECK dropped and made again)", () =>
       await store.jobs.finish(job!, "w1", { state: "blocked", error: "no balance", code: "insufficient_balance" });
       const before = { jobs: await store.jobs.list(), counts: await store.jobs.counts() };
 
-      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16]);
+      expect((await store.migrate()).map((m) => m.id)).toEqual([13, 14, 15, 16, 17]);
       expect(await store.jobs.list()).toEqual(before.jobs);
       expect(await store.jobs.counts()).toEqual({ ...before.counts, cancelled: 0 });
       expect(await store.jobs.cancel(blocked, { actor: "otto", action: "job.cancel" })).toMatchObject({ cancelled: { id: blocked, state: "cancelled" } });
@@ -243,7 +243,7 @@ describe("migration 016 (services name their provider)", () => {
     insertRows(file, "services", book);
     const store = openSqliteStore(file, { clock: manualClock() });
     try {
-      expect((await store.migrate()).map((m) => m.id)).toEqual([16]);
+      expect((await store.migrate()).map((m) => m.id)).toEqual([16, 17]);
       await checkMigrated(store);
       for (const read of ["licenses by provider", "licenses by provider and status", "licenses total by provider", "licenses by status", "licenses total"] satisfies PlannedRead[]) {
         expect(planProblems("sqlite", await store.explain(read)).scans, read).toEqual([]);
@@ -265,7 +265,78 @@ describe("migration 016 (services name their provider)", () => {
       } finally {
         await session.close();
       }
-      expect((await store.migrate()).map((m) => m.id)).toEqual([16]);
+      expect((await store.migrate()).map((m) => m.id)).toEqual([16, 17]);
+      await checkMigrated(store);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/**
+ * Migration 017 (issue 36): the services recording a provider's licence id are read through an
+ * index of their own, partial (most services record none), before an order adopts a licence found
+ * at its IP: one licence belongs to one service by its id too.
+ */
+describe("migration 017 (the services recording a licence id)", () => {
+  /** A Manage2 service as release 016 wrote it, `upstream_id` its licence id. */
+  const at016 = (serviceId: string, status: string, i: number, upstreamId: string | null) => ({
+    service_id: serviceId,
+    product_id: "40",
+    kind: "licence",
+    type: "cpanel",
+    ip: `203.0.113.${i}`,
+    billing_cycle: "monthly",
+    months: 1,
+    status,
+    companions: "[]",
+    license_key: `lb_${String(i).padStart(24, "0")}`,
+    provider: "manage2",
+    sku: "12345",
+    upstream_id: upstreamId,
+    created_at: Date.UTC(2026, 0, 1),
+    updated_at: Date.UTC(2026, 0, 1),
+  });
+  const book = [at016("a", "suspended", 1, "77"), at016("b", "terminated", 2, "77"), at016("c", "active", 3, "78"), at016("d", "pending", 4, null)];
+
+  async function checkMigrated(store: Store): Promise<void> {
+    expect((await store.services.byLicenceId("manage2", "77")).map((s) => s.service_id)).toEqual(["a"]);
+    expect((await store.services.byLicenceId("manage2", "78")).map((s) => s.service_id)).toEqual(["c"]);
+    expect(planProblems(store.dialect, await store.explain("services by licence id")).scans).toEqual([]);
+    expect((await store.explain("services by licence id")).join("\n")).toMatch(/services_upstream_id/);
+  }
+
+  it("on SQLite: the services of a database at 016 recording a licence id are found through the index", async () => {
+    const file = dbFile();
+    const db = openDatabase(file);
+    try {
+      migrate(db, readMigrations().filter((m) => m.id <= 16));
+    } finally {
+      db.close();
+    }
+    insertRows(file, "services", book);
+    const store = openSqliteStore(file, { clock: manualClock() });
+    try {
+      expect((await store.migrate()).map((m) => m.id)).toEqual([17]);
+      await checkMigrated(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  const skip = postgresSkipReason();
+  it.skipIf(skip !== undefined)(`on PostgreSQL: the services of a database at 016 recording a licence id are found through the index${skip ? ` (skipped: ${skip})` : ""}`, async () => {
+    const { url } = await freshDatabase();
+    const store = await openPostgresStore(url, { clock: manualClock(), logger: silentLogger() });
+    try {
+      await pgMigrate(store.db, readPgMigrations().filter((m) => m.id <= 16));
+      const session = await openSession(url);
+      try {
+        await session.insertRows("services", book);
+      } finally {
+        await session.close();
+      }
+      expect((await store.migrate()).map((m) => m.id)).toEqual([17]);
       await checkMigrated(store);
     } finally {
       await store.close();

@@ -30,6 +30,8 @@ import type { AdoptedService } from "../store/store.js";
  *   price list's, for the row's cycle);
  * - conflict: anything a person must decide (the reason says what), among them a row on a
  *   licence an earlier row of the import takes: apply takes the first, so the plan says so too;
+ *   and a row on a licence a live service of the bridge records by its licence id, wherever that
+ *   service is recorded (a suspended Manage2 service's licence, expired at the IP it moved from);
  * - managed: the bridge has the service already.
  */
 
@@ -187,7 +189,10 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
   const { slots, claimed } = await match(book, input.licenses);
   const rowIds = new Set(pseudo.map((s) => s.service_id));
   const slotsOf = new Map<string, Slot[]>();
+  // The licences the bridge's services hold by the licence id they record, at an IP they are not recorded at.
+  const heldById = new Map<string, Listed>();
   for (const slot of slots) {
+    if (slot.how === "upstream_id" && slot.license) heldById.set(slot.svc.service_id, slot.license);
     if (!rowIds.has(slot.svc.service_id)) continue;
     const mine = slotsOf.get(slot.svc.service_id);
     if (mine) mine.push(slot);
@@ -214,6 +219,17 @@ export async function planAdoption(input: PlanInput): Promise<{ planned: Planned
     const found = mine.filter((s) => s.license);
     const heldBy = mine.find((s) => !s.license && s.heldBy);
     if (heldBy) {
+      const byId = heldById.get(heldBy.heldBy!);
+      const owner = known.get(heldBy.heldBy!);
+      if (byId && owner) {
+        // The owner is recorded at another IP: a suspended one moves there with this licence when it is unsuspended.
+        const where =
+          owner.status === "suspended" && source.suspension !== "native"
+            ? `${owner.service_id} is suspended, and the licence moves to ${owner.ip} when it is unsuspended`
+            : `${owner.service_id} is ${owner.status} at ${owner.ip}`;
+        set("conflict", `${who}'s ${heldBy.type} licence ${byId.upstream_id} at ${row.ip} is claimed by service ${owner.service_id} of the bridge, which records its licence id (${where}); one licence belongs to one service`);
+        continue;
+      }
       const by = rowIds.has(heldBy.heldBy!) ? `the row of service ${heldBy.heldBy} in this import` : `service ${heldBy.heldBy} of the bridge`;
       set("conflict", `${who}'s ${heldBy.type} licence at ${row.ip} is claimed by ${by}; one licence belongs to one service`);
       continue;

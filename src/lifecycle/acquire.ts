@@ -7,6 +7,7 @@ import type { ServiceRow } from "../store/store.js";
 import type { LifecycleDeps } from "./deps.js";
 import { charging, callOnce, type Intent, type OnceOptions } from "./call-once.js";
 import { unsuspendOnce } from "./provider-steps.js";
+import { sameIp } from "../vocabulary/ip-address.js";
 
 /** What an order got upstream: licences bought, licences the provider already held and the bridge adopted, or both. */
 export interface Acquired {
@@ -109,6 +110,7 @@ export const purchaseIntent = (svc: Pick<ServiceRow, "service_id">, job: Pick<Jo
  * rule where that may bill (a terminated service ordered again: Manage2 reactivates its licence).
  */
 async function adopt(deps: LifecycleDeps, provider: LicenceProvider, job: AcquireJob, ctx: JobContext, svc: ServiceRow, part: Part, h: Holding): Promise<string> {
+  await refuseAnothersLicence(deps, provider, svc, h);
   const how = h.detail ? ` (${h.detail})` : "";
   if (h.state === "suspended" || (h.state === "expired" && provider.capabilities.suspension === "by-expiry")) {
     const held = { ip: svc.ip, sku: part.sku, ...(h.upstreamId ? { upstreamId: h.upstreamId } : {}) };
@@ -123,6 +125,30 @@ async function adopt(deps: LifecycleDeps, provider: LicenceProvider, job: Acquir
     );
   }
   return `${provider.label} already held the ${part.type} licence for ${svc.ip}${how}: adopted it, nothing bought for it`;
+}
+
+/**
+ * One licence belongs to one service, by the provider's own id of it too. A live service that
+ * records the held licence's id owns it wherever that service's row says it is: Manage2 leaves a
+ * suspended service's licence expired at the IP it had, and its unsuspension reactivates that
+ * licence by its id and moves it to the service's new IP. Adopted (and reactivated, maybe billed)
+ * here as well, one licence would serve two services, and the unsuspension would take it away
+ * from this one. So the job blocks, buying and reactivating nothing, until the operator decides.
+ */
+async function refuseAnothersLicence(deps: LifecycleDeps, provider: LicenceProvider, svc: ServiceRow, h: Holding): Promise<void> {
+  if (h.upstreamId === undefined) return;
+  const owner = (await deps.store.services.byLicenceId(provider.name, h.upstreamId)).find((s) => s.service_id !== svc.service_id);
+  if (!owner) return;
+  const moving = owner.status === "suspended" && provider.capabilities.suspension !== "native" && !sameIp(owner.ip, h.ip);
+  const state = moving ? `suspended; moving to ${owner.ip} when it is unsuspended` : sameIp(owner.ip, h.ip) ? owner.status : `${owner.status}, recorded at ${owner.ip}`;
+  const wayOut = moving
+    ? `Unsuspend service ${owner.service_id} (its licence moves to ${owner.ip}, and this job then buys one of its own at ${svc.ip}), or terminate ${owner.service_id} if its licence is to be this service's`
+    : `Terminate service ${owner.service_id} if its licence is to be this service's, or sort out which service owns it (reconcile shows where each licence is)`;
+  throw new JobBlockedError(
+    `${provider.label}'s licence ${h.upstreamId} at ${h.ip} is service ${owner.service_id}'s (${state}): one licence belongs to one service, ` +
+      `so nothing was bought or reactivated for ${svc.service_id}. ${wayOut}, then retry this job`,
+    "ip_in_use",
+  );
 }
 
 /** Buys one part of a bundle on its own, once; one the provider turns out to hold meanwhile is adopted. */

@@ -22,8 +22,11 @@ export interface Slot {
   /** What the service's provider sells as it, where that is not `type` (Manage2's package, CLN's type number). */
   sku?: string;
   license?: Listed;
-  /** How the licence was found: at the service's IP, by its bundle key, or as the only candidate. */
-  how?: "ip" | "bundle_key" | "unique";
+  /**
+   * How the licence was found: at the service's IP, by the provider's licence id the service
+   * records (at another IP), by its bundle key, or as the only candidate.
+   */
+  how?: "ip" | "upstream_id" | "bundle_key" | "unique";
   /** Another service holds the licence at this IP and type. */
   heldBy?: string;
 }
@@ -89,8 +92,10 @@ function slotsOf(svc: ServiceBrief, byBundleKey: Map<string, Listed[]>): Slot[] 
 
 /**
  * Pairs the bridge's services with upstream licences; whatever upstream licence is left is
- * unclaimed. Live services first, then pending ones (adoption passes the rows of an import as
- * pending services: they take a licence at their own IP only), then terminated and failed ones.
+ * unclaimed. A live service that records the provider's id of its licence has that licence first,
+ * wherever it is listed. Then by IP and the rest: live services first, then pending ones
+ * (adoption passes the rows of an import as pending services: they take a licence at their own
+ * IP only), then terminated and failed ones.
  * A service's slots are listed together. A book of 100,000 services is paired in turns of the
  * event loop (TURN items each, every pass).
  */
@@ -120,9 +125,26 @@ export async function match(services: readonly ServiceBrief[], licenses: readonl
     claimed.set(l, slot.svc.service_id);
   };
 
+  // 0. By the provider's own id of the licence, which a live service records (Manage2's
+  // licenseid): its licence wherever it is, before any service takes it by its IP. A suspended
+  // Manage2 service's licence stays expired at the IP it had while the service's row names the
+  // IP it moves to at unsuspension, when that same licence is reactivated by this id and moved.
+  const byUpstreamId = new Map<string, Listed>();
+  await inTurns(licenses, (l) => {
+    if (l.upstream_id !== undefined) byUpstreamId.set(`${providerOfListed(l)}|${l.upstream_id}`, l);
+  });
+  if (byUpstreamId.size > 0) {
+    await inTurns(slots, (slot) => {
+      if (!slot.svc.upstream_id || !isLive(slot.svc)) return;
+      const l = byUpstreamId.get(`${providerOfService(slot.svc)}|${slot.svc.upstream_id}`);
+      if (l && !claimed.has(l)) claim(slot, l, canonicalIp(l.ip) === canonicalIp(slot.svc.ip) ? "ip" : "upstream_id");
+    });
+  }
+
   // 1. At the service's IP. A paid licence before a free one of the same type.
   const paidFirst = (a: Listed, b: Listed) => Number(a.free ?? false) - Number(b.free ?? false);
   await inTurns(slots, (slot) => {
+    if (slot.license) return;
     const at = byKey.get(keyOfSlot(slot)) ?? [];
     const here = at.length > 1 ? at.slice().sort(paidFirst) : at;
     const free = here.find((l) => !claimed.has(l));

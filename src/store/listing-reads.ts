@@ -82,6 +82,8 @@ export interface ListingSql {
   historyTotal: string;
   /** Service briefs after @after, by service id, @limit of them. */
   briefs: string;
+  /** The services, every status but terminated, recording @upstreamId as @provider's id of their licence, by service id. */
+  licenceHolders: string;
 }
 
 /** SQL and parameters of each planned read of a listing, with values of the right kind (plans, not answers). */
@@ -108,5 +110,6 @@ export function plannedReads(sql: ListingSql): Record<Exclude<PlannedRead, Queue
     history: () => [sql.history, { id: "s", ...historyBounds(undefined), limit: 101 }],
     "history total": () => [sql.historyTotal, { id: "s" }],
     "service briefs": () => [sql.briefs, { after: "", limit: 1000 }],
+    "services by licence id": () => [sql.licenceHolders, { provider: "manage2", upstreamId: "1" }],
   };
 }

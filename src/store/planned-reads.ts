@@ -1,6 +1,7 @@
 /**
  * The reads whose plans test/store/plans.test.ts checks: each listing, search and total an
- * admin request or CLI page makes, and what a /metrics scrape reads. Every one must be an index
+ * admin request or CLI page makes, what a /metrics scrape reads, and the services recording a
+ * licence id, which an order reads before it adopts a licence. Every one must be an index
  * range (or a handful of counter rows), never a scan of a table that grows with the business.
  */
 export const PLANNED_READS = [
@@ -25,6 +26,7 @@ export const PLANNED_READS = [
   "history",
   "history total",
   "service briefs",
+  "services by licence id",
   "job counts",
   "oldest due job",
 ] as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { TestBridge } from "../helpers/bridge.js";
-import { untilIdle } from "../helpers/e2e-harness.js";
+import { serviceEvent, type TestBridge } from "../helpers/bridge.js";
+import { untilIdle, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { CLN_CLOUDLINUX, MANAGE2_ADMIN, orderActiveOf, useProviderBridges } from "../helpers/providers.js";
 import { clnBehindTheBridge, manage2BehindTheBridge } from "../reconcile/helpers.js";
@@ -133,6 +133,29 @@ describe("adoption with the reseller, Manage2 and CLN", () => {
     expect(await bridge.service.services.get("cln-suspended")).toMatchObject({ status: "suspended" });
     await waitFor(() => sbs.cln.licenses().length === 0);
     expect(sbs.manage2.ledger()).toHaveLength(1);
+  });
+
+  it("a row on a Manage2 licence a suspended service of the bridge records by its id, left expired at the IP that service moved from, is a conflict naming that service, in plan and apply alike", async () => {
+    const { sbs, bridge } = await start();
+    const held = await orderActiveOf(bridge, "40", "203.0.113.212");
+    await bridge.send(serviceEvent("service.suspended", held));
+    await waitStatus(bridge, held, "suspended");
+    await bridge.send(serviceEvent("service.ip_changed", held, { service: { ip: "203.0.113.212" }, changes: { ip: "203.0.113.213" } }));
+    await waitFor(async () => (await bridge.service.services.get(held))?.ip === "203.0.113.213");
+    await untilIdle(bridge);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+    const rows = [row({ service_identifier: "m2-on-its-licence", package_identifier: "40", ip: "203.0.113.212" })];
+
+    const planned = await adopt(bridge, { services: rows });
+    const applied = await adopt(bridge, { apply: true, services: rows });
+
+    for (const p of [planned, applied]) {
+      expect(item(p, "m2-on-its-licence")).toMatchObject({ provider: "manage2", action: "conflict", reason: expect.stringContaining(`service ${held} of the bridge`) });
+      expect(item(p, "m2-on-its-licence").reason).toContain(`licence ${licenseid}`);
+      expect(p.orphans).toEqual([]);
+    }
+    expect(await bridge.service.services.get("m2-on-its-licence")).toBeUndefined();
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: "203.0.113.212", status: 2 }]);
   });
 
   it("with no reseller configured, plans against the providers it has", async () => {

@@ -123,6 +123,83 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
   });
 
+  /**
+   * Issue 36's story: service X's licence is expired at IP by its suspension, X moves to NEW_IP
+   * meanwhile (recorded, applied when it is unsuspended), and service Y orders the same package
+   * at IP, which the intake allows (X's row says NEW_IP); Manage2 refuses Y's add for X's licence.
+   */
+  async function orderAtTheIpASuspendedServiceLeft(pair: { sbs: ProviderSandboxes; bridge: TestBridge }) {
+    const { sbs, bridge } = pair;
+    const x = await orderActiveOf(bridge, "40", IP);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+    await bridge.send(serviceEvent("service.suspended", x));
+    await waitStatus(bridge, x, "suspended");
+    await bridge.send(serviceEvent("service.ip_changed", x, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await row(bridge, x)).ip === NEW_IP);
+
+    const y = createdEvent({ product_id: "40", ip: IP });
+    expect((await bridge.send(y)).status).toBe(202);
+    await untilIdle(bridge);
+    const [job] = await bridge.service.queue.list({ kind: "register", serviceId: y.service.id });
+    return { x, y: y.service.id, licenseid, job: job! };
+  }
+
+  it("an order at the IP a suspended service moved away from does not take that service's expired licence: its job blocks naming the service, nothing reactivated; the unsuspension gets it back at the new IP", async () => {
+    const { sbs, bridge } = await start();
+    const { x, y, licenseid, job } = await orderAtTheIpASuspendedServiceLeft({ sbs, bridge });
+
+    expect(job).toMatchObject({ state: "blocked", lastError: expect.stringContaining(`licence ${licenseid} at ${IP} is service ${x}'s (suspended; moving to ${NEW_IP} when it is unsuspended)`) });
+    expect(job.lastError).toContain("one licence belongs to one service");
+    expect(await row(bridge, y)).toMatchObject({ status: "pending", upstream_id: null });
+    expect(sbs.manage2.ledger().map((c) => [c.op, c.licenseid])).toEqual([["add", licenseid]]);
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: IP, status: 2 }]);
+
+    await bridge.send(serviceEvent("service.unsuspended", x));
+    await waitStatus(bridge, x, "active");
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: NEW_IP, status: 1 }]);
+    expect(await row(bridge, x)).toMatchObject({ ip: NEW_IP, upstream_id: String(licenseid) });
+    expect(sbs.manage2.ledger().map((c) => [c.op, c.licenseid])).toEqual([
+      ["add", licenseid],
+      ["reactivate", licenseid],
+    ]);
+  });
+
+  it("that blocked order, retried once the suspended service is unsuspended, buys a licence of its own", async () => {
+    const { sbs, bridge } = await start();
+    const { x, y, licenseid, job } = await orderAtTheIpASuspendedServiceLeft({ sbs, bridge });
+    await bridge.send(serviceEvent("service.unsuspended", x));
+    await waitStatus(bridge, x, "active");
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, y, "active");
+
+    const bought = sbs.manage2.licenses().find((l) => l.licenseid !== licenseid);
+    expect(bought).toMatchObject({ ip: IP, packageid: MANAGE2_ADMIN, status: 1 });
+    expect(await row(bridge, y)).toMatchObject({ upstream_id: String(bought!.licenseid) });
+    expect(sbs.manage2.ledger().map((c) => [c.op, c.licenseid])).toEqual([
+      ["add", licenseid],
+      ["reactivate", licenseid],
+      ["add", bought!.licenseid],
+    ]);
+  });
+
+  it("that blocked order, retried once the suspended service is terminated, takes over its licence: reactivated once, for the order", async () => {
+    const { sbs, bridge } = await start();
+    const { x, y, licenseid, job } = await orderAtTheIpASuspendedServiceLeft({ sbs, bridge });
+    await bridge.send(serviceEvent("service.terminated", x));
+    await waitStatus(bridge, x, "terminated");
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, y, "active");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: IP, status: 1 }]);
+    expect(await row(bridge, y)).toMatchObject({ upstream_id: String(licenseid) });
+    expect(sbs.manage2.ledger().map((c) => [c.op, c.licenseid])).toEqual([
+      ["add", licenseid],
+      ["reactivate", licenseid],
+    ]);
+  });
+
   it("the forecast prices a renewal by the catalogue's price_per_month, and the sweep's renewal of it buys nothing", async () => {
     // A lead of 40 days makes a fresh monthly licence paid for a year due at once.
     const { sbs, bridge } = await start({ env: { RENEWAL_LEAD_DAYS: "40" } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JOB_KINDS, serviceQueueKey } from "../../src/vocabulary/job-kinds.js";
-import { serviceEvent, type TestBridge } from "../helpers/bridge.js";
+import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
 import { untilIdle, waitStatus } from "../helpers/e2e-harness.js";
 import { waitFor } from "../helpers/wait.js";
 import { CLN_CLOUDLINUX, MANAGE2_ADMIN, orderActiveOf, useProviderBridges } from "../helpers/providers.js";
@@ -141,6 +141,43 @@ describe("reconcile with the reseller, Manage2 and CLN", () => {
     expect(drift).toEqual([expect.objectContaining({ kind: "ip_differs", provider: "manage2", service_id: id, expected: "203.0.113.192", actual: "203.0.113.193", fixable: true })]);
     expect(fixed).toHaveLength(1);
     expect((await bridge.service.services.get(id))?.ip).toBe("203.0.113.193");
+  });
+
+  /** A Manage2 service suspended at `from` (its licence expired there), then moved to `to`: recorded, applied when it is unsuspended. */
+  async function suspendedThenMoved(bridge: TestBridge, from: string, to: string): Promise<string> {
+    const id = await orderActiveOf(bridge, "40", from);
+    await suspend(bridge, id);
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: from }, changes: { ip: to } }));
+    await waitFor(async () => (await bridge.service.services.get(id))?.ip === to);
+    await untilIdle(bridge);
+    return id;
+  }
+
+  it("a suspended Manage2 service that moved holds its expired licence at the IP it left by its licence id: no drift, and fix records nothing", async () => {
+    const { sbs, bridge } = await start();
+    const id = await suspendedThenMoved(bridge, "203.0.113.170", "203.0.113.171");
+
+    expect(await reconcile(bridge, true)).toEqual({ drift: [], fixed: [], manual: [] });
+    expect(await bridge.service.services.get(id)).toMatchObject({ ip: "203.0.113.171", status: "suspended", upstream_id: String(sbs.manage2.licenses()[0]!.licenseid) });
+  });
+
+  it("that licence is the suspended service's, not an order's waiting at the IP it left: no drift", async () => {
+    const { bridge } = await start();
+    await suspendedThenMoved(bridge, "203.0.113.172", "203.0.113.173");
+    const order = createdEvent({ product_id: "40", ip: "203.0.113.172" });
+    await bridge.send(order);
+    await untilIdle(bridge);
+    expect(await bridge.service.services.get(order.service.id)).toMatchObject({ status: "pending" });
+
+    expect((await reconcile(bridge)).drift).toEqual([]);
+  });
+
+  it("that licence is not unknown locally where another Manage2 service holds another package at the IP it left", async () => {
+    const { bridge } = await start();
+    await suspendedThenMoved(bridge, "203.0.113.174", "203.0.113.175");
+    await orderActiveOf(bridge, "43", "203.0.113.174");
+
+    expect((await reconcile(bridge)).drift).toEqual([]);
   });
 
   it("a reseller licence and a Manage2 one of one type on one IP are two licences, each matched in its own provider's list", async () => {

@@ -34,6 +34,8 @@ const USES: Record<PlannedRead, RegExp[]> = {
   history: [/events_service/, /history_service/],
   "history total": [/events_service/, /history_service/],
   "service briefs": [/sqlite_autoindex_services_1|services_pkey/],
+  // Issue 36: before an order adopts a licence found at its IP, who records its id (migration 017).
+  "services by licence id": [/services_upstream_id/],
   "job counts": [/job_counts/],
   "oldest due job": [/jobs_runnable/],
 };

@@ -122,6 +122,43 @@ describeEachStore("licence providers in the store on $name", {}, ({ store }) => 
     });
   });
 
+  describe("the services recording a licence id", () => {
+    it("are every live service of that provider recording it, wherever its IP, by service id", async () => {
+      await order(newService("m2", "203.0.113.2", manage2));
+      await order(newService("m1", "203.0.113.1", manage2));
+      await store.services.change({ serviceId: "m1", patch: { upstream_id: "4242", status: "suspended" } });
+      await store.services.change({ serviceId: "m2", patch: { upstream_id: "4242" } });
+
+      const holders = await store.services.byLicenceId("manage2", "4242");
+
+      expect(holders.map((h) => [h.service_id, h.status, h.ip, h.upstream_id])).toEqual([
+        ["m1", "suspended", "203.0.113.1", "4242"],
+        ["m2", "pending", "203.0.113.2", "4242"],
+      ]);
+    });
+
+    it("leave out terminated services, another provider's same id and other ids", async () => {
+      await order(newService("m1", "203.0.113.1", manage2));
+      await store.services.change({ serviceId: "m1", patch: { upstream_id: "4242", status: "terminated" } });
+      await order(newService("c1", "203.0.113.2", cln));
+      await store.services.change({ serviceId: "c1", patch: { upstream_id: "4242", status: "active" } });
+      await order(newService("m3", "203.0.113.3", manage2));
+      await store.services.change({ serviceId: "m3", patch: { upstream_id: "4243", status: "active" } });
+      await order(newService("m4", "203.0.113.4", manage2));
+
+      expect(await store.services.byLicenceId("manage2", "4242")).toEqual([]);
+      expect((await store.services.byLicenceId("cln", "4242")).map((h) => h.service_id)).toEqual(["c1"]);
+    });
+
+    it("follow a service ordered again after its termination", async () => {
+      await order(newService("m1", "203.0.113.1", manage2));
+      await store.services.change({ serviceId: "m1", patch: { upstream_id: "4242", status: "terminated" } });
+      await store.services.change({ serviceId: "m1", patch: { status: "pending" } });
+
+      expect((await store.services.byLicenceId("manage2", "4242")).map((h) => h.service_id)).toEqual(["m1"]);
+    });
+  });
+
   describe("the licence listing by provider", () => {
     /** Three providers' licences, interleaved by service id, in several statuses. */
     const book = async () => {

@@ -73,6 +73,13 @@ export interface ServiceOps {
    * id, as briefs: reconcile and the adoption plan walk every service so, one index range a page.
    */
   briefs(after: string | undefined, limit: number): Promise<ServiceBrief[]>;
+  /**
+   * The services, every status but terminated, that record `upstreamId` as `provider`'s own id of
+   * their licence (Manage2's licenseid), by service id; normally one at most. One licence belongs
+   * to one service by its id too: a suspended Manage2 service's licence stays expired at the IP
+   * it left, to be reactivated by that id, so an order there must not take it (issue 36).
+   */
+  byLicenceId(provider: ProviderName, upstreamId: string): Promise<ServiceRow[]>;
   /** The service's received events and what came of them, oldest first: all of them (tests); the admin API pages `historyPage`. */
   history(serviceId: string): Promise<HistoryRow[]>;
   /** One page of the service's history, newest first (its events and what came of them). */

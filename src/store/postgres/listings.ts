@@ -6,6 +6,7 @@ import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams
 import type { HistoryRow, LicenseQuery, ServiceBrief } from "../ports/services.js";
 import type { JobQuery } from "../ports/jobs.js";
 import type { ServiceRow } from "../service-row.js";
+import type { ProviderName } from "../../vocabulary/provider-names.js";
 import { Rollback, type PgDb, type Tx } from "./database.js";
 import type { TallyFolds } from "./tallies.js";
 
@@ -112,6 +113,9 @@ const HISTORY_TOTAL_SQL =
 
 const BRIEFS_SQL = `SELECT ${BRIEF_COLUMNS} FROM services WHERE service_id > @after::text ORDER BY service_id LIMIT @limit::int`;
 
+/** Through services_upstream_id (migration 017), as on SQLite. */
+const LICENCE_HOLDERS_SQL = "SELECT * FROM services WHERE provider = @provider::text AND upstream_id = @upstreamId::text AND status <> 'terminated' ORDER BY service_id";
+
 /**
  * A page with its total in each row, in one statement: the total is a subquery that does not
  * depend on the row, so it is read once. The page's own order is kept (the outer ORDER BY is
@@ -137,7 +141,7 @@ export function pgListings(db: PgDb, folds: TallyFolds) {
   };
 
   // The planned reads are the statements a listing runs: its page with its total.
-  const planned = plannedReads({ licenses: licensesPageSql, licensesTotal: licensesTotalSql, jobs: jobsPageSql, jobsTotal: jobsTotalSql, history: HISTORY_PAGE_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
+  const planned = plannedReads({ licenses: licensesPageSql, licensesTotal: licensesTotalSql, jobs: jobsPageSql, jobsTotal: jobsTotalSql, history: HISTORY_PAGE_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL, licenceHolders: LICENCE_HOLDERS_SQL });
 
   return {
     async licenses(query: LicenseQuery): Promise<Page<ServiceRow>> {
@@ -161,6 +165,9 @@ export function pgListings(db: PgDb, folds: TallyFolds) {
     },
     briefs(after: string | undefined, limit: number): Promise<ServiceBrief[]> {
       return q<ServiceBrief>(db, BRIEFS_SQL, { after: after ?? "", limit });
+    },
+    licenceHolders(provider: ProviderName, upstreamId: string): Promise<ServiceRow[]> {
+      return q<ServiceRow>(db, LICENCE_HOLDERS_SQL, { provider, upstreamId });
     },
     planned,
     /**

@@ -127,6 +127,9 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     async briefs(after, limit) {
       return listings.briefs(after, limit);
     },
+    async byLicenceId(provider, upstreamId) {
+      return listings.licenceHolders(provider, upstreamId);
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },

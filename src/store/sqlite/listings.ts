@@ -6,6 +6,7 @@ import { BRIEF_COLUMNS, cut, historyBounds, historyRow, jobParams, licenseParams
 import type { HistoryRow, LicenseQuery, ServiceBrief } from "../ports/services.js";
 import type { JobQuery } from "../ports/jobs.js";
 import type { ServiceRow } from "../service-row.js";
+import type { ProviderName } from "../../vocabulary/provider-names.js";
 import type { Db } from "./database.js";
 
 /**
@@ -106,6 +107,9 @@ const HISTORY_TOTAL_SQL = "SELECT (SELECT COUNT(*) FROM events WHERE service_id 
 
 const BRIEFS_SQL = `SELECT ${BRIEF_COLUMNS} FROM services WHERE service_id > @after ORDER BY service_id LIMIT @limit`;
 
+/** Through services_upstream_id (migration 017): `upstream_id = ...` implies its IS NOT NULL. */
+const LICENCE_HOLDERS_SQL = "SELECT * FROM services WHERE provider = @provider AND upstream_id = @upstreamId AND status <> 'terminated' ORDER BY service_id";
+
 
 
 
@@ -119,7 +123,7 @@ export function sqliteListings(db: Db) {
   const count = (sql: string, params: Record<string, unknown>) => (prepared(sql).get(params) as { n: number }).n;
 
 
-  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL });
+  const planned = plannedReads({ licenses: licensesSql, licensesTotal: licensesTotalSql, jobs: jobsSql, jobsTotal: jobsTotalSql, history: HISTORY_SQL, historyTotal: HISTORY_TOTAL_SQL, briefs: BRIEFS_SQL, licenceHolders: LICENCE_HOLDERS_SQL });
 
   return {
     licenses(q: LicenseQuery): Page<ServiceRow> {
@@ -141,6 +145,9 @@ export function sqliteListings(db: Db) {
     },
     briefs(after: string | undefined, limit: number): ServiceBrief[] {
       return prepared(BRIEFS_SQL).all({ after: after ?? "", limit }) as ServiceBrief[];
+    },
+    licenceHolders(provider: ProviderName, upstreamId: string): ServiceRow[] {
+      return prepared(LICENCE_HOLDERS_SQL).all({ provider, upstreamId }) as ServiceRow[];
     },
     planned,
   };

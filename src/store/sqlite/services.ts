@@ -166,6 +166,9 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     async briefs(after, limit) {
       return listings.briefs(after, limit);
     },
+    async byLicenceId(provider, upstreamId) {
+      return listings.licenceHolders(provider, upstreamId);
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },
