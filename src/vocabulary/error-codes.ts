@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   unknown_service: "The bridge does not know this service (or licence key).",
   unknown_job: "The bridge has no job with this id.",
   // Rules of the licence lifecycle (422 unless said otherwise).
-  ip_in_use: "Another service of the bridge holds a licence of this type at this IP.",
+  ip_in_use: "Another service of the bridge holds a licence of this type at this IP (at the intake), or holds the licence the provider has there by its own licence id (a job blocked: a suspended Manage2 service that moved keeps its expired licence at the IP it left).",
   ip_unusable: "The IP cannot hold a licence (loopback, private, multicast, reserved, ...).",
   ip_change_limit: "The product's max_ip_changes is used up.",
   service_terminated: "The service is terminated; only ordering it again applies to it.",
