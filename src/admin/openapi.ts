@@ -724,7 +724,7 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           tags: ["admin"],
           operationId: "reconcile",
-          summary: "Compare the bridge's licences with the reseller's licence list",
+          summary: "Compare the bridge's licences with each configured provider's licence list (the reseller's, Manage2's, CLN's)",
           description:
             'With `{"fix": true}` it repairs what needs no purchase; it never buys anything. Comparing needs the operator role, repairing the admin role; ' +
             "a repair writes an audit entry per service with the repair, and one for the run.",
@@ -738,7 +738,7 @@ export function openApiDocument(): Record<string, unknown> {
             "409": answer("A reconcile is already running"),
             "415": answer("A body that is not application/json"),
             "422": INVALID,
-            "502": answer("The reseller's licence list could not be read"),
+            "502": answer("A provider's licence list could not be read (the error names it)"),
           },
         },
       },
@@ -746,7 +746,7 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           tags: ["admin"],
           operationId: "adopt",
-          summary: "Take over a running book: a panel's services against the reseller's licence list",
+          summary: "Take over a running book: a panel's services against each configured provider's licence list",
           description:
             'Answers the plan, which is what apply does row by row. With `"apply": true` it writes the adoptions (status and expiry as the reseller holds them, ' +
             "suspended where the panel has the service suspended, its licences then suspended upstream by a queued job; nothing bought, no mail); a service suspended " +
@@ -763,7 +763,7 @@ export function openApiDocument(): Record<string, unknown> {
             "413": answer("Body larger than 64 MB"),
             "415": answer("A body that is not application/json"),
             "422": INVALID,
-            "502": answer("The reseller's licence list could not be read"),
+            "502": answer("A provider's licence list could not be read (the error names it)"),
           },
         },
       },

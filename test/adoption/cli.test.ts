@@ -21,7 +21,7 @@ describe("license-bridge adopt <file>", () => {
     expect(plan.code).toBe(0);
     expect(plan.stdout).toMatch(/^101\s+adopt\s+0\s/m);
     expect(plan.stdout).toMatch(/^102\s+buy\s+180\s/m);
-    expect(plan.stdout).toMatch(/^203\.0\.113\.121\s+cloudlinux\s+12$/m);
+    expect(plan.stdout).toMatch(/^203\.0\.113\.121\s+cloudlinux\s+reseller\s+12$/m);
     expect(plan.stdout).toContain("total monthly cost of the orphans: 12");
     expect(await bridge.service.services.get("101")).toBeUndefined();
 

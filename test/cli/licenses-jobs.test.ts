@@ -46,6 +46,9 @@ describe("licenses and jobs commands", () => {
     const run = await runCli(["licenses", "list", "--status", "active"], env);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^SERVICE_ID\s+TYPE\s+VARIANT\s+IP\s+STATUS/);
+    // Everywhere a licence shows, its provider shows (service-contract.md section 12).
+    expect(run.stdout).toMatch(/^SERVICE_ID\s+TYPE\s+VARIANT\s+IP\s+STATUS\s+PROVIDER\s+EXPIRES_AT/);
+    expect(run.stdout).toMatch(new RegExp(`^${active}\\s.*\\sactive\\s+reseller\\s`, "m"));
     expect(run.stdout).toContain(active);
     expect(run.stdout).not.toContain(blocked);
   });

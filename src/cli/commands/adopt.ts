@@ -23,7 +23,7 @@ export function adoptCommand(program: Command, cli: CliContext): void {
     )
     .action(async (file: string, opts: { apply?: boolean; buy?: boolean; mail?: boolean }, cmd: Command) => {
       // Imported when the command runs (see buildProgram).
-      const [{ readFileSync }, { resolve }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
+      const [{ readFileSync }, { resolve }, { decodeImport, readImport }, { runAdoption }, { pricesOf }, { createIntake }, { configOrExit }, { listsCall, listSourcesFromConfig }, { withBridgeStore }, { cliActor, draftOf, requireRole }, { AUDIT_ACTIONS }] =
         await Promise.all([
           import("node:fs"),
           import("node:path"),
@@ -32,7 +32,7 @@ export function adoptCommand(program: Command, cli: CliContext): void {
           import("../../catalog/prices.js"),
           import("../../intake/intake.js"),
           import("../context.js"),
-          import("../upstream-from-config.js"),
+          import("../providers-from-config.js"),
           import("../store.js"),
           import("../audit-trail.js"),
           import("../../vocabulary/audit.js"),
@@ -56,15 +56,15 @@ export function adoptCommand(program: Command, cli: CliContext): void {
       }
       const config = configOrExit(cli.io);
       const actor = cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
-      const upstream = upstreamFromConfig(config, cli);
+      const lists = listSourcesFromConfig(config, cli);
       const plan = await withBridgeStore(config, cli.io, async (store) => {
         // Adoption is an admin's (as POST /admin/adopt); planning alone changes nothing.
         if (opts.apply) await requireRole(store, actor, "admin", AUDIT_ACTIONS.adoptApply);
-        return upstreamCall(() =>
+        return listsCall(() =>
           runAdoption(
             {
               store,
-              upstream,
+              ...lists,
               catalog: config.catalog,
               prices: pricesOf(config),
               allowPrivateIps: config.ALLOW_PRIVATE_IPS,
@@ -87,10 +87,10 @@ function human(p: AdoptionPlan, applied: boolean): string {
   const orphanCost = sum(p.orphans.map((o) => o.monthly_cost));
   const unpriced = p.orphans.filter((o) => o.monthly_cost === null).length;
   return [
-    table(p.plan as unknown as Record<string, unknown>[], ["service_identifier", "action", "cost", "reason"]),
+    table(p.plan as unknown as Record<string, unknown>[], ["service_identifier", "action", "cost", "provider", "reason"]),
     "",
     `orphans: licences the reseller holds that no row and no service claims (${p.orphans.length})`,
-    table(p.orphans as unknown as Record<string, unknown>[], ["ip", "type", "monthly_cost"]),
+    table(p.orphans as unknown as Record<string, unknown>[], ["ip", "type", "provider", "monthly_cost"]),
     `total monthly cost of the orphans: ${orphanCost}${unpriced ? ` (${unpriced} without a known price)` : ""}`,
     "",
     `${count("adopt")} adopt, ${count("buy")} buy (cost ${buyCost}), ${count("conflict")} conflict, ${count("managed")} managed` +

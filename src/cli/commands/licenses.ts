@@ -26,6 +26,7 @@ function licenseRows(list: License[]) {
     variant: l.variant,
     ip: l.ip,
     status: l.status,
+    provider: l.provider,
     expires_at: l.expires_at,
     paid_until: l.paid_until,
     last_error: l.last_error,

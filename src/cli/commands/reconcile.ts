@@ -6,17 +6,17 @@ import { CliError, emit, table } from "../output.js";
 
 /** What the action needs, imported when it runs (see buildProgram). */
 async function deps() {
-  const [cliProgress, { reconcile }, { configOrExit }, { upstreamCall, upstreamFromConfig }, { withBridgeStore }, trail, { AUDIT_ACTIONS }, { reconcileSummary }] = await Promise.all([
+  const [cliProgress, { reconcile }, { configOrExit }, { listsCall, listSourcesFromConfig }, { withBridgeStore }, trail, { AUDIT_ACTIONS }, { reconcileSummary }] = await Promise.all([
     import("cli-progress"),
     import("../../reconcile/reconcile.js"),
     import("../context.js"),
-    import("../upstream-from-config.js"),
+    import("../providers-from-config.js"),
     import("../store.js"),
     import("../audit-trail.js"),
     import("../../vocabulary/audit.js"),
     import("../../admin/reconcile-routes.js"),
   ]);
-  return { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary };
+  return { cliProgress, reconcile, configOrExit, listsCall, listSourcesFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary };
 }
 
 /** Below this many services a run is over before a bar would be worth drawing. */
@@ -49,14 +49,14 @@ function progressBar({ Presets, SingleBar }: typeof CliProgress, stderr: CliWrit
   };
 }
 
-const columns = ["kind", "service_id", "ip", "type", "expected", "actual", "fix"];
+const columns = ["kind", "service_id", "ip", "type", "provider", "expected", "actual", "fix"];
 const rows = (items: DriftItem[]) => items as unknown as Record<string, unknown>[];
 
 export function reconcileCommand(program: Command, cli: CliContext): void {
   program
     .command("reconcile")
-    .description("compare the bridge's licences with the reseller's licence list; --fix repairs what needs no purchase")
-    .option("--fix", "suspend at the reseller what the bridge has suspended or terminated, and record what the reseller has (status, IP, variant); never buys")
+    .description("compare the bridge's licences with each configured provider's licence list; --fix repairs what needs no purchase")
+    .option("--fix", "suspend at its provider what the bridge has suspended or terminated, and record what the provider has (status, IP, variant); never buys")
     .option("--json", "machine-readable output: {\"drift\": [...], \"fixed\": [...], \"manual\": [...]}, as POST /admin/reconcile")
     .addHelpText(
       "after",
@@ -64,18 +64,18 @@ export function reconcileCommand(program: Command, cli: CliContext): void {
         "accounts for, a repair that failed, or fixable drift without --fix); 2 usage; 78 configuration.",
     )
     .action(async (opts: { fix?: boolean }, cmd: Command) => {
-      const { cliProgress, reconcile, configOrExit, upstreamCall, upstreamFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary } = await deps();
+      const { cliProgress, reconcile, configOrExit, listsCall, listSourcesFromConfig, withBridgeStore, trail, AUDIT_ACTIONS, reconcileSummary } = await deps();
       const o = cli.output(cmd);
       const config = configOrExit(cli.io);
       const actor = trail.cliActor(config, (cmd.optsWithGlobals() as { as?: string }).as, cli.io.env);
-      const upstream = upstreamFromConfig(config, cli);
+      const lists = listSourcesFromConfig(config, cli);
       const progress = progressBar(cliProgress, cli.io.stderr);
       const result = await withBridgeStore(config, cli.io, async (store) => {
         // Looking changes nothing; repairs are an admin's, each written with its entry, the run with one of its own.
         if (opts.fix) await trail.requireRole(store, actor, "admin", AUDIT_ACTIONS.reconcileFix);
         const audit = opts.fix ? trail.draftOf(actor, AUDIT_ACTIONS.reconcileRepair) : undefined;
         try {
-          const r = await upstreamCall(() => reconcile({ store, upstream }, { fix: opts.fix === true, onProgress: progress.onProgress, audit })).finally(progress.stop);
+          const r = await listsCall(() => reconcile({ store, ...lists }, { fix: opts.fix === true, onProgress: progress.onProgress, audit })).finally(progress.stop);
           if (opts.fix) await store.audit.record({ ...trail.draftOf(actor, AUDIT_ACTIONS.reconcileFix, reconcileSummary(r)), outcome: "ok" });
           return r;
         } catch (err) {
@@ -85,7 +85,7 @@ export function reconcileCommand(program: Command, cli: CliContext): void {
       });
       const remaining = result.drift.length - result.fixed.length;
       emit(o, result, () => {
-        if (result.drift.length === 0) return "no drift: the bridge and the reseller agree";
+        if (result.drift.length === 0) return "no drift: the bridge and its providers agree";
         const parts: string[] = [];
         if (!opts.fix) {
           parts.push(table(rows(result.drift), [...columns.slice(0, -1), "fixable", "fix"]));

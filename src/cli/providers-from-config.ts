@@ -1,0 +1,68 @@
+import { existsSync, readFileSync } from "node:fs";
+import { z } from "zod";
+import type { Config } from "../config/load.js";
+import { sandboxPointerOf } from "../compose/provider-connections.js";
+import { createClnClient, createClnProvider } from "../providers/cln/index.js";
+import { createManage2Client, createManage2Provider } from "../providers/manage2/index.js";
+import type { LicenceProvider } from "../providers/port.js";
+import { createProviderRegistry } from "../providers/registry.js";
+import { LicenceListError, type ListSources } from "../reconcile/lists.js";
+import { PROVIDER_TITLES } from "../vocabulary/providers.js";
+import type { CliContext } from "./io.js";
+import { cliLogger } from "./logger.js";
+import { CliError } from "./output.js";
+import { upstreamCall, upstreamFromConfig } from "./upstream-from-config.js";
+
+/**
+ * Every licence list the service reads, found the way the service finds it, for the commands
+ * that compare the book with them (reconcile, adopt): the reseller's (none when the
+ * configuration has no reseller), and Manage2's and CLN's where the catalogue buys from them,
+ * live at their URLs or, in sandbox mode, the running service's in-process sandboxes (whose
+ * addresses it leaves in `<dataDir>/sandbox-<provider>.json`). Connections close when the run ends.
+ */
+export function listSourcesFromConfig(config: Config, cli: Pick<CliContext, "io" | "atEnd">): Required<ListSources> {
+  const upstream = config.upstream.mode === "none" ? null : upstreamFromConfig(config, cli);
+  const common = { timeoutMs: config.RESELLER_TIMEOUT_MS, logger: cliLogger(config, cli.io.stderr, config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL) };
+  const providers: { manage2?: LicenceProvider; cln?: LicenceProvider } = {};
+  const m2 = config.providers.manage2;
+  if (m2) {
+    const client = createManage2Client({ baseUrl: m2.mode === "live" ? m2.url : runningSandbox(config, "manage2"), user: m2.user, password: m2.password, ...common });
+    cli.atEnd(() => client.close());
+    providers.manage2 = createManage2Provider(client, { catalog: () => config.catalog, ...(m2.groupId === null ? {} : { groupId: m2.groupId }) });
+  }
+  const cln = config.providers.cln;
+  if (cln) {
+    const client = createClnClient({ baseUrl: cln.mode === "live" ? cln.url : runningSandbox(config, "cln"), login: cln.login, secretKey: cln.secretKey, ...common });
+    cli.atEnd(() => client.close());
+    providers.cln = createClnProvider(client, { catalog: () => config.catalog });
+  }
+  return { upstream, providers: createProviderRegistry(providers) };
+}
+
+const pointerSchema = z.object({ url: z.string() });
+
+/** Where the running sandbox-mode service's sandbox of `provider` listens, or one line saying there is none. */
+function runningSandbox(config: Config, provider: "manage2" | "cln"): string {
+  const pointer = sandboxPointerOf(config, provider);
+  const missing = `sandbox mode and no running service with ${PROVIDER_TITLES[provider]}'s sandbox: start it (npm start) with a catalogue that buys from it`;
+  if (!existsSync(pointer)) throw new CliError(missing);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(pointer, "utf8"));
+  } catch {
+    raw = undefined;
+  }
+  const parsed = pointerSchema.safeParse(raw);
+  if (!parsed.success) throw new CliError(`${pointer} is not what the service writes; restart the service`);
+  return parsed.data.url;
+}
+
+/** Runs a command that reads the lists; a list that cannot be read becomes one line naming its provider (exit code 1). */
+export async function listsCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await upstreamCall(fn);
+  } catch (err) {
+    if (err instanceof LicenceListError) throw new CliError(err.message);
+    throw err;
+  }
+}
