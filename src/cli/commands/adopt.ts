@@ -89,7 +89,7 @@ function human(p: AdoptionPlan, applied: boolean): string {
   return [
     table(p.plan as unknown as Record<string, unknown>[], ["service_identifier", "action", "cost", "provider", "reason"]),
     "",
-    `orphans: licences the reseller holds that no row and no service claims (${p.orphans.length})`,
+    `orphans: licences a configured provider holds that no row and no service claims (${p.orphans.length})`,
     table(p.orphans as unknown as Record<string, unknown>[], ["ip", "type", "provider", "monthly_cost"]),
     `total monthly cost of the orphans: ${orphanCost}${unpriced ? ` (${unpriced} without a known price)` : ""}`,
     "",
