@@ -50,7 +50,7 @@ export async function acquire(deps: LifecycleDeps, job: AcquireJob, ctx: JobCont
     if (bought) return bought;
   }
   const parts = provider.partsOf(svc);
-  const listed = (await provider.holdingsAt(svc.ip)).filter((h) => !h.free);
+  const listed = (await provider.holdingsAt(svc.ip, { skus: parts.map((p) => p.sku) })).filter((h) => !h.free);
   const held = parts.flatMap((part) => {
     const holding = listed.find((h) => h.sku === part.sku);
     return holding ? [{ part, holding }] : [];
@@ -162,7 +162,7 @@ async function buyPart(
 ): Promise<{ expiresAt?: number; note: string }> {
   const months = svc.months as BillingCycleMonths;
   let found: Holding | undefined;
-  const lookup = async () => (found = (await provider.holdingsAt(svc.ip)).find((h) => h.sku === part.sku && !h.free));
+  const lookup = async () => (found = (await provider.holdingsAt(svc.ip, { skus: [part.sku] })).find((h) => h.sku === part.sku && !h.free));
   const r = await callOnce(
     job,
     ctx,

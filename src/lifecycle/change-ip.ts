@@ -44,7 +44,7 @@ export function changeIpJob(deps: LifecycleDeps) {
             job,
             ctx,
             { op: `change_ip:${sku}`, from, to },
-            async () => (await provider.holdingsAt(to)).some((h) => h.sku === sku),
+            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => h.sku === sku),
             () => provider.changeIp(held, to),
             NOT_CHARGING,
           );

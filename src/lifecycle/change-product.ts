@@ -56,7 +56,7 @@ export function changeProductJob(deps: LifecycleDeps) {
     } else if (from === to) {
       detail = `already ${to}`;
     } else {
-      detail = await changeCoreOnce(provider, job, ctx, svc.ip, from, to);
+      detail = await changeCoreOnce(provider, job, ctx, svc, from, to);
       upstreamVariant = to;
     }
     await deps.store.services.change(
@@ -92,7 +92,7 @@ async function changeAtProvider(
       ctx,
       { op: `change_product:${from.sku}>${to.sku}`, ip: svc.ip },
       async () => {
-        const there = await provider.holdingsAt(svc.ip);
+        const there = await provider.holdingsAt(svc.ip, { skus: [from.sku, to.sku] });
         return there.some((h) => h.sku === to.sku && h.state === "active") && !there.some((h) => h.sku === from.sku && h.state === "active");
       },
       async (beforeSend) => {

@@ -41,7 +41,7 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     job,
     ctx,
     { op: `unsuspend:${held.sku}`, ip: held.ip },
-    async () => (await provider.holdingsAt(held.ip)).some((h) => h.sku === held.sku && h.state === "active"),
+    async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku && h.state === "active"),
     (beforeSend) => bringBack(beforeSend),
     charging(deps, job, purpose),
   );
@@ -67,7 +67,7 @@ export async function buyForChange(
     job,
     ctx,
     { op: `register:${part.sku}@${ip}`, ip, type: part.sku, months },
-    async () => (await provider.holdingsAt(ip)).some((h) => h.sku === part.sku && h.state === "active"),
+    async () => (await provider.holdingsAt(ip, { skus: [part.sku] })).some((h) => h.sku === part.sku && h.state === "active"),
     (beforeSend) => provider.buyPart(ip, part, months, { beforeSend }),
     { ...charging(deps, job, "change"), nothingDone: isAlreadyHeld },
   );
@@ -87,7 +87,7 @@ export async function removeAfterChange(provider: LicenceProvider, job: StepJob,
     job,
     ctx,
     { op: `remove:${held.sku}@${held.ip}`, ip: held.ip },
-    async () => !(await provider.holdingsAt(held.ip)).some((h) => h.sku === held.sku),
+    async () => !(await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku),
     async () => {
       await provider.terminate(held);
     },

@@ -58,7 +58,7 @@ export function registerJob(deps: LifecycleDeps, afterActivation?: (serviceId: s
 
     const change = variantChange(deps, svc);
     if (change) {
-      const detail = await changeCoreOnce(deps.providers.providerFor(svc), job, ctx, svc.ip, change.from, change.to);
+      const detail = await changeCoreOnce(deps.providers.providerFor(svc), job, ctx, svc, change.from, change.to);
       await store.services.change(jobChange(job, svc.service_id, { patch: { upstream_variant: change.to }, history: [{ action: "variant set", detail }] }));
     }
 

@@ -60,7 +60,7 @@ export function renewJob(deps: LifecycleDeps) {
         ctx,
         { op: `renew:${sku}`, ip: svc.ip, term },
         async () => {
-          const listed = (await provider.holdingsAt(svc.ip)).find((h) => h.sku === sku && !h.free)?.expiresAt;
+          const listed = (await provider.holdingsAt(svc.ip, { skus: [sku] })).find((h) => h.sku === sku && !h.free)?.expiresAt;
           if (listed === undefined) {
             throw new JobBlockedError(
               `cannot tell whether the renewal of ${type} for ${svc.ip} went through (the answer was lost and the ` +

@@ -135,6 +135,21 @@ export interface PurchaseOptions {
   intent?: string;
 }
 
+/** What a caller asks about the licences at an IP. */
+export interface HoldingsQuery {
+  /**
+   * Only the licences of these SKUs are asked about, and only they are answered. Every
+   * lifecycle caller names the SKUs it looks at: Manage2 lists expired licences for the whole
+   * account or by package, never by IP, and a partner's expired history grows for years.
+   * (Default: every licence at the IP)
+   */
+  skus?: readonly string[];
+}
+
+/** The holdings a query asks about, for a provider whose read at an IP is not narrowed by it. */
+export const askedAbout = (holdings: Holding[], query: HoldingsQuery = {}): Holding[] =>
+  query.skus === undefined ? holdings : holdings.filter((h) => query.skus!.includes(h.sku));
+
 export interface LicenceProvider {
   readonly name: ProviderName;
   /** How messages and the service's history name it ("the reseller"). */
@@ -160,8 +175,8 @@ export interface LicenceProvider {
   findPurchase(ip: string, product: ProductRef, options?: { intent?: string }): Promise<Holding[] | undefined>;
   /** Buys one part on its own (a bundle's component the IP lacks). */
   buyPart(ip: string, part: Part, months: BillingCycleMonths, options?: PurchaseOptions): Promise<Purchase>;
-  /** Every licence the provider holds at `ip`, free ones marked. */
-  holdingsAt(ip: string): Promise<Holding[]>;
+  /** Every licence the provider holds at `ip` (of the SKUs `query` names, where it names some), free ones marked. */
+  holdingsAt(ip: string, query?: HoldingsQuery): Promise<Holding[]>;
   /** Every licence the provider holds. */
   list(): Promise<Holding[]>;
 

@@ -49,6 +49,20 @@ function heldAfterEach(sbs: ProviderSandboxes): string[][] {
   });
 }
 
+/**
+ * What the XMLlicenseInfo reads since request `since` listed, each named once: a package's
+ * licences, or (none named) the whole account's. Reads of one licence by its id (`liscid`) are
+ * left out.
+ */
+function licenceListsRead(sbs: ProviderSandboxes, since: number): string[] {
+  const lists = sbs.manage2
+    .requests()
+    .slice(since)
+    .filter((r) => r.op === "XMLlicenseInfo" && !r.params.liscid)
+    .map((r) => (r.params.packageid ? `package ${r.params.packageid}` : "the whole account"));
+  return [...new Set(lists)];
+}
+
 describe("cPanel Manage2 through the bridge", () => {
   const start = useProviderBridges();
 
@@ -298,6 +312,66 @@ describe("cPanel Manage2 through the bridge", () => {
 
     expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toMatchObject([{ amount: 15 }]);
     expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
+  });
+  describe("a job asking about its licence reads the expired licences of its package only, never the whole account's (a partner's expired history grows for years)", () => {
+    it("an order refused as already held: the package's expired licence at the IP reactivated for it, nothing added", async () => {
+      const { sbs, bridge } = await start();
+      const earlier = await orderActiveOf(bridge, "40", IP);
+      const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+      await bridge.send(serviceEvent("service.terminated", earlier));
+      await waitStatus(bridge, earlier, "terminated");
+      const since = sbs.manage2.requests().length;
+
+      const id = await orderActiveOf(bridge, "40", IP);
+
+      expect(licenceListsRead(sbs, since)).toEqual([`package ${MANAGE2_ADMIN}`]);
+      expect(sbs.manage2.requests().slice(since).filter((r) => r.op === "XMLlicenseAdd")).toHaveLength(1);
+      expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: IP, status: 1 }]);
+      expect(sbs.manage2.ledger().map((c) => [c.op, c.licenseid])).toEqual([
+        ["add", licenseid],
+        ["reactivate", licenseid],
+      ]);
+      expect(await row(bridge, id)).toMatchObject({ upstream_id: String(licenseid) });
+    });
+
+    it("an unsuspension after a lost XMLlicenseReActivate answer: reactivated and billed once", async () => {
+      const clock = manualClock(Date.now());
+      const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) }, sandboxes: { manage2: { dialect: { reactivationFee: "always" } } } });
+      const id = await orderActiveOf(bridge, "40", IP);
+      await bridge.send(serviceEvent("service.suspended", id));
+      await waitStatus(bridge, id, "suspended");
+      const since = sbs.manage2.requests().length;
+
+      sbs.manage2.setFaults({ dropNext: 1 });
+      await bridge.send(serviceEvent("service.unsuspended", id));
+      await settleWindowPasses(bridge, clock, "unsuspend");
+      await waitStatus(bridge, id, "active");
+
+      expect(licenceListsRead(sbs, since)).toEqual([`package ${MANAGE2_ADMIN}`]);
+      expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
+      expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toHaveLength(1);
+    });
+
+    it("a change of IP after a lost XMLtransfer answer: the same licence at the new IP, moved once", async () => {
+      const clock = manualClock(Date.now());
+      const { sbs, bridge } = await start({ clock });
+      const id = await orderActiveOf(bridge, "40", IP);
+      const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+      const since = sbs.manage2.requests().length;
+
+      sbs.manage2.setFaults({ dropNext: 1 });
+      await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+      await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).some((j) => j.state === "queued" && j.lastError), 10_000, "the change_ip job to wait for its retry");
+      // Past any retry's backoff (RETRY_MAX_DELAY_SECONDS' default).
+      clock.advance(300_000);
+      await runDueJobs(bridge);
+      await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+
+      expect(licenceListsRead(sbs, since)).toEqual([`package ${MANAGE2_ADMIN}`]);
+      expect(sbs.manage2.requests().filter((r) => r.op === "XMLtransfer")).toHaveLength(1);
+      expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, ip: NEW_IP, status: 1 }]);
+      expect(sbs.manage2.ledger()).toHaveLength(1);
+    });
   });
 });
 

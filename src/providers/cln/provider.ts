@@ -4,7 +4,7 @@ import { JobBlockedError, JobFailedError } from "../../jobs/errors.js";
 import { AlreadyExistsError, NotFoundError } from "../../reseller/errors.js";
 import { canConvert, clnTypeInfo, isClnType, type ClnType } from "../../vocabulary/cln-types.js";
 import { productOf, skuOf, installCommandOf, type CatalogueOf } from "../catalogue.js";
-import { ALREADY_HELD, type Holding, type LicenceProvider, type ProductRef, type Purchase } from "../port.js";
+import { ALREADY_HELD, askedAbout, type Holding, type HoldingsQuery, type LicenceProvider, type ProductRef, type Purchase } from "../port.js";
 import type { ClnLicense } from "./answers.js";
 import { CLN_CAPABILITIES } from "./capabilities.js";
 import type { ClnClient } from "./client.js";
@@ -57,7 +57,8 @@ export function createClnProvider(client: ClnClient, options: ClnProviderOptions
       detail: l.registered ? "a server has registered with it" : "no server has registered with it yet",
     };
   };
-  const holdingsAt = async (ip: string): Promise<Holding[]> => (await client.server({ ips: [ip] })).map(holdingOf);
+  // `server?ip` reads this account's licences at the IP alone, whatever is asked about.
+  const holdingsAt = async (ip: string, query?: HoldingsQuery): Promise<Holding[]> => askedAbout((await client.server({ ips: [ip] })).map(holdingOf), query);
 
   async function register(ip: string, sku: string, beforeSend?: () => Promise<void>): Promise<Purchase> {
     await beforeSend?.();

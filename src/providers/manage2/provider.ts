@@ -4,7 +4,7 @@ import { NotFoundError, ResellerError } from "../../reseller/errors.js";
 import { manage2DefaultInstall } from "../../catalog/install-command.js";
 import { sameIp } from "../../vocabulary/ip-address.js";
 import { productOf, skuOf, installCommandOf, type CatalogueOf } from "../catalogue.js";
-import { ALREADY_HELD, type HeldPart, type Holding, type LicenceProvider, type Part, type ProductRef, type StatusOutcome } from "../port.js";
+import { ALREADY_HELD, type HeldPart, type Holding, type HoldingsQuery, type LicenceProvider, type Part, type ProductRef, type StatusOutcome } from "../port.js";
 import type { Manage2License } from "./answers.js";
 import type { Manage2Client } from "./client.js";
 import { intentTokenIn } from "./intent.js";
@@ -24,7 +24,9 @@ import { createManage2Licences, MANAGE2_CAPABILITIES, type Manage2Licences } fro
  * - holdings: statuses 1 active, 2 expired (what the bridge's suspension leaves, which a
  *   reactivation brings back), 4 suspended by cPanel ("other": the operator's, no API call
  *   undoes it). XMLRawlookup lists an IP's active licences, XMLlicenseInfo with `expired=1` the
- *   rest (Upmind's provider, commit 2fa2043: `liscid` alone finds no expired licence).
+ *   rest (Upmind's provider, commit 2fa2043: `liscid` alone finds no expired licence), by
+ *   `packageid` for the packages a caller asks about (docs.cpanel.net/manage2/api/
+ *   manage2-api-list-license-information/), not the account's whole history.
  * - suspend and terminate expire the licence (XMLlicenseExpire; no suspend call, billing ends);
  *   unsuspend reactivates the same licence by its id (XMLlicenseReActivate, `dryrun=0`), then,
  *   if the service moved or changed package while it was suspended (an expired licence cannot
@@ -101,11 +103,25 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
     }
   }
 
-  async function holdingsAt(ip: string): Promise<Holding[]> {
-    const active = await client.rawLookup({ ip, all: true });
-    const expired = (await client.licenseInfo({ expired: true })).filter((l) => sameIp(l.ip, ip));
+  /**
+   * The active licences at the IP (XMLRawlookup), and the expired ones, which Manage2 lists only
+   * for the whole account or by package: so by each package asked about.
+   */
+  async function holdingsAt(ip: string, query: HoldingsQuery = {}): Promise<Holding[]> {
+    // A SKU that is no package id is no Manage2 licence's.
+    const packages = query.skus === undefined ? undefined : [...new Set(query.skus)].filter((s) => /^\d+$/.test(s)).map(Number);
+    const asked = (l: Manage2License): boolean => packages === undefined || packages.includes(l.packageid);
+    const active = (await client.rawLookup({ ip, all: true })).filter(asked);
+    const expired: Manage2License[] = [];
+    if (packages === undefined) {
+      // Asked about every licence at the IP (no lifecycle caller asks so: each names its
+      // packages): Manage2 lists no expired licence by IP, so the whole account's are read.
+      expired.push(...(await client.licenseInfo({ expired: true })));
+    } else {
+      for (const packageid of packages) expired.push(...(await client.licenseInfo({ expired: true, packageid })));
+    }
     const byId = new Map<number, Manage2License>();
-    for (const l of [...active, ...expired]) byId.set(l.licenseid, l);
+    for (const l of [...active, ...expired.filter((e) => sameIp(e.ip, ip) && asked(e))]) byId.set(l.licenseid, l);
     return [...byId.values()].sort(byRank).map(holdingOf);
   }
 

@@ -2,7 +2,7 @@ import { JobFailedError } from "../../jobs/errors.js";
 import { AlreadyExistsError, NotFoundError } from "../../reseller/errors.js";
 import { bundleComponents, companionsOf, type Protocol, type Upstream } from "../../reseller/upstream.js";
 import type { LitespeedVariant, ProductType } from "../../vocabulary/products.js";
-import { ALREADY_HELD, type Holding, type LicenceProvider, type Part, type ProductRef, type ProviderCapabilities, type Purchase, type StatusOutcome } from "../port.js";
+import { ALREADY_HELD, askedAbout, type Holding, type HoldingsQuery, type LicenceProvider, type Part, type ProductRef, type ProviderCapabilities, type Purchase, type StatusOutcome } from "../port.js";
 import { holdingOf, isoToMs } from "./holdings.js";
 
 /**
@@ -61,7 +61,8 @@ async function statusChange(call: () => Promise<void>): Promise<StatusOutcome> {
  * Every call is the Upstream's, one for one, within its concurrency limit.
  */
 export function createResellerProvider(upstream: Upstream): LicenceProvider {
-  const holdingsAt = async (ip: string): Promise<Holding[]> => (await upstream.licensesAt(ip)).map(holdingOf);
+  // The list at an IP is the reseller's one read there, whatever is asked about.
+  const holdingsAt = async (ip: string, query?: HoldingsQuery): Promise<Holding[]> => askedAbout((await upstream.licensesAt(ip)).map(holdingOf), query);
   const buyPart = (ip: string, part: Part, months: Parameters<Upstream["register"]>[2], beforeSend?: () => Promise<void>) =>
     unlessHeld(async () => {
       const a = await upstream.register(ip, part.sku as ProductType, months, { ...(beforeSend ? { beforeSend } : {}) });

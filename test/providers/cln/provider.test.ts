@@ -33,6 +33,13 @@ describe("CLN as a licence provider", () => {
     expect(await provider().holdingsAt(IP)).toEqual([]);
   });
 
+  it("holdings asked about some types are the licences of those types at the IP only", async () => {
+    await provider().buy(IP, CLOUDLINUX_PRODUCT, 1);
+    await provider().buyPart(IP, { sku: String(IMUNIFY_SINGLE), type: "imunify360" }, 1);
+    expect(await provider().holdingsAt(IP, { skus: [String(IMUNIFY_SINGLE)] })).toMatchObject([{ sku: String(IMUNIFY_SINGLE) }]);
+    expect(await provider().holdingsAt(IP)).toHaveLength(2);
+  });
+
   it("after a lost register answer, finds the licence by server?ip", async () => {
     h().sandbox.setFaults({ dropNext: 1 });
     expect(await rejection(provider().buy(IP, CLOUDLINUX_PRODUCT, 1))).toMatchObject({ mayHaveTakenEffect: true });

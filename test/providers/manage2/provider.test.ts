@@ -45,6 +45,29 @@ describe("Manage2 as a licence provider", () => {
     expect(h().sandbox.ledger()).toHaveLength(1);
   });
 
+  it("holdings asked about a package read the expired licences of that package only, never the whole account's", async () => {
+    const first = await provider().buy(IP, ADMIN_PRODUCT, 1, { intent: "first" });
+    await provider().suspend(held(Number((first as { bought: { upstreamId: string } }).bought.upstreamId)));
+    await provider().buy(IP, { kind: "licence", type: "cpanel", sku: String(PRO), product_id: "43" }, 1, { intent: "other" });
+    const before = h().sandbox.requests().length;
+
+    expect(await provider().holdingsAt(IP, { skus: [String(ADMIN)] })).toMatchObject([{ sku: String(ADMIN), state: "expired", upstreamId: "7000001" }]);
+
+    const expiredReads = h().sandbox.requests().slice(before).filter((r) => r.op === "XMLlicenseInfo");
+    expect(expiredReads.map((r) => r.params)).toEqual([expect.objectContaining({ expired: "1", packageid: String(ADMIN) })]);
+  });
+
+  it("holdings asked about no package in particular are every licence at the IP, expired ones included", async () => {
+    await provider().buy(IP, ADMIN_PRODUCT, 1, { intent: "first" });
+    await provider().suspend(held(7000001));
+    await provider().buy(IP, { kind: "licence", type: "cpanel", sku: String(PRO), product_id: "43" }, 1, { intent: "other" });
+
+    expect(await provider().holdingsAt(IP)).toMatchObject([
+      { sku: String(PRO), state: "active" },
+      { sku: String(ADMIN), state: "expired" },
+    ]);
+  });
+
   it("after a lost add answer, finds the licence that add made by its intent, and not another one", async () => {
     h().sandbox.setFaults({ dropNext: 1 });
     expect(await rejection(provider().buy(IP, ADMIN_PRODUCT, 1, { intent: "4711.7" }))).toMatchObject({ mayHaveTakenEffect: true });

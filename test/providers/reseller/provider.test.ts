@@ -150,6 +150,13 @@ describe("holdings", () => {
     expect(await reseller.holdingsAt("203.0.113.41")).toEqual([]);
   });
 
+  it("holdings asked about some types are the licences of those types at the IP only", async () => {
+    await reseller.buy(IP, licence("cpanel"), 1);
+    await reseller.buyPart(IP, { sku: "cloudlinux", type: "cloudlinux" }, 1);
+    expect((await reseller.holdingsAt(IP, { skus: ["cloudlinux"] })).map((h) => h.sku)).toEqual(["cloudlinux"]);
+    expect((await reseller.holdingsAt(IP, { skus: ["cpanel", "cloudlinux"] })).map((h) => h.sku).sort()).toEqual(["cloudlinux", "cpanel"]);
+  });
+
   it("the whole list, in the same words", async () => {
     await reseller.buy(IP, licence("plesk"), 1);
     await reseller.buy("203.0.113.41", licence("litespeed"), 1);
