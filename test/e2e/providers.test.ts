@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
+import { createClnClient } from "../../src/providers/cln/index.js";
+import { DEFAULT_CLN_SANDBOX_ACCOUNT } from "../../src/vocabulary/cln-sandbox-identity.js";
 import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
 import { runDueJobs, untilIdle, waitForBridge, waitStatus } from "../helpers/e2e-harness.js";
 import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE, MANAGE2_ADMIN, MANAGE2_PRO, orderActiveOf, useProviderBridges, type ProviderSandboxes } from "../helpers/providers.js";
@@ -61,6 +63,28 @@ function licenceListsRead(sbs: ProviderSandboxes, since: number): string[] {
     .filter((r) => r.op === "XMLlicenseInfo" && !r.params.liscid)
     .map((r) => (r.params.packageid ? `package ${r.params.packageid}` : "the whole account"));
   return [...new Set(lists)];
+}
+
+/**
+ * A Manage2 service suspended, its product changed while suspended (package 12345 to 12346, which
+ * waits for the unsuspension: an expired licence cannot be updated), then unsuspended while
+ * Manage2 refuses partners' package updates: the licence is reactivated (billed) and the
+ * unsuspension's job blocks on the refused update, the service still suspended.
+ */
+async function unsuspensionWhoseMoveIsRefused({ sbs, bridge }: { sbs: ProviderSandboxes; bridge: TestBridge }) {
+  const id = await orderActiveOf(bridge, "40", IP);
+  const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+  await bridge.send(serviceEvent("service.suspended", id));
+  await waitStatus(bridge, id, "suspended");
+  await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+  await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "43");
+
+  sbs.manage2.setDialect({ packageUpdate: "refuse" });
+  await bridge.send(serviceEvent("service.unsuspended", id));
+  const unsuspend = await jobOf(bridge, "unsuspend", "blocked");
+  expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, packageid: MANAGE2_ADMIN, status: 1 }]);
+  expect((await row(bridge, id)).status).toBe("suspended");
+  return { id, licenseid, unsuspend };
 }
 
 describe("cPanel Manage2 through the bridge", () => {
@@ -270,6 +294,18 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger()).toHaveLength(1);
   });
 
+  it("an unsuspension that reactivated the licence but could not move it, then a termination: the licence is expired, not left billed behind a terminated service", async () => {
+    const { sbs, bridge } = await start();
+    const { id, licenseid, unsuspend } = await unsuspensionWhoseMoveIsRefused({ sbs, bridge });
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
   it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
     const { sbs, bridge } = await start();
     sbs.manage2.answerNext({ fn: "XMLlicenseAdd", refuse: "Access denied: this IP is not an Access IP of the account." });
@@ -429,6 +465,44 @@ describe("CloudLinux CLN through the bridge", () => {
       ["acquired", "register"],
       ["released", "remove"],
     ]);
+  });
+
+  it("a suspended service whose licence is registered at CLN again (outside the bridge), then terminated: the licence is removed all the same", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    const cln = createClnClient({ baseUrl: sbs.clnRunning.url, login: DEFAULT_CLN_SANDBOX_ACCOUNT.login, secretKey: DEFAULT_CLN_SANDBOX_ACCOUNT.secretKey });
+    try {
+      await cln.register({ ip: IP, type: CLN_CLOUDLINUX });
+    } finally {
+      await cln.close();
+    }
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.licenses()).toEqual([]);
+    expect(sbs.cln.timeline().map((e) => [e.event, e.cause])).toEqual([
+      ["acquired", "register"],
+      ["released", "remove"],
+      ["acquired", "register"],
+      ["released", "remove"],
+    ]);
+  });
+
+  it("a suspended service terminated: CLN asked to remove it again, nothing there, nothing bought", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.requests().filter((r) => r.op === "remove")).toHaveLength(2);
+    expect(sbs.cln.ledger()).toHaveLength(1);
+    expect(await historyOf(bridge, id)).toContainEqual(expect.stringMatching(/^terminated: upstream remove; CloudLinux CLN has no .* licence for 203\.0\.113\.40, so there was nothing to remove$/));
   });
 
   it("ordered again after its termination: registered again", async () => {
