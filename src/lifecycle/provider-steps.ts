@@ -1,11 +1,11 @@
 import type { JobContext } from "../jobs/define.js";
 import { JobBlockedError } from "../jobs/errors.js";
-import type { ChargePurpose } from "../intake/charge-rule.js";
 import { isAlreadyHeld, type HeldPart, type LicenceProvider, type Part } from "../providers/port.js";
 import type { ServiceRow } from "../store/store.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { Job } from "../vocabulary/jobs.js";
-import { callOnce, charging, NOT_CHARGING } from "./call-once.js";
+import { checkCharge, type ChargePurpose } from "../intake/charge-rule.js";
+import { callOnce, charging, NOT_CHARGING, type Intent } from "./call-once.js";
 import type { LifecycleDeps } from "./deps.js";
 
 /**
@@ -27,25 +27,52 @@ export function heldPartOf(svc: Pick<ServiceRow, "ip" | "upstream_id">, sku: str
  * charge: the charging rule first, the intent recorded, and after a lost answer the provider's
  * holdings (the licence active at the IP) say whether it happened before it is asked again. So a
  * reactivation is billed once per unsuspension, however often its job is retried.
+ *
+ * A licence brought back whose provider could not finish (Manage2 refused to move it to the
+ * service's new IP or package) is active and billed: the job keeps that in its intent
+ * (`unfinished`), so it cannot be cancelled as if nothing had happened, and its retry only
+ * finishes, buying nothing. Unless the decision no longer holds (the service is being terminated
+ * or suspended again): then it is skipped, and the job queued behind ends the licence.
  */
 export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart, purpose: ChargePurpose): Promise<{ confirmedEarlier: boolean }> {
-  const bringBack = async (beforeSend?: () => Promise<void>) => {
+  const op = `unsuspend:${held.sku}`;
+  const bringBack = async (beforeSend?: () => Promise<void>): Promise<Error | undefined> => {
     const outcome = await provider.unsuspend(held, beforeSend ? { beforeSend } : {});
     if (!outcome.done) throw outcome.notHeld;
+    return outcome.unfinished;
   };
   if (!provider.capabilities.unsuspendBills) {
-    await bringBack();
+    const unfinished = await bringBack();
+    if (unfinished) throw unfinished;
     return { confirmedEarlier: false };
+  }
+  if ((job.intent as UnsuspendIntent | null)?.unfinished === op) {
+    await checkCharge(deps, job, purpose);
+    const unfinished = await bringBack();
+    // Still unfinished: the intent stays as it is, for the next retry.
+    if (unfinished) throw unfinished;
+    return { confirmedEarlier: true };
   }
   const r = await callOnce(
     job,
     ctx,
-    { op: `unsuspend:${held.sku}`, ip: held.ip },
+    { op, ip: held.ip },
     async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku && h.state === "active"),
     (beforeSend) => bringBack(beforeSend),
     charging(deps, job, purpose),
   );
+  if (!r.confirmedEarlier && r.value) {
+    const intent: UnsuspendIntent = { ...((job.intent as Intent | null) ?? { op: "" }), unfinished: op };
+    await ctx.recordIntent(intent, { durable: true });
+    job.intent = intent;
+    throw r.value;
+  }
   return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/** An unsuspension's intent once the licence is back: `unfinished` names the step whose provider left the rest to do. */
+interface UnsuspendIntent extends Intent {
+  unfinished?: string;
 }
 
 /**

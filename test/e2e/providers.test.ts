@@ -306,6 +306,22 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
   });
 
+  it("an unsuspension that reactivated the licence but could not move it keeps the reactivation recorded: its job cannot be cancelled while the licence is active, and its retry moves it without reactivating or billing again", async () => {
+    const { sbs, bridge } = await start();
+    const { id, licenseid, unsuspend } = await unsuspensionWhoseMoveIsRefused({ sbs, bridge });
+
+    const cancel = await bridge.admin(`/admin/jobs/${unsuspend.id}/cancel`, { method: "POST" });
+    expect(cancel).toMatchObject({ status: 409, body: { code: "conflict" } });
+
+    sbs.manage2.setDialect({ packageUpdate: "allow" });
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, id, "active");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, packageid: MANAGE2_PRO, status: 1 }]);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
   it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
     const { sbs, bridge } = await start();
     sbs.manage2.answerNext({ fn: "XMLlicenseAdd", refuse: "Access denied: this IP is not an Access IP of the account." });

@@ -182,8 +182,15 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
         await licences.unsuspend(l.licenseid);
       }
       // Moved or changed while it was expired (neither can be done to an expired licence): now.
-      if (!sameIp(l.ip, held.ip)) await licences.changeIp({ ip: l.ip, newip: held.ip, packageid: l.packageid });
-      if (String(l.packageid) !== held.sku) await packageUpdate(held.ip, l.packageid, Number(held.sku));
+      // The licence is active (and billed) from here on, so a failure is the unsuspension left
+      // unfinished, never one that did nothing.
+      try {
+        if (!sameIp(l.ip, held.ip)) await licences.changeIp({ ip: l.ip, newip: held.ip, packageid: l.packageid });
+        if (String(l.packageid) !== held.sku) await packageUpdate(held.ip, l.packageid, Number(held.sku));
+      } catch (err) {
+        if (err instanceof Error) return { done: true, unfinished: err };
+        throw err;
+      }
       return { done: true };
     },
 
