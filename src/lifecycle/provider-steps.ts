@@ -1,12 +1,13 @@
 import type { JobContext } from "../jobs/define.js";
 import { JobBlockedError } from "../jobs/errors.js";
 import { isAlreadyHeld, type HeldPart, type LicenceProvider, type Part } from "../providers/port.js";
-import type { ServiceRow } from "../store/store.js";
+import type { ServicePatch, ServiceRow } from "../store/store.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { Job } from "../vocabulary/jobs.js";
 import { checkCharge, type ChargePurpose } from "../intake/charge-rule.js";
-import { callOnce, charging, NOT_CHARGING, type Intent } from "./call-once.js";
+import { callOnce, charging, type Intent } from "./call-once.js";
 import type { LifecycleDeps } from "./deps.js";
+import { jobChange } from "./service-changes.js";
 
 /**
  * Steps the jobs take the same way with every provider that needs them, each exactly once
@@ -108,16 +109,44 @@ export async function buyForChange(
   return { confirmedEarlier: r.confirmedEarlier };
 }
 
-/** Removes the licence `held` once a change has bought its replacement; one already gone (a repeat after a lost answer) is removed already. */
-export async function removeAfterChange(provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart): Promise<void> {
-  await callOnce(
-    job,
-    ctx,
-    { op: `remove:${held.sku}@${held.ip}`, ip: held.ip },
-    async () => !(await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku),
-    async () => {
-      await provider.terminate(held);
-    },
-    NOT_CHARGING,
-  );
+/** A change's intent once the licences replacing `replaced` are bought: what it still has to remove. */
+interface ReplacingIntent extends Intent {
+  replaced?: HeldPart[];
+}
+
+/** The licences an earlier attempt of this change bought replacements for and had still to remove, if any. */
+export function replacedLeft(job: Pick<StepJob, "intent">): HeldPart[] | undefined {
+  return (job.intent as ReplacingIntent | null)?.replaced;
+}
+
+/**
+ * Once a change has bought the licences that replace `replaced` (CLN's register of the new IP or
+ * type), the customer uses the new ones: the service's row says so at once (`change`), so a
+ * removal of the old ones that keeps failing never leaves the new licence untracked, nor a later
+ * suspension or termination ending the old one only. The job's intent keeps what is left to
+ * remove first: its retry finds it whatever the row says now, and it cannot be cancelled while
+ * the old licence is billed. Then the old licences are removed (`finishReplacement`).
+ */
+export async function recordReplacement(
+  deps: LifecycleDeps,
+  provider: LicenceProvider,
+  job: StepJob,
+  ctx: JobContext,
+  replaced: HeldPart[],
+  change: { patch: ServicePatch; history: { action: string; detail: string } },
+): Promise<string> {
+  const intent: ReplacingIntent = { ...((job.intent as Intent | null) ?? {}), op: "", replaced };
+  await ctx.recordIntent(intent, { durable: true });
+  job.intent = intent;
+  await deps.store.services.change(jobChange(job, job.serviceId!, { patch: change.patch, history: [change.history] }));
+  return finishReplacement(provider, replaced);
+}
+
+/**
+ * Removes the licences a change replaced; one already gone (a repeat after a lost answer) is
+ * removed already, so the removal needs no intent of its own. What was removed, in words.
+ */
+export async function finishReplacement(provider: LicenceProvider, replaced: HeldPart[]): Promise<string> {
+  for (const held of replaced) await provider.terminate(held);
+  return `${replaced.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}`;
 }

@@ -563,6 +563,27 @@ describe("CloudLinux CLN through the bridge", () => {
     expect((await row(bridge, id)).ip).toBe(IP);
   });
 
+  it("IP changed, the old licence's removal refused: the service records the new IP at once (the old licence still to be removed, which reconcile shows as unknown locally), and the job's retry removes it", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+
+    const job = await jobOf(bridge, "change_ip", "blocked");
+    expect(job.lastError).toContain("Removing IP licenses is not allowed for this account");
+    expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, status: "active" });
+    expect(await historyOf(bridge, id)).toContainEqual(`ip changed: ${IP} → ${NEW_IP}: registered at ${NEW_IP}; the licence at ${IP} is still to be removed`);
+    expect((await bridge.admin(`/admin/jobs/${job.id}/cancel`, { method: "POST" })).status).toBe(409);
+    const reconciled = await bridge.admin("/admin/reconcile", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ fix: false }) });
+    expect(reconciled.body.drift).toEqual([expect.objectContaining({ kind: "unknown_locally", provider: "cln", ip: IP })]);
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: NEW_IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP]);
+    expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, last_error: null });
+  });
+
   it("product changed within Imunify360: CLN's convert in place, nothing bought", async () => {
     const { sbs, bridge } = await start();
     const id = await orderActiveOf(bridge, "42", IP);
@@ -587,6 +608,24 @@ describe("CloudLinux CLN through the bridge", () => {
       ["released", CLN_CLOUDLINUX],
     ]);
     expect(await row(bridge, id)).toMatchObject({ sku: String(CLN_CLOUDLINUX_PRO), type: "cloudlinux" });
+    expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused: the service records the new product at once, and the job's retry removes the old licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+
+    const job = await jobOf(bridge, "change_product", "blocked");
+    expect(await row(bridge, id)).toMatchObject({ product_id: "45", sku: String(CLN_CLOUDLINUX_PRO), status: "active" });
+    expect(await historyOf(bridge, id)).toContainEqual(
+      `product changed: product 41 → 45: ${CLN_CLOUDLINUX_PRO} registered at CloudLinux CLN; ${CLN_CLOUDLINUX} at ${IP} is still to be removed`,
+    );
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
     expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
   });
 
