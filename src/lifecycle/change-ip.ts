@@ -16,9 +16,10 @@ export function changeIpJob(deps: LifecycleDeps) {
     const from = svc.ip;
     const left = replacedLeft(job);
     if (left) {
-      // An earlier attempt bought the new IP's licence and recorded the move; the old one is left to remove.
+      // An earlier attempt bought the new IP's licence and recorded the move (the patch again, in
+      // case it stopped in between); the old licence is left to remove.
       const removed = await finishReplacement(deps.providers.providerFor(svc), left);
-      await deps.store.services.change(jobChange(job, svc.service_id, { patch: { last_error: null }, history: [{ action: "ip changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
+      await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ip: to, last_error: null }, history: [{ action: "ip changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
       return;
     }
     if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its IP is not changed", "service_terminated");

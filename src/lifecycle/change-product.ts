@@ -31,16 +31,17 @@ export function changeProductJob(deps: LifecycleDeps) {
       }
       const left = replacedLeft(job);
       if (left) {
-        // An earlier attempt registered the new type and recorded the change; the old licence is left to remove.
+        // An earlier attempt registered the new type and recorded the change (the patch again, in
+        // case it stopped in between); the old licence is left to remove.
         const removed = await finishReplacement(provider, left);
-        await deps.store.services.change(jobChange(job, svc.service_id, { patch: { last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
+        await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ...productPatch(product), upstream_id: null, last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
         return;
       }
       if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed", "service_terminated");
       const detail = await changeAtProvider(deps, provider, job, ctx, svc, product);
       await deps.store.services.change(
         jobChange(job, svc.service_id, {
-          patch: { product_id, type: product.type, sku: product.purchase.sku, variant: null, upstream_variant: null, last_error: null, ...detail.patch },
+          patch: { ...productPatch(product), last_error: null, ...detail.patch },
           history: [{ action: "product changed", detail: `product ${svc.product_id} → ${product_id}: ${detail.text}` }],
           outcome: ["applied", null],
         }),
@@ -114,8 +115,13 @@ async function changeAtProvider(
   // A new licence before the old one goes: never a moment without one.
   await buyForChange(deps, provider, job, ctx, svc, svc.ip, to, `service ${svc.service_id}'s change of product`);
   await recordReplacement(deps, provider, job, ctx, [{ ip: svc.ip, sku: from.sku }], {
-    patch: { product_id: product.productId, type: product.type, sku: to.sku, variant: null, upstream_variant: null, upstream_id: null },
+    patch: { ...productPatch(product), upstream_id: null },
     history: { action: "product changed", detail: `product ${svc.product_id} → ${product.productId}: ${to.sku} registered at ${provider.label}; ${from.sku} at ${svc.ip} is still to be removed` },
   });
   return { text: `${to.sku} registered at ${provider.label}, then ${from.sku} removed`, patch: { upstream_id: null } };
+}
+
+/** The service as a licence of `product` (a provider's other SKU); the licence id is the provider's to say. */
+function productPatch(product: Extract<CatalogProduct, { kind: "licence" }>): ServicePatch {
+  return { product_id: product.productId, type: product.type, sku: product.purchase.sku, variant: null, upstream_variant: null };
 }
