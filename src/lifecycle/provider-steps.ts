@@ -1,6 +1,6 @@
 import type { JobContext } from "../jobs/define.js";
 import { JobBlockedError } from "../jobs/errors.js";
-import { isAlreadyHeld, type HeldPart, type LicenceProvider, type Part } from "../providers/port.js";
+import { isAlreadyHeld, type HeldPart, type Holding, type HoldingState, type LicenceProvider, type Part } from "../providers/port.js";
 import type { ServicePatch, ServiceRow } from "../store/store.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { Job } from "../vocabulary/jobs.js";
@@ -21,6 +21,15 @@ type StepJob = Pick<Job, "id" | "eventId" | "serviceId" | "intent" | "attempts" 
 /** The part of a service's licence a call is about: its IP and SKU, and the provider's own id where it has one. */
 export function heldPartOf(svc: Pick<ServiceRow, "ip" | "upstream_id">, sku: string): HeldPart {
   return { ip: svc.ip, sku, ...(svc.upstream_id ? { upstreamId: svc.upstream_id } : {}) };
+}
+
+/**
+ * Whether `h` is the licence `held`, in `state`: of its SKU and, where the service records the
+ * provider's own id of it, that licence. After a lost answer another licence of the SKU at the IP
+ * (an expired one another service left, one added outside the bridge) says nothing about ours.
+ */
+export function isHeldLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstreamId">, state: HoldingState): boolean {
+  return h.sku === held.sku && h.state === state && (held.upstreamId === undefined || h.upstreamId === held.upstreamId);
 }
 
 /**
@@ -58,7 +67,7 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     job,
     ctx,
     { op, ip: held.ip },
-    async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku && h.state === "active"),
+    async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => isHeldLicence(h, held, "active")),
     (beforeSend) => bringBack(beforeSend),
     charging(deps, job, purpose),
   );

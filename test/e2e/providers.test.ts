@@ -3,7 +3,9 @@ import { manualClock } from "../../src/clock.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
 import { createClnClient } from "../../src/providers/cln/index.js";
+import { createManage2Client } from "../../src/providers/manage2/index.js";
 import { DEFAULT_CLN_SANDBOX_ACCOUNT } from "../../src/vocabulary/cln-sandbox-identity.js";
+import { DEFAULT_MANAGE2_SANDBOX_CREDENTIALS } from "../../src/vocabulary/manage2-sandbox-identity.js";
 import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
 import { runDueJobs, untilIdle, waitForBridge, waitStatus } from "../helpers/e2e-harness.js";
 import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE, MANAGE2_ADMIN, MANAGE2_PRO, orderActiveOf, useProviderBridges, type ProviderSandboxes } from "../helpers/providers.js";
@@ -365,6 +367,58 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toMatchObject([{ amount: 15 }]);
     expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
   });
+  it("a change of IP whose XMLtransfer failed unanswered is not taken as done for an expired licence of the package at the new IP: the service's own licence, by its id, is moved", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock });
+    const gone = await orderActiveOf(bridge, "40", NEW_IP);
+    await bridge.send(serviceEvent("service.terminated", gone));
+    await waitStatus(bridge, gone, "terminated");
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = (await row(bridge, id)).upstream_id;
+
+    sbs.manage2.answerNext({ fn: "XMLtransfer", http: 503 });
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).some((j) => j.state === "queued" && j.lastError), 10_000, "the change_ip job to wait for its retry");
+    // Past any retry's backoff (RETRY_MAX_DELAY_SECONDS' default).
+    clock.advance(300_000);
+    await runDueJobs(bridge);
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+
+    expect(sbs.manage2.licenses().find((l) => String(l.licenseid) === licenseid)).toMatchObject({ ip: NEW_IP, status: 1 });
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLtransfer")).toHaveLength(2);
+  });
+
+  it("an unsuspension whose XMLlicenseReActivate failed unanswered is not taken as done for another active licence of the package at the IP: the service's own licence, by its id, is reactivated", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock });
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = (await row(bridge, id)).upstream_id;
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    // The service moves to package 12346 while suspended; someone adds a licence of that package at the IP in Manage2.
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "43");
+    const manage2 = createManage2Client({ baseUrl: sbs.manage2Running.url, ...DEFAULT_MANAGE2_SANDBOX_CREDENTIALS });
+    try {
+      await manage2.licenseAdd({ ip: IP, packageid: MANAGE2_PRO, force: false, reactivateok: false, external_notes: "someone else" });
+    } finally {
+      await manage2.close();
+    }
+
+    sbs.manage2.answerNext({ fn: "XMLlicenseReActivate", http: 503 });
+    await bridge.send(serviceEvent("service.unsuspended", id));
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "unsuspend" })).some((j) => j.state === "queued" && j.lastError), 10_000, "the unsuspend job to wait for its retry");
+    clock.advance(300_000);
+    await runDueJobs(bridge);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "unsuspend" })).some((j) => j.state === "blocked" || j.state === "succeeded"));
+
+    // Reactivated on the second attempt; its package update then meets the other licence of 12346 there and waits for the operator.
+    expect(sbs.manage2.licenses().find((l) => String(l.licenseid) === licenseid)).toMatchObject({ packageid: MANAGE2_ADMIN, status: 1 });
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(2);
+    expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toHaveLength(1);
+    expect((await row(bridge, id)).status).toBe("suspended");
+  });
+
   describe("a job asking about its licence reads the expired licences of its package only, never the whole account's (a partner's expired history grows for years)", () => {
     it("an order refused as already held: the package's expired licence at the IP reactivated for it, nothing added", async () => {
       const { sbs, bridge } = await start();
