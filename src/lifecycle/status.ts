@@ -3,6 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
 import type { ProviderCapabilities } from "../providers/port.js";
+import { endLostOrder } from "./lost-order.js";
 import { heldPartOf, unsuspendOnce } from "./provider-steps.js";
 import { jobChange, jobSkipped, mustGet } from "./service-changes.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
@@ -61,6 +62,9 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
     }
     const call = step.call && UPSTREAM_CALL[provider.capabilities.suspension][step.call];
     const gone: string[] = [];
+    // An order that never learnt whether it bought: what it left, billed each month it is active, is ended with the service.
+    const unordered = change === "terminate" && (svc.status === "failed" || svc.status === "pending") && provider.capabilities.renewal === "billed-while-active";
+    const lostOrder = unordered ? await endLostOrder(deps, provider, svc) : undefined;
     if (step.call) {
       const parts = provider.partsOf(svc);
       for (const { sku, type } of parts) {
@@ -91,11 +95,13 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
         history: [
           {
             action: change === "terminate" ? "terminated" : `${change}ed`,
-            detail: !call
-              ? "no upstream call needed"
-              : gone.length
-                ? `upstream ${call}; ${provider.label} has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to ${call}`
-                : `upstream ${call}`,
+            detail:
+              lostOrder ??
+              (!call
+                ? "no upstream call needed"
+                : gone.length
+                  ? `upstream ${call}; ${provider.label} has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to ${call}`
+                  : `upstream ${call}`),
           },
         ],
         outcome: ["applied", null],

@@ -352,6 +352,33 @@ describe("cPanel Manage2 through the bridge", () => {
     expect((await row(bridge, event.service.id)).upstream_id).toBe(String(sbs.manage2.licenses()[0]!.licenseid));
   });
 
+  it("an order that failed without learning whether its add happened, then terminated: the licence its add left is found by its intent and expired, not billed for a service that is gone", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS), JOB_MAX_ATTEMPTS: "2" } });
+    sbs.manage2.setFaults({ dropNext: 1 });
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+    const id = event.service.id;
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "register" })).some((j) => j.state === "queued" && j.lastError?.includes("RESELLER_SETTLE_SECONDS")));
+    // The look after the settle window cannot be made (Manage2 answers 503 for a while): the last attempt fails, its intent kept.
+    sbs.manage2.setFaults({ failNext: 50 });
+    clock.advance(SETTLE_SECONDS * 1000);
+    await runDueJobs(bridge);
+    const failed = await jobOf(bridge, "register", "failed");
+    expect(failed.intent).not.toBeNull();
+    expect((await row(bridge, id)).status).toBe("failed");
+    sbs.manage2.setFaults({ failNext: 0 });
+    const [licence] = sbs.manage2.licenses();
+    expect(licence).toMatchObject({ ip: IP, status: 1 });
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid: licence!.licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add"]);
+    expect(await historyOf(bridge, id)).toContainEqual(expect.stringContaining(`licence ${licence!.licenseid}`));
+  });
+
   it("a lost XMLlicenseReActivate answer: reactivated and billed once for the unsuspension, not once per attempt", async () => {
     const clock = manualClock(Date.now());
     const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) }, sandboxes: { manage2: { dialect: { reactivationFee: "always" } } } });
@@ -681,6 +708,29 @@ describe("CloudLinux CLN through the bridge", () => {
     await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
     expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
     expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("an order that failed without learning whether its register happened, then terminated: the licence at the IP is removed, not billed for a service that is gone", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS), JOB_MAX_ATTEMPTS: "2" } });
+    sbs.cln.setFaults({ dropNext: 1 });
+    const event = createdEvent({ product_id: "41", ip: IP });
+    await bridge.send(event);
+    const id = event.service.id;
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "register" })).some((j) => j.state === "queued" && j.lastError?.includes("RESELLER_SETTLE_SECONDS")));
+    // The look after the settle window cannot be made (CLN answers 503 for a while): the last attempt fails, its intent kept.
+    sbs.cln.setFaults({ failNext: 50 });
+    clock.advance(SETTLE_SECONDS * 1000);
+    await runDueJobs(bridge);
+    expect((await jobOf(bridge, "register", "failed")).intent).not.toBeNull();
+    sbs.cln.setFaults({ failNext: 0 });
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.licenses()).toEqual([]);
+    expect(sbs.cln.ledger()).toHaveLength(1);
   });
 
   it("a success: false answer to the register is an error carrying CLN's message, never a purchase", async () => {
