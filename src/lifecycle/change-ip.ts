@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, callOnce } from "./call-once.js";
-import { buyForChange, heldPartOf, removeAfterChange } from "./provider-steps.js";
+import { buyForChange, finishReplacement, heldPartOf, isHeldLicence, recordReplacement, replacedLeft } from "./provider-steps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
@@ -14,6 +14,14 @@ export function changeIpJob(deps: LifecycleDeps) {
     const { ip: to } = job.payload;
     const svc = await mustGet(deps, job);
     const from = svc.ip;
+    const left = replacedLeft(job);
+    if (left) {
+      // An earlier attempt bought the new IP's licence and recorded the move (the patch again, in
+      // case it stopped in between); the old licence is left to remove.
+      const removed = await finishReplacement(deps.providers.providerFor(svc), left);
+      await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ip: to, last_error: null }, history: [{ action: "ip changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
+      return;
+    }
     if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its IP is not changed", "service_terminated");
 
     let detail: string;
@@ -32,10 +40,15 @@ export function changeIpJob(deps: LifecycleDeps) {
       } else if (provider.capabilities.changeIp === "register-then-remove") {
         // The new IP's licence first: the customer is never without one, and a register refused
         // leaves the old one as it was.
-        for (const part of parts) {
-          await buyForChange(deps, provider, job, ctx, svc, to, part, `service ${svc.service_id}'s change of IP from ${from}`);
-          await removeAfterChange(provider, job, ctx, { ip: from, sku: part.sku });
-        }
+        for (const part of parts) await buyForChange(deps, provider, job, ctx, svc, to, part, `service ${svc.service_id}'s change of IP from ${from}`);
+        await recordReplacement(
+          deps,
+          provider,
+          job,
+          ctx,
+          parts.map((p) => ({ ip: from, sku: p.sku })),
+          { patch: { ip: to }, history: { action: "ip changed", detail: `${from} → ${to}: registered at ${to}; the licence at ${from} is still to be removed` } },
+        );
         detail = `${from} → ${to}: registered at ${to}, then removed at ${from}`;
       } else {
         for (const { sku, type } of parts) {
@@ -44,7 +57,8 @@ export function changeIpJob(deps: LifecycleDeps) {
             job,
             ctx,
             { op: `change_ip:${sku}`, from, to },
-            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => h.sku === sku),
+            // The licence moved keeps its state (a reseller's suspended one stays suspended).
+            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isHeldLicence(h, held, svc.status === "suspended" ? "suspended" : "active")),
             () => provider.changeIp(held, to),
             NOT_CHARGING,
           );
@@ -54,6 +68,7 @@ export function changeIpJob(deps: LifecycleDeps) {
       }
     }
     const companions = JSON.parse(svc.companions) as string[];
+    // After a replacement the row has the new IP already: this adds the outcome and the last word.
     await deps.store.services.change(
       jobChange(job, svc.service_id, {
         patch: { ip: to, last_error: null },

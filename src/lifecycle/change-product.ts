@@ -8,7 +8,7 @@ import type { Job } from "../vocabulary/jobs.js";
 import { charging, callOnce } from "./call-once.js";
 import { changeCoreOnce } from "./change-core.js";
 import type { LifecycleDeps } from "./deps.js";
-import { buyForChange, heldPartOf, removeAfterChange } from "./provider-steps.js";
+import { buyForChange, finishReplacement, heldPartOf, recordReplacement, replacedLeft } from "./provider-steps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_PRODUCT } from "../intake/jobs.js";
 
@@ -29,11 +29,19 @@ export function changeProductJob(deps: LifecycleDeps) {
       if (!product || product.kind !== "licence" || product.provider !== provider.name) {
         throw new JobFailedError(`product ${product_id} is not a ${provider.label} licence in the catalogue any more`);
       }
+      const left = replacedLeft(job);
+      if (left) {
+        // An earlier attempt registered the new type and recorded the change (the patch again, in
+        // case it stopped in between); the old licence is left to remove.
+        const removed = await finishReplacement(provider, left);
+        await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ...productPatch(product), upstream_id: null, last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
+        return;
+      }
       if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed", "service_terminated");
       const detail = await changeAtProvider(deps, provider, job, ctx, svc, product);
       await deps.store.services.change(
         jobChange(job, svc.service_id, {
-          patch: { product_id, type: product.type, sku: product.purchase.sku, variant: null, upstream_variant: null, last_error: null, ...detail.patch },
+          patch: { ...productPatch(product), last_error: null, ...detail.patch },
           history: [{ action: "product changed", detail: `product ${svc.product_id} → ${product_id}: ${detail.text}` }],
           outcome: ["applied", null],
         }),
@@ -106,6 +114,14 @@ async function changeAtProvider(
   }
   // A new licence before the old one goes: never a moment without one.
   await buyForChange(deps, provider, job, ctx, svc, svc.ip, to, `service ${svc.service_id}'s change of product`);
-  await removeAfterChange(provider, job, ctx, { ip: svc.ip, sku: from.sku });
+  await recordReplacement(deps, provider, job, ctx, [{ ip: svc.ip, sku: from.sku }], {
+    patch: { ...productPatch(product), upstream_id: null },
+    history: { action: "product changed", detail: `product ${svc.product_id} → ${product.productId}: ${to.sku} registered at ${provider.label}; ${from.sku} at ${svc.ip} is still to be removed` },
+  });
   return { text: `${to.sku} registered at ${provider.label}, then ${from.sku} removed`, patch: { upstream_id: null } };
+}
+
+/** The service as a licence of `product` (a provider's other SKU); the licence id is the provider's to say. */
+function productPatch(product: Extract<CatalogProduct, { kind: "licence" }>): ServicePatch {
+  return { product_id: product.productId, type: product.type, sku: product.purchase.sku, variant: null, upstream_variant: null };
 }

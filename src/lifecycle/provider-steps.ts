@@ -1,12 +1,13 @@
 import type { JobContext } from "../jobs/define.js";
 import { JobBlockedError } from "../jobs/errors.js";
-import type { ChargePurpose } from "../intake/charge-rule.js";
-import { isAlreadyHeld, type HeldPart, type LicenceProvider, type Part } from "../providers/port.js";
-import type { ServiceRow } from "../store/store.js";
+import { isAlreadyHeld, type HeldPart, type Holding, type HoldingState, type LicenceProvider, type Part } from "../providers/port.js";
+import type { ServicePatch, ServiceRow } from "../store/store.js";
 import type { BillingCycleMonths } from "../vocabulary/products.js";
 import type { Job } from "../vocabulary/jobs.js";
-import { callOnce, charging, NOT_CHARGING } from "./call-once.js";
+import { checkCharge, type ChargePurpose } from "../intake/charge-rule.js";
+import { callOnce, charging, type Intent } from "./call-once.js";
 import type { LifecycleDeps } from "./deps.js";
+import { jobChange } from "./service-changes.js";
 
 /**
  * Steps the jobs take the same way with every provider that needs them, each exactly once
@@ -23,29 +24,65 @@ export function heldPartOf(svc: Pick<ServiceRow, "ip" | "upstream_id">, sku: str
 }
 
 /**
+ * Whether `h` is the licence `held`, in `state`: of its SKU and, where the service records the
+ * provider's own id of it, that licence. After a lost answer another licence of the SKU at the IP
+ * (an expired one another service left, one added outside the bridge) says nothing about ours.
+ */
+export function isHeldLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstreamId">, state: HoldingState): boolean {
+  return h.sku === held.sku && h.state === state && (held.upstreamId === undefined || h.upstreamId === held.upstreamId);
+}
+
+/**
  * Brings `held` back. Where that may bill (Manage2's reactivation fee, CLN's register), it is a
  * charge: the charging rule first, the intent recorded, and after a lost answer the provider's
  * holdings (the licence active at the IP) say whether it happened before it is asked again. So a
  * reactivation is billed once per unsuspension, however often its job is retried.
+ *
+ * A licence brought back whose provider could not finish (Manage2 refused to move it to the
+ * service's new IP or package) is active and billed: the job keeps that in its intent
+ * (`unfinished`), so it cannot be cancelled as if nothing had happened, and its retry only
+ * finishes, buying nothing. Unless the decision no longer holds (the service is being terminated
+ * or suspended again): then it is skipped, and the job queued behind ends the licence.
  */
 export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart, purpose: ChargePurpose): Promise<{ confirmedEarlier: boolean }> {
-  const bringBack = async (beforeSend?: () => Promise<void>) => {
+  const op = `unsuspend:${held.sku}`;
+  const bringBack = async (beforeSend?: () => Promise<void>): Promise<Error | undefined> => {
     const outcome = await provider.unsuspend(held, beforeSend ? { beforeSend } : {});
     if (!outcome.done) throw outcome.notHeld;
+    return outcome.unfinished;
   };
   if (!provider.capabilities.unsuspendBills) {
-    await bringBack();
+    const unfinished = await bringBack();
+    if (unfinished) throw unfinished;
     return { confirmedEarlier: false };
+  }
+  if ((job.intent as UnsuspendIntent | null)?.unfinished === op) {
+    await checkCharge(deps, job, purpose);
+    const unfinished = await bringBack();
+    // Still unfinished: the intent stays as it is, for the next retry.
+    if (unfinished) throw unfinished;
+    return { confirmedEarlier: true };
   }
   const r = await callOnce(
     job,
     ctx,
-    { op: `unsuspend:${held.sku}`, ip: held.ip },
-    async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku && h.state === "active"),
+    { op, ip: held.ip },
+    async () => (await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => isHeldLicence(h, held, "active")),
     (beforeSend) => bringBack(beforeSend),
     charging(deps, job, purpose),
   );
+  if (!r.confirmedEarlier && r.value) {
+    const intent: UnsuspendIntent = { ...((job.intent as Intent | null) ?? { op: "" }), unfinished: op };
+    await ctx.recordIntent(intent, { durable: true });
+    job.intent = intent;
+    throw r.value;
+  }
   return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/** An unsuspension's intent once the licence is back: `unfinished` names the step whose provider left the rest to do. */
+interface UnsuspendIntent extends Intent {
+  unfinished?: string;
 }
 
 /**
@@ -81,16 +118,44 @@ export async function buyForChange(
   return { confirmedEarlier: r.confirmedEarlier };
 }
 
-/** Removes the licence `held` once a change has bought its replacement; one already gone (a repeat after a lost answer) is removed already. */
-export async function removeAfterChange(provider: LicenceProvider, job: StepJob, ctx: JobContext, held: HeldPart): Promise<void> {
-  await callOnce(
-    job,
-    ctx,
-    { op: `remove:${held.sku}@${held.ip}`, ip: held.ip },
-    async () => !(await provider.holdingsAt(held.ip, { skus: [held.sku] })).some((h) => h.sku === held.sku),
-    async () => {
-      await provider.terminate(held);
-    },
-    NOT_CHARGING,
-  );
+/** A change's intent once the licences replacing `replaced` are bought: what it still has to remove. */
+interface ReplacingIntent extends Intent {
+  replaced?: HeldPart[];
+}
+
+/** The licences an earlier attempt of this change bought replacements for and had still to remove, if any. */
+export function replacedLeft(job: Pick<StepJob, "intent">): HeldPart[] | undefined {
+  return (job.intent as ReplacingIntent | null)?.replaced;
+}
+
+/**
+ * Once a change has bought the licences that replace `replaced` (CLN's register of the new IP or
+ * type), the customer uses the new ones: the service's row says so at once (`change`), so a
+ * removal of the old ones that keeps failing never leaves the new licence untracked, nor a later
+ * suspension or termination ending the old one only. The job's intent keeps what is left to
+ * remove first: its retry finds it whatever the row says now, and it cannot be cancelled while
+ * the old licence is billed. Then the old licences are removed (`finishReplacement`).
+ */
+export async function recordReplacement(
+  deps: LifecycleDeps,
+  provider: LicenceProvider,
+  job: StepJob,
+  ctx: JobContext,
+  replaced: HeldPart[],
+  change: { patch: ServicePatch; history: { action: string; detail: string } },
+): Promise<string> {
+  const intent: ReplacingIntent = { ...((job.intent as Intent | null) ?? {}), op: "", replaced };
+  await ctx.recordIntent(intent, { durable: true });
+  job.intent = intent;
+  await deps.store.services.change(jobChange(job, job.serviceId!, { patch: change.patch, history: [change.history] }));
+  return finishReplacement(provider, replaced);
+}
+
+/**
+ * Removes the licences a change replaced; one already gone (a repeat after a lost answer) is
+ * removed already, so the removal needs no intent of its own. What was removed, in words.
+ */
+export async function finishReplacement(provider: LicenceProvider, replaced: HeldPart[]): Promise<string> {
+  for (const held of replaced) await provider.terminate(held);
+  return `${replaced.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}`;
 }

@@ -3,6 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import type { ServiceStatus } from "../vocabulary/service-statuses.js";
 import type { LifecycleDeps } from "./deps.js";
 import type { ProviderCapabilities } from "../providers/port.js";
+import { endLostOrder } from "./lost-order.js";
 import { heldPartOf, unsuspendOnce } from "./provider-steps.js";
 import { jobChange, jobSkipped, mustGet } from "./service-changes.js";
 import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
@@ -10,23 +11,31 @@ import { SUSPEND, TERMINATE, UNSUSPEND } from "../intake/jobs.js";
 type Change = "suspend" | "unsuspend" | "terminate";
 
 /**
- * What a status event does, by the service's current status: whether the provider is asked
- * (and to do what) and the status it leaves. A suspended service's licence is already out of
- * use upstream, so terminating it asks nothing. Suspend and unsuspend are idempotent upstream,
- * so a retry after a lost answer simply calls again.
+ * What a status event does, by the service's current status and how its provider suspends: whether
+ * the provider is asked (and to do what) and the status it leaves. Suspend and unsuspend are
+ * idempotent upstream, so a retry after a lost answer simply calls again.
+ *
+ * A suspended service's licence is out of use upstream, as far as the row knows. With the
+ * reseller's native suspension nothing brings it back behind the row, so suspending or
+ * terminating it again asks nothing. Where suspending ends the licence (by expiry, by removal),
+ * an unsuspension can bring it back (billed) and then fail with the row still suspended (its
+ * move after the reactivation refused): so a suspension or termination of a suspended service
+ * makes the provider's end call all the same, which is idempotent (Manage2's expire reads the
+ * licence first; CLN's remove of a licence already gone answers that nothing was there).
  */
-function transition(change: Change, from: ServiceStatus): { call: Change | null; to: ServiceStatus } | { skip: string } {
+function transition(change: Change, from: ServiceStatus, suspension: ProviderCapabilities["suspension"]): { call: Change | null; to: ServiceStatus } | { skip: string } {
+  const endsAgain = from === "suspended" && suspension !== "native";
   switch (change) {
     case "suspend":
       if (from === "active") return { call: "suspend", to: "suspended" };
-      if (from === "suspended") return { call: null, to: "suspended" };
+      if (from === "suspended") return { call: endsAgain ? "suspend" : null, to: "suspended" };
       return { skip: `nothing to suspend: the service is ${from}` };
     case "unsuspend":
       if (from === "suspended") return { call: "unsuspend", to: "active" };
       if (from === "active") return { call: null, to: "active" };
       return { skip: `nothing to unsuspend: the service is ${from}` };
     case "terminate":
-      if (from === "active") return { call: "terminate", to: "terminated" };
+      if (from === "active" || endsAgain) return { call: "terminate", to: "terminated" };
       if (from === "terminated") return { skip: "already terminated" };
       return { call: null, to: "terminated" };
   }
@@ -45,14 +54,17 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
   const kind = change === "suspend" ? SUSPEND : change === "unsuspend" ? UNSUSPEND : TERMINATE;
   return defineJob(kind, async (job, ctx) => {
     const svc = await mustGet(deps, job);
-    const step = transition(change, svc.status);
+    const provider = deps.providers.providerFor(svc);
+    const step = transition(change, svc.status, provider.capabilities.suspension);
     if ("skip" in step) {
       await deps.store.services.change(jobSkipped(job, svc.service_id, `${change} skipped`, step.skip));
       return;
     }
-    const provider = deps.providers.providerFor(svc);
     const call = step.call && UPSTREAM_CALL[provider.capabilities.suspension][step.call];
     const gone: string[] = [];
+    // An order that never learnt whether it bought: what it left, billed each month it is active, is ended with the service.
+    const unordered = change === "terminate" && (svc.status === "failed" || svc.status === "pending") && provider.capabilities.renewal === "billed-while-active";
+    const lostOrder = unordered ? await endLostOrder(deps, provider, svc) : undefined;
     if (step.call) {
       const parts = provider.partsOf(svc);
       for (const { sku, type } of parts) {
@@ -66,8 +78,9 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
         const outcome = await provider[step.call](held);
         if (!outcome.done) {
           // Terminating a licence the provider no longer has leaves nothing to end: the
-          // service ends terminated all the same (never renewed, its address free again).
-          if (change === "terminate") {
+          // service ends terminated all the same (never renewed, its address free again); nor
+          // does suspending again a suspended service's licence that is gone.
+          if (change === "terminate" || svc.status === "suspended") {
             gone.push(type);
             continue;
           }
@@ -82,11 +95,13 @@ export function statusJob(deps: LifecycleDeps, change: Change): JobDefinition<Re
         history: [
           {
             action: change === "terminate" ? "terminated" : `${change}ed`,
-            detail: !call
-              ? "no upstream call needed"
-              : gone.length
-                ? `upstream ${call}; ${provider.label} has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to ${call}`
-                : `upstream ${call}`,
+            detail:
+              lostOrder ??
+              (!call
+                ? "no upstream call needed"
+                : gone.length
+                  ? `upstream ${call}; ${provider.label} has no ${gone.join(", ")} licence for ${svc.ip}, so there was nothing to ${call}`
+                  : `upstream ${call}`),
           },
         ],
         outcome: ["applied", null],

@@ -121,8 +121,11 @@ export const isAlreadyHeld = (value: unknown): boolean => typeof value === "obje
 /**
  * A suspension, unsuspension or termination: done, or refused because the provider holds no
  * such licence. The refusal is kept, for a caller to throw where "not held" means nothing better.
+ * `unfinished` (an unsuspension only): the licence is back, and billed, but a step after that
+ * failed (Manage2's move to the IP or package the service took while it was suspended); asking
+ * to unsuspend again bills nothing and does the rest.
  */
-export type StatusOutcome = { done: true } | { done: false; notHeld: Error };
+export type StatusOutcome = { done: true; unfinished?: Error } | { done: false; notHeld: Error };
 
 /** For a call that may bill. */
 export interface PurchaseOptions {

@@ -2,6 +2,10 @@ import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
+import { createClnClient } from "../../src/providers/cln/index.js";
+import { createManage2Client } from "../../src/providers/manage2/index.js";
+import { DEFAULT_CLN_SANDBOX_ACCOUNT } from "../../src/vocabulary/cln-sandbox-identity.js";
+import { DEFAULT_MANAGE2_SANDBOX_CREDENTIALS } from "../../src/vocabulary/manage2-sandbox-identity.js";
 import { createdEvent, serviceEvent, type TestBridge } from "../helpers/bridge.js";
 import { runDueJobs, untilIdle, waitForBridge, waitStatus } from "../helpers/e2e-harness.js";
 import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE, MANAGE2_ADMIN, MANAGE2_PRO, orderActiveOf, useProviderBridges, type ProviderSandboxes } from "../helpers/providers.js";
@@ -61,6 +65,28 @@ function licenceListsRead(sbs: ProviderSandboxes, since: number): string[] {
     .filter((r) => r.op === "XMLlicenseInfo" && !r.params.liscid)
     .map((r) => (r.params.packageid ? `package ${r.params.packageid}` : "the whole account"));
   return [...new Set(lists)];
+}
+
+/**
+ * A Manage2 service suspended, its product changed while suspended (package 12345 to 12346, which
+ * waits for the unsuspension: an expired licence cannot be updated), then unsuspended while
+ * Manage2 refuses partners' package updates: the licence is reactivated (billed) and the
+ * unsuspension's job blocks on the refused update, the service still suspended.
+ */
+async function unsuspensionWhoseMoveIsRefused({ sbs, bridge }: { sbs: ProviderSandboxes; bridge: TestBridge }) {
+  const id = await orderActiveOf(bridge, "40", IP);
+  const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+  await bridge.send(serviceEvent("service.suspended", id));
+  await waitStatus(bridge, id, "suspended");
+  await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+  await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "43");
+
+  sbs.manage2.setDialect({ packageUpdate: "refuse" });
+  await bridge.send(serviceEvent("service.unsuspended", id));
+  const unsuspend = await jobOf(bridge, "unsuspend", "blocked");
+  expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, packageid: MANAGE2_ADMIN, status: 1 }]);
+  expect((await row(bridge, id)).status).toBe("suspended");
+  return { id, licenseid, unsuspend };
 }
 
 describe("cPanel Manage2 through the bridge", () => {
@@ -270,6 +296,34 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger()).toHaveLength(1);
   });
 
+  it("an unsuspension that reactivated the licence but could not move it, then a termination: the licence is expired, not left billed behind a terminated service", async () => {
+    const { sbs, bridge } = await start();
+    const { id, licenseid, unsuspend } = await unsuspensionWhoseMoveIsRefused({ sbs, bridge });
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
+  it("an unsuspension that reactivated the licence but could not move it keeps the reactivation recorded: its job cannot be cancelled while the licence is active, and its retry moves it without reactivating or billing again", async () => {
+    const { sbs, bridge } = await start();
+    const { id, licenseid, unsuspend } = await unsuspensionWhoseMoveIsRefused({ sbs, bridge });
+
+    const cancel = await bridge.admin(`/admin/jobs/${unsuspend.id}/cancel`, { method: "POST" });
+    expect(cancel).toMatchObject({ status: 409, body: { code: "conflict" } });
+
+    sbs.manage2.setDialect({ packageUpdate: "allow" });
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitStatus(bridge, id, "active");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, packageid: MANAGE2_PRO, status: 1 }]);
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
   it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
     const { sbs, bridge } = await start();
     sbs.manage2.answerNext({ fn: "XMLlicenseAdd", refuse: "Access denied: this IP is not an Access IP of the account." });
@@ -298,6 +352,33 @@ describe("cPanel Manage2 through the bridge", () => {
     expect((await row(bridge, event.service.id)).upstream_id).toBe(String(sbs.manage2.licenses()[0]!.licenseid));
   });
 
+  it("an order that failed without learning whether its add happened, then terminated: the licence its add left is found by its intent and expired, not billed for a service that is gone", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS), JOB_MAX_ATTEMPTS: "2" } });
+    sbs.manage2.setFaults({ dropNext: 1 });
+    const event = createdEvent({ product_id: "40", ip: IP });
+    await bridge.send(event);
+    const id = event.service.id;
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "register" })).some((j) => j.state === "queued" && j.lastError?.includes("RESELLER_SETTLE_SECONDS")));
+    // The look after the settle window cannot be made (Manage2 answers 503 for a while): the last attempt fails, its intent kept.
+    sbs.manage2.setFaults({ failNext: 50 });
+    clock.advance(SETTLE_SECONDS * 1000);
+    await runDueJobs(bridge);
+    const failed = await jobOf(bridge, "register", "failed");
+    expect(failed.intent).not.toBeNull();
+    expect((await row(bridge, id)).status).toBe("failed");
+    sbs.manage2.setFaults({ failNext: 0 });
+    const [licence] = sbs.manage2.licenses();
+    expect(licence).toMatchObject({ ip: IP, status: 1 });
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid: licence!.licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add"]);
+    expect(await historyOf(bridge, id)).toContainEqual(expect.stringContaining(`licence ${licence!.licenseid}`));
+  });
+
   it("a lost XMLlicenseReActivate answer: reactivated and billed once for the unsuspension, not once per attempt", async () => {
     const clock = manualClock(Date.now());
     const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS) }, sandboxes: { manage2: { dialect: { reactivationFee: "always" } } } });
@@ -313,6 +394,58 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toMatchObject([{ amount: 15 }]);
     expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
   });
+  it("a change of IP whose XMLtransfer failed unanswered is not taken as done for an expired licence of the package at the new IP: the service's own licence, by its id, is moved", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock });
+    const gone = await orderActiveOf(bridge, "40", NEW_IP);
+    await bridge.send(serviceEvent("service.terminated", gone));
+    await waitStatus(bridge, gone, "terminated");
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = (await row(bridge, id)).upstream_id;
+
+    sbs.manage2.answerNext({ fn: "XMLtransfer", http: 503 });
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).some((j) => j.state === "queued" && j.lastError), 10_000, "the change_ip job to wait for its retry");
+    // Past any retry's backoff (RETRY_MAX_DELAY_SECONDS' default).
+    clock.advance(300_000);
+    await runDueJobs(bridge);
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+
+    expect(sbs.manage2.licenses().find((l) => String(l.licenseid) === licenseid)).toMatchObject({ ip: NEW_IP, status: 1 });
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLtransfer")).toHaveLength(2);
+  });
+
+  it("an unsuspension whose XMLlicenseReActivate failed unanswered is not taken as done for another active licence of the package at the IP: the service's own licence, by its id, is reactivated", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock });
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = (await row(bridge, id)).upstream_id;
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    // The service moves to package 12346 while suspended; someone adds a licence of that package at the IP in Manage2.
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "40" }, changes: { product_id: "43" } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).product_id === "43");
+    const manage2 = createManage2Client({ baseUrl: sbs.manage2Running.url, ...DEFAULT_MANAGE2_SANDBOX_CREDENTIALS });
+    try {
+      await manage2.licenseAdd({ ip: IP, packageid: MANAGE2_PRO, force: false, reactivateok: false, external_notes: "someone else" });
+    } finally {
+      await manage2.close();
+    }
+
+    sbs.manage2.answerNext({ fn: "XMLlicenseReActivate", http: 503 });
+    await bridge.send(serviceEvent("service.unsuspended", id));
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "unsuspend" })).some((j) => j.state === "queued" && j.lastError), 10_000, "the unsuspend job to wait for its retry");
+    clock.advance(300_000);
+    await runDueJobs(bridge);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "unsuspend" })).some((j) => j.state === "blocked" || j.state === "succeeded"));
+
+    // Reactivated on the second attempt; its package update then meets the other licence of 12346 there and waits for the operator.
+    expect(sbs.manage2.licenses().find((l) => String(l.licenseid) === licenseid)).toMatchObject({ packageid: MANAGE2_ADMIN, status: 1 });
+    expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(2);
+    expect(sbs.manage2.ledger().filter((c) => c.op === "reactivate")).toHaveLength(1);
+    expect((await row(bridge, id)).status).toBe("suspended");
+  });
+
   describe("a job asking about its licence reads the expired licences of its package only, never the whole account's (a partner's expired history grows for years)", () => {
     it("an order refused as already held: the package's expired licence at the IP reactivated for it, nothing added", async () => {
       const { sbs, bridge } = await start();
@@ -431,6 +564,44 @@ describe("CloudLinux CLN through the bridge", () => {
     ]);
   });
 
+  it("a suspended service whose licence is registered at CLN again (outside the bridge), then terminated: the licence is removed all the same", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    const cln = createClnClient({ baseUrl: sbs.clnRunning.url, login: DEFAULT_CLN_SANDBOX_ACCOUNT.login, secretKey: DEFAULT_CLN_SANDBOX_ACCOUNT.secretKey });
+    try {
+      await cln.register({ ip: IP, type: CLN_CLOUDLINUX });
+    } finally {
+      await cln.close();
+    }
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.licenses()).toEqual([]);
+    expect(sbs.cln.timeline().map((e) => [e.event, e.cause])).toEqual([
+      ["acquired", "register"],
+      ["released", "remove"],
+      ["acquired", "register"],
+      ["released", "remove"],
+    ]);
+  });
+
+  it("a suspended service terminated: CLN asked to remove it again, nothing there, nothing bought", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.requests().filter((r) => r.op === "remove")).toHaveLength(2);
+    expect(sbs.cln.ledger()).toHaveLength(1);
+    expect(await historyOf(bridge, id)).toContainEqual(expect.stringMatching(/^terminated: upstream remove; CloudLinux CLN has no .* licence for 203\.0\.113\.40, so there was nothing to remove$/));
+  });
+
   it("ordered again after its termination: registered again", async () => {
     const { sbs, bridge } = await start();
     const event = createdEvent({ product_id: "41", ip: IP });
@@ -473,6 +644,27 @@ describe("CloudLinux CLN through the bridge", () => {
     expect((await row(bridge, id)).ip).toBe(IP);
   });
 
+  it("IP changed, the old licence's removal refused: the service records the new IP at once (the old licence still to be removed, which reconcile shows as unknown locally), and the job's retry removes it", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+
+    const job = await jobOf(bridge, "change_ip", "blocked");
+    expect(job.lastError).toContain("Removing IP licenses is not allowed for this account");
+    expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, status: "active" });
+    expect(await historyOf(bridge, id)).toContainEqual(`ip changed: ${IP} → ${NEW_IP}: registered at ${NEW_IP}; the licence at ${IP} is still to be removed`);
+    expect((await bridge.admin(`/admin/jobs/${job.id}/cancel`, { method: "POST" })).status).toBe(409);
+    const reconciled = await bridge.admin("/admin/reconcile", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ fix: false }) });
+    expect(reconciled.body.drift).toEqual([expect.objectContaining({ kind: "unknown_locally", provider: "cln", ip: IP })]);
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: NEW_IP, type: CLN_CLOUDLINUX }]);
+    expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP]);
+    expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, last_error: null });
+  });
+
   it("product changed within Imunify360: CLN's convert in place, nothing bought", async () => {
     const { sbs, bridge } = await start();
     const id = await orderActiveOf(bridge, "42", IP);
@@ -498,6 +690,47 @@ describe("CloudLinux CLN through the bridge", () => {
     ]);
     expect(await row(bridge, id)).toMatchObject({ sku: String(CLN_CLOUDLINUX_PRO), type: "cloudlinux" });
     expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused: the service records the new product at once, and the job's retry removes the old licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+
+    const job = await jobOf(bridge, "change_product", "blocked");
+    expect(await row(bridge, id)).toMatchObject({ product_id: "45", sku: String(CLN_CLOUDLINUX_PRO), status: "active" });
+    expect(await historyOf(bridge, id)).toContainEqual(
+      `product changed: product 41 → 45: ${CLN_CLOUDLINUX_PRO} registered at CloudLinux CLN; ${CLN_CLOUDLINUX} at ${IP} is still to be removed`,
+    );
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
+    expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("an order that failed without learning whether its register happened, then terminated: the licence at the IP is removed, not billed for a service that is gone", async () => {
+    const clock = manualClock(Date.now());
+    const { sbs, bridge } = await start({ clock, env: { RESELLER_SETTLE_SECONDS: String(SETTLE_SECONDS), JOB_MAX_ATTEMPTS: "2" } });
+    sbs.cln.setFaults({ dropNext: 1 });
+    const event = createdEvent({ product_id: "41", ip: IP });
+    await bridge.send(event);
+    const id = event.service.id;
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "register" })).some((j) => j.state === "queued" && j.lastError?.includes("RESELLER_SETTLE_SECONDS")));
+    // The look after the settle window cannot be made (CLN answers 503 for a while): the last attempt fails, its intent kept.
+    sbs.cln.setFaults({ failNext: 50 });
+    clock.advance(SETTLE_SECONDS * 1000);
+    await runDueJobs(bridge);
+    expect((await jobOf(bridge, "register", "failed")).intent).not.toBeNull();
+    sbs.cln.setFaults({ failNext: 0 });
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX }]);
+
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+
+    expect(sbs.cln.licenses()).toEqual([]);
+    expect(sbs.cln.ledger()).toHaveLength(1);
   });
 
   it("a success: false answer to the register is an error carrying CLN's message, never a purchase", async () => {

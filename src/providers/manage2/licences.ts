@@ -1,8 +1,8 @@
-import { ResellerError } from "../../reseller/errors.js";
+import { ResellerError, UnexpectedAnswerError } from "../../reseller/errors.js";
 import type { ProviderCapabilities } from "../port.js";
 import { sameIp } from "../../vocabulary/ip-address.js";
 import type { Manage2License } from "./answers.js";
-import type { Manage2Client } from "./client.js";
+import type { LicenseExpireAnswer, Manage2Client } from "./client.js";
 import { carriesIntent, intentNote } from "./intent.js";
 import type { ExpireCode } from "./inputs.js";
 
@@ -121,14 +121,32 @@ export function createManage2Licences(client: Manage2Client, options: Manage2Lic
     }
   }
 
-  const expire = (licenseid: number, reason: string, expcode: ExpireCode = "normal") =>
-    change(
-      async () => ({ already: false, reason: (await client.licenseExpire({ liscid: licenseid, reason, expcode })).reason }),
+  async function expire(licenseid: number, reason: string, expcode: ExpireCode = "normal"): Promise<Outcome> {
+    const outcome: Outcome & { answer?: LicenseExpireAnswer } = await change(
+      async () => {
+        const answer = await client.licenseExpire({ liscid: licenseid, reason, expcode });
+        return { already: false, reason: answer.reason, answer };
+      },
       async () => {
         const license = await find(licenseid);
         return license !== undefined && !isActive(license);
       },
     );
+    const { answer, ...said } = outcome;
+    // `result` "OK" is the licence expired, "" that it did not, at `status` 1 all the same (the
+    // Expire page); the legacy layout puts its words in `result`. Anything but "OK" is read back:
+    // a licence still active is still billed, so the expiry is not done and is asked again.
+    if (answer !== undefined && answer.result !== "OK" && (await find(licenseid, { includeExpired: false }))?.status === "active") {
+      throw new UnexpectedAnswerError({
+        operation: "manage2.XMLlicenseExpire",
+        status: 200,
+        raw: answer.raw,
+        message: `manage2.XMLlicenseExpire: Manage2 answered success but licence ${licenseid} did not expire (result "${answer.result ?? ""}"); it is still active`,
+        mayHaveTakenEffect: false,
+      });
+    }
+    return said;
+  }
 
   return {
     capabilities: MANAGE2_CAPABILITIES,

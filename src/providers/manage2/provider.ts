@@ -27,7 +27,8 @@ import { createManage2Licences, MANAGE2_CAPABILITIES, type Manage2Licences } fro
  *   rest (Upmind's provider, commit 2fa2043: `liscid` alone finds no expired licence), by
  *   `packageid` for the packages a caller asks about (docs.cpanel.net/manage2/api/
  *   manage2-api-list-license-information/), not the account's whole history.
- * - suspend and terminate expire the licence (XMLlicenseExpire; no suspend call, billing ends);
+ * - suspend and terminate expire the licence (XMLlicenseExpire; no suspend call, billing ends),
+ *   one cPanel suspended too (billed again once cPanel lifts its suspension, unless expired);
  *   unsuspend reactivates the same licence by its id (XMLlicenseReActivate, `dryrun=0`), then,
  *   if the service moved or changed package while it was suspended (an expired licence cannot
  *   be transferred or updated), moves it there.
@@ -155,7 +156,7 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
     async suspend(held) {
       const l = await licenceOf(held);
       if (!l) return notHeld(held);
-      if (l.status !== "active") return { done: true };
+      if (!stillBillable(l)) return { done: true };
       await licences.suspend(l.licenseid);
       return { done: true };
     },
@@ -163,7 +164,7 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
     async terminate(held) {
       const l = await licenceOf(held);
       if (!l) return notHeld(held);
-      if (l.status !== "active") return { done: true };
+      if (!stillBillable(l)) return { done: true };
       await licences.terminate(l.licenseid);
       return { done: true };
     },
@@ -182,8 +183,15 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
         await licences.unsuspend(l.licenseid);
       }
       // Moved or changed while it was expired (neither can be done to an expired licence): now.
-      if (!sameIp(l.ip, held.ip)) await licences.changeIp({ ip: l.ip, newip: held.ip, packageid: l.packageid });
-      if (String(l.packageid) !== held.sku) await packageUpdate(held.ip, l.packageid, Number(held.sku));
+      // The licence is active (and billed) from here on, so a failure is the unsuspension left
+      // unfinished, never one that did nothing.
+      try {
+        if (!sameIp(l.ip, held.ip)) await licences.changeIp({ ip: l.ip, newip: held.ip, packageid: l.packageid });
+        if (String(l.packageid) !== held.sku) await packageUpdate(held.ip, l.packageid, Number(held.sku));
+      } catch (err) {
+        if (err instanceof Error) return { done: true, unfinished: err };
+        throw err;
+      }
       return { done: true };
     },
 
@@ -213,6 +221,15 @@ export function createManage2Provider(client: Manage2Client, options: Manage2Pro
       );
     }
   }
+}
+
+/**
+ * Whether ending the licence is still to be done: an active one, and one cPanel suspended, which
+ * is billed again the day cPanel lifts its suspension unless it is expired first. An expired one
+ * is ended already.
+ */
+function stillBillable(l: Manage2License): boolean {
+  return l.status === "active" || l.status === "suspended";
 }
 
 const STATUS_RANK: Readonly<Record<Manage2License["status"], number>> = { active: 0, expired: 1, suspended: 2 };

@@ -70,6 +70,7 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
   const faults = new FaultController(options.faults, options.random ?? Math.random);
   const writer = new ClnWriter(() => quirks);
   let registerFailures: string[] = [];
+  let removeFailures: string[] = [];
 
   const sandbox: ClnSandbox = {
     app: express(),
@@ -89,6 +90,9 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
     failNextRegister(message) {
       registerFailures.push(message);
     },
+    failNextRemove(message) {
+      removeFailures.push(message);
+    },
     holdByAnother: (ip, type) => state.register(OTHER_CLN_SANDBOX_ACCOUNT.login, ip, type).ok,
     checkIn: (ip, type, serverInfo = "cloudlinux-release-8 (sandbox)") => state.checkIn(account.login, ip, type, serverInfo),
     reset() {
@@ -98,6 +102,7 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
       quirks = { ...DEFAULT_QUIRKS, ...definedOnly(options.quirks) };
       state.exclusiveProducts = quirks.exclusiveProducts;
       registerFailures = [];
+      removeFailures = [];
     },
     listen: (port = 0, host = "127.0.0.1") => listen(sandbox.app, port, host),
   };
@@ -115,6 +120,7 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
       now,
       tokenWindowSeconds: options.tokenWindowSeconds ?? DEFAULT_TOKEN_WINDOW_SECONDS,
       takeRegisterFailure: () => registerFailures.shift(),
+      takeRemoveFailure: () => removeFailures.shift(),
       logger,
     }),
   );

@@ -33,6 +33,8 @@ export interface ClnSandboxControls {
   setQuirks(patch: Partial<ClnQuirks>): ClnQuirks;
   /** The next register that passes the token and argument checks is refused with `message`, doing nothing. */
   failNextRegister(message: string): void;
+  /** The next remove that passes the token and argument checks is refused with `message`, doing nothing. */
+  failNextRemove(message: string): void;
   /** Another CLN customer registers the licence; false when it cannot (someone holds it). */
   holdByAnother(ip: string, type: number): boolean;
   /** A server checks in with the account's licence; false when the account holds none such. */
@@ -105,6 +107,12 @@ export function clnControlRoutes(sandbox: ClnSandboxControls, adminToken: string
     const failure = body(failureSchema, req, res);
     if (failure === undefined) return;
     sandbox.failNextRegister(failure.message);
+    res.json({ armed: true });
+  });
+  router.post("/next-remove-failure", (req, res) => {
+    const failure = body(failureSchema, req, res);
+    if (failure === undefined) return;
+    sandbox.failNextRemove(failure.message);
     res.json({ armed: true });
   });
   router.post("/held-by-another", (req, res) => {

@@ -26,6 +26,8 @@ export interface ClnRouteContext {
   tokenWindowSeconds: number;
   /** The next register's refusal, set by a test; consumed by the next register that passes its checks. */
   takeRegisterFailure: () => string | undefined;
+  /** The refusal armed for the next remove, if any (`failNextRemove`). */
+  takeRemoveFailure: () => string | undefined;
   logger: Logger;
 }
 
@@ -96,6 +98,8 @@ export function clnRoutes(ctx: ClnRouteContext): Router {
     // "If empty - will remove licenses with all types".
     const type = q.type === undefined || q.type === "" ? undefined : typeOf(q, "type");
     if (type !== undefined && !type.ok) return writer.refuse(res, type.message);
+    const failure = ctx.takeRemoveFailure();
+    if (failure !== undefined) return writer.refuse(res, failure);
     writer.ok(res, state.remove(login, ip.value, type?.value));
   });
 

@@ -35,12 +35,15 @@ export const MUTATING_FUNCTIONS: ReadonlySet<Manage2Function> = new Set(MANAGE2_
  * A test's order for the next authenticated call (of `fn`, or of any function), taken once:
  * - `refuse`: answered `status` 0 (or -1) with this reason, nothing done;
  * - `http`: answered with this HTTP status and body, nothing done;
- * - `garble`: carried out, then answered with the first half of its JSON: unreadable.
+ * - `garble`: carried out, then answered with the first half of its JSON: unreadable;
+ * - `notExpired` (XMLlicenseExpire only): answered `status` 1 with `result` "", nothing done:
+ *   the Expire page's "`""` — The license did not expire", a success that changed nothing.
  */
 export type NextAnswer =
   | { fn?: Manage2Function; refuse: string; status?: 0 | -1 }
   | { fn?: Manage2Function; http: number; body?: string; contentType?: string }
-  | { fn?: Manage2Function; garble: true };
+  | { fn?: Manage2Function; garble: true }
+  | { fn: "XMLlicenseExpire"; notExpired: true };
 
 /** What the routers share: one sandbox's account, request log, faults and settings. */
 export interface Manage2Context {

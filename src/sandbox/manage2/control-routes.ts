@@ -10,6 +10,7 @@ const nextAnswerSchema = z.union([
   z.strictObject({ fn: fnSchema, refuse: z.string().min(1), status: z.union([z.literal(0), z.literal(-1)]).optional() }),
   z.strictObject({ fn: fnSchema, http: z.number().int().min(100).max(599), body: z.string().optional(), contentType: z.string().optional() }),
   z.strictObject({ fn: fnSchema, garble: z.literal(true) }),
+  z.strictObject({ fn: z.literal("XMLlicenseExpire"), notExpired: z.literal(true) }),
 ]);
 const dialectPatchSchema = z.strictObject({
   numbers: z.enum(["numbers", "documented", "strings"]).optional(),

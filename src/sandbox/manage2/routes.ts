@@ -67,6 +67,10 @@ export function manage2Routes(ctx: Manage2Context): Router {
       const w = new NumberWriter(ctx.dialect().numbers);
       const next = ctx.takeAnswer(fn);
       if (next && "refuse" in next) return send(res, fn, p, { status: w.n(next.status ?? 0), reason: next.refuse });
+      if (next && "notExpired" in next) {
+        const liscid = idOf(p.liscid, "L");
+        return send(res, fn, p, { status: w.n(1), reason: "OK", result: "", ...(liscid === undefined ? {} : { licenseid: w.n(liscid, true) }) });
+      }
       if (next && "http" in next) {
         res.status(next.http).type(next.contentType ?? "text/html").send(next.body ?? "");
         return;

@@ -240,7 +240,9 @@ export class Manage2State {
   expire(liscid: number, reason: string): Result<Manage2SandboxLicense> {
     const license = this.byId(liscid);
     if (!license) return refuse(EMPTY_LICENSE);
-    if (license.status !== 1) return refuse(`License ${liscid} is already expired.`);
+    // A licence cPanel suspended (4) is not expired: the Expire page names no status it refuses
+    // but an expired one, so it expires it, and lifting cPanel's suspension then leaves it expired.
+    if (license.status === 2) return refuse(`License ${liscid} is already expired.`);
     license.status = 2;
     license.expiredon = this.unixNow();
     license.expirereason = reason;

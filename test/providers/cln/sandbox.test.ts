@@ -386,6 +386,15 @@ describe("CLN sandbox: control routes", () => {
     expect(answer.status).toBe(401);
   });
 
+  it("arm the next remove's refusal: it is refused once, the licence kept, then removed", async () => {
+    await h().raw("register", { ip: IP, type: "41" });
+    expect((await h().control("POST", "/next-remove-failure", { message: "Try later" })).body).toEqual({ armed: true });
+
+    expect((await h().raw("remove", { ip: IP, type: "41" })).body).toMatchObject({ success: false, message: "Try later" });
+    expect((await h().control("GET", "/timeline")).body).toMatchObject({ timeline: [{ event: "acquired" }] });
+    expect((await h().raw("remove", { ip: IP, type: "41" })).body).toMatchObject({ success: true, data: true });
+  });
+
   it("arm the next register's refusal, place another customer's licence, and show ledger, timeline and invoice", async () => {
     expect((await h().control("POST", "/held-by-another", { ip: NEW_IP, type: 41 })).body).toEqual({ held: true });
     expect((await h().control("POST", "/next-register-failure", { message: "Try later" })).body).toEqual({ armed: true });

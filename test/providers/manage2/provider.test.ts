@@ -119,6 +119,22 @@ describe("Manage2 as a licence provider", () => {
     expect(await rejection(provider().unsuspend(held(7000001)))).toBeInstanceOf(JobBlockedError);
   });
 
+  it("a licence cPanel suspended is expired by a suspension or a termination: lifting cPanel's suspension later does not bring it back billed", async () => {
+    await provider().buy(IP, ADMIN_PRODUCT, 1, { intent: "x" });
+    await provider().buy(NEW_IP, ADMIN_PRODUCT, 1, { intent: "y" });
+    h().sandbox.suspendLicense(7000001);
+    h().sandbox.suspendLicense(7000002);
+
+    expect(await provider().suspend(held(7000001))).toEqual({ done: true });
+    expect(await provider().terminate({ ip: NEW_IP, sku: String(ADMIN), upstreamId: "7000002" })).toEqual({ done: true });
+
+    expect(h().sandbox.licenses()).toMatchObject([
+      { licenseid: 7000001, status: 2 },
+      { licenseid: 7000002, status: 2 },
+    ]);
+    expect(h().sandbox.requests().filter((r) => r.op === "XMLlicenseExpire").map((r) => r.params.liscid)).toEqual(["7000001", "7000002"]);
+  });
+
   it("terminates by expiring; a licence Manage2 does not have is not held", async () => {
     await provider().buy(IP, ADMIN_PRODUCT, 1, { intent: "x" });
     expect(await provider().terminate(held(7000001))).toEqual({ done: true });

@@ -285,6 +285,16 @@ describe("the Manage2 sandbox's faults", () => {
     expect(bodyOf(await add(h()))).toEqual({ status: 0, reason: "Please accept the charges in Manage2." });
     expect(bodyOf(await add(h()))).toMatchObject({ status: 1 });
   });
+
+  it("an expiry told not to expire answers status 1 with result \"\" and leaves the licence active", async () => {
+    await add(h());
+    const licenseid = h().sandbox.licenses()[0]!.licenseid;
+    h().sandbox.answerNext({ fn: "XMLlicenseExpire", notExpired: true });
+
+    expect(bodyOf(await h().call("XMLlicenseExpire", { output: "json", liscid: String(licenseid) }))).toMatchObject({ status: 1, result: "" });
+    expect(h().sandbox.licenses()).toMatchObject([{ licenseid, status: 1 }]);
+    expect(h().sandbox.ledger()).toHaveLength(1);
+  });
 });
 
 describe("the Manage2 sandbox's control routes", () => {
