@@ -683,7 +683,7 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: "cancelJob",
           summary: "Cancel a failed or blocked job: it runs no more and no longer holds its service's later jobs back",
           description:
-            "No body needed. A job that recorded a charge intent is refused (409): a charge may have happened at the reseller, so retry it " +
+            "No body needed. A job that recorded a charge intent is refused (409): a charge may have happened at its provider, so retry it " +
             "(the re-run checks what the reseller holds before it buys) or reconcile. The service's history and the audit trail say who cancelled it.",
           security: ADMIN_SECURITY,
           parameters: [{ name: "id", in: "path", required: true, description: "The job id", schema: jsonSchema(jobIdSchema) }],

@@ -31,8 +31,8 @@ export function cancelRefusalText(refused: CancelRefusal, job: Pick<Job, "id" | 
       return `job ${job?.id} is ${job?.state}; only failed or blocked jobs can be cancelled`;
     case "charge_intent":
       return (
-        `job ${job?.id} recorded a charge intent: a charge may have happened at the reseller, so it cannot be cancelled; ` +
-        "retry it (the re-run checks what the reseller holds before it buys) or reconcile"
+        `job ${job?.id} recorded a charge intent: a charge (or a licence reactivated, or one still to remove) may be at its provider, so it cannot be cancelled; ` +
+        "retry it (the re-run checks what the provider holds before it acts) or reconcile"
       );
   }
 }
