@@ -18,7 +18,7 @@ export function changeIpJob(deps: LifecycleDeps) {
     if (left) {
       // An earlier attempt bought the new IP's licence and recorded the move (the patch again, in
       // case it stopped in between); the old licence is left to remove.
-      const removed = await finishReplacement(deps.providers.providerFor(svc), left);
+      const removed = await finishReplacement(deps, deps.providers.providerFor(svc), job, ctx, left);
       await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ip: to, last_error: null }, history: [{ action: "ip changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
       return;
     }

@@ -33,7 +33,7 @@ export function changeProductJob(deps: LifecycleDeps) {
       if (left) {
         // An earlier attempt registered the new type and recorded the change (the patch again, in
         // case it stopped in between); the old licence is left to remove.
-        const removed = await finishReplacement(provider, left);
+        const removed = await finishReplacement(deps, provider, job, ctx, left);
         await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ...productPatch(product), upstream_id: null, last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
         return;
       }

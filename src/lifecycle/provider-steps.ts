@@ -148,14 +148,35 @@ export async function recordReplacement(
   await ctx.recordIntent(intent, { durable: true });
   job.intent = intent;
   await deps.store.services.change(jobChange(job, job.serviceId!, { patch: change.patch, history: [change.history] }));
-  return finishReplacement(provider, replaced);
+  return finishReplacement(deps, provider, job, ctx, replaced);
 }
 
 /**
  * Removes the licences a change replaced; one already gone (a repeat after a lost answer) is
- * removed already, so the removal needs no intent of its own. What was removed, in words.
+ * removed already, so the removal needs no intent of its own. One that another service of the
+ * bridge holds now (its order met the licence still there while this removal was refused, and
+ * CLN's register answered it already held) is that service's: it is left, the service's history
+ * says so, and it is no longer among what is left to remove. What was removed, in words.
  */
-export async function finishReplacement(provider: LicenceProvider, replaced: HeldPart[]): Promise<string> {
-  for (const held of replaced) await provider.terminate(held);
-  return `${replaced.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}`;
+export async function finishReplacement(deps: LifecycleDeps, provider: LicenceProvider, job: StepJob, ctx: JobContext, replaced: HeldPart[]): Promise<string> {
+  const removed: HeldPart[] = [];
+  let left = replaced;
+  for (const held of replaced) {
+    const [holder] = await deps.store.services.holdingLicence(provider.name, held.ip, held.sku, job.serviceId!);
+    if (holder) {
+      left = left.filter((h) => h !== held);
+      const intent: ReplacingIntent = { ...((job.intent as Intent | null) ?? { op: "" }), replaced: left };
+      await ctx.recordIntent(intent, { durable: true });
+      job.intent = intent;
+      await deps.store.services.change(
+        jobChange(job, job.serviceId!, {
+          history: [{ action: "licence left", detail: `${held.sku} at ${held.ip} not removed: service ${holder.service_id} holds it now; the licence is that service's` }],
+        }),
+      );
+      continue;
+    }
+    await provider.terminate(held);
+    removed.push(held);
+  }
+  return removed.length ? `${removed.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}` : `nothing removed at ${provider.label}`;
 }

@@ -20,6 +20,7 @@ import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE,
 
 const IP = "203.0.113.40";
 const NEW_IP = "203.0.113.41";
+const OTHER_IP = "203.0.113.42";
 const SETTLE_SECONDS = 30;
 
 const row = async (bridge: TestBridge, id: string) => (await bridge.service.services.get(id))!;
@@ -663,6 +664,23 @@ describe("CloudLinux CLN through the bridge", () => {
     expect(sbs.cln.licenses()).toMatchObject([{ ip: NEW_IP, type: CLN_CLOUDLINUX }]);
     expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP]);
     expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, last_error: null });
+  });
+
+  it("IP changed, the old licence's removal refused, and another service now holds the old IP's licence (as a bridge before the one-licence check counted pending removals may have left it): the retry leaves that service's licence, recording it as that service's", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", a, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    const job = await jobOf(bridge, "change_ip", "blocked");
+    const b = await orderActiveOf(bridge, "41", OTHER_IP);
+    await bridge.service.services.change({ serviceId: b, patch: { ip: IP } });
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+
+    expect(sbs.cln.licenses()).toContainEqual(expect.objectContaining({ ip: IP, type: CLN_CLOUDLINUX }));
+    expect(sbs.cln.requests().filter((r) => r.op === "remove")).toHaveLength(1);
+    expect(await historyOf(bridge, a)).toContainEqual(expect.stringContaining(`${CLN_CLOUDLINUX} at ${IP} not removed: service ${b} holds it now`));
   });
 
   it("product changed within Imunify360: CLN's convert in place, nothing bought", async () => {

@@ -130,6 +130,12 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     async byLicenceId(provider, upstreamId) {
       return listings.licenceHolders(provider, upstreamId);
     },
+    async holdingLicence(provider, ip, sku, except) {
+      return db.q<ServiceRow>(
+        "SELECT * FROM services WHERE ip = $1 AND provider = $2 AND sku = $3 AND service_id <> $4 AND status <> 'terminated' ORDER BY service_id",
+        [ip, provider, sku, except],
+      );
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },

@@ -58,6 +58,13 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
          @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @provider, @sku, @upstream_id, @now, @now)`,
     ));
 
+  // Prepared on first use too: it names provider and sku.
+  let holdingLicenceStatement: ReturnType<Db["prepare"]> | undefined;
+  const holdingLicence = () =>
+    (holdingLicenceStatement ??= db.prepare(
+      "SELECT * FROM services WHERE ip = @ip AND provider = @provider AND sku = @sku AND service_id <> @except AND status <> 'terminated' ORDER BY service_id",
+    ));
+
   const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
 
   /** Updates the named columns only; one prepared statement per set of columns. */
@@ -168,6 +175,9 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     },
     async byLicenceId(provider, upstreamId) {
       return listings.licenceHolders(provider, upstreamId);
+    },
+    async holdingLicence(provider, ip, sku, except) {
+      return holdingLicence().all({ provider, ip, sku, except }) as ServiceRow[];
     },
     async historyPage(id, page) {
       return listings.history(id, page);
