@@ -666,6 +666,36 @@ describe("CloudLinux CLN through the bridge", () => {
     expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, last_error: null });
   });
 
+  it("IP changed, the old licence's removal refused: an order of the same CLN type at the old IP is refused as in use by the changed service until its retry removes the licence", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", a, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    const job = await jobOf(bridge, "change_ip", "blocked");
+
+    const refused = await bridge.send(createdEvent({ product_id: "41", ip: IP }));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: "ip_in_use", errors: { "service.ip": [expect.stringContaining(`held by service ${a}`)] } });
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    const b = await orderActiveOf(bridge, "41", IP);
+    expect(await row(bridge, b)).toMatchObject({ ip: IP, status: "active" });
+    expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP, IP]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused: an order of the old type at the IP is refused as in use by the changed service", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", a, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+    await jobOf(bridge, "change_product", "blocked");
+
+    const refused = await bridge.send(createdEvent({ product_id: "41", ip: IP }));
+    expect(refused.body).toMatchObject({ code: "ip_in_use", errors: { "service.ip": [expect.stringContaining(`held by service ${a}`)] } });
+    expect(sbs.cln.ledger()).toHaveLength(2);
+  });
+
   it("IP changed, the old licence's removal refused, and another service now holds the old IP's licence (as a bridge before the one-licence check counted pending removals may have left it): the retry leaves that service's licence, recording it as that service's", async () => {
     const { sbs, bridge } = await start();
     const a = await orderActiveOf(bridge, "41", IP);
