@@ -60,7 +60,7 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     await checkCharge(deps, job, purpose);
     const unfinished = await bringBack();
     // Still unfinished: the intent stays as it is, for the next retry.
-    if (unfinished) throw unfinished;
+    if (unfinished) throw heldUnfinished(provider, held, unfinished);
     return { confirmedEarlier: true };
   }
   const r = await callOnce(
@@ -75,9 +75,23 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     const intent: UnsuspendIntent = { ...((job.intent as Intent | null) ?? { op: "" }), unfinished: op };
     await ctx.recordIntent(intent, { durable: true });
     job.intent = intent;
-    throw r.value;
+    throw heldUnfinished(provider, held, r.value);
   }
   return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/**
+ * A licence brought back but not moved blocks its job, whatever the move's error would do alone
+ * (a refusal that ends a job failed): a failed job is not unfinished, so a suspension after it
+ * would be taken as done already and leave the licence billed. Blocked, it holds the service's
+ * queue: a suspension or termination waits behind it, and its retry is skipped for them.
+ */
+function heldUnfinished(provider: LicenceProvider, held: HeldPart, err: Error): JobBlockedError {
+  return new JobBlockedError(
+    `${provider.label} brought the licence at ${held.ip} back, active and billed, but could not finish: ${err.message}. ` +
+      `Sort that out with ${provider.label}, then retry this job (it buys nothing again)`,
+    "upstream_refused",
+  );
 }
 
 /** An unsuspension's intent once the licence is back: `unfinished` names the step whose provider left the rest to do. */

@@ -325,6 +325,29 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
   });
 
+  it("an unsuspension that reactivated the licence but whose transfer Manage2 refused as already held blocks (not failed), and a suspension after it expires the licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+    sbs.manage2.answerNext({ fn: "XMLtransfer", refuse: `IP ${NEW_IP} already has a license` });
+    await bridge.send(serviceEvent("service.unsuspended", id));
+
+    const unsuspend = await jobOf(bridge, "unsuspend", "blocked");
+    expect(unsuspend.lastError).toContain(`IP ${NEW_IP} already has a license`);
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 1 }]);
+
+    expect((await bridge.send(serviceEvent("service.suspended", id))).status).toBe(202);
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "suspend" })).some((j) => j.state === "succeeded" && j.createdAt > unsuspend.createdAt));
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+    expect((await row(bridge, id)).status).toBe("suspended");
+  });
+
   it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
     const { sbs, bridge } = await start();
     sbs.manage2.answerNext({ fn: "XMLlicenseAdd", refuse: "Access denied: this IP is not an Access IP of the account." });
