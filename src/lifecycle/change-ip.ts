@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, callOnce } from "./call-once.js";
-import { buyForChange, finishReplacement, heldPartOf, isHeldLicence, recordReplacement, replacedLeft } from "./provider-steps.js";
+import { buyForChange, finishReplacement, heldPartOf, isMovedLicence, recordReplacement, replacedLeft } from "./provider-steps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
@@ -57,8 +57,7 @@ export function changeIpJob(deps: LifecycleDeps) {
             job,
             ctx,
             { op: `change_ip:${sku}`, from, to },
-            // The licence moved keeps its state (a reseller's suspended one stays suspended).
-            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isHeldLicence(h, held, svc.status === "suspended" ? "suspended" : "active")),
+            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isMovedLicence(h, held)),
             () => provider.changeIp(held, to),
             NOT_CHARGING,
           );

@@ -33,6 +33,18 @@ export function isHeldLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstream
 }
 
 /**
+ * Whether `h`, listed at the new IP after a change of IP whose answer was lost, is the licence
+ * `held` moved: where the service records the provider's own id, that licence, in any state (a
+ * move keeps it); where it records none (the reseller, CLN), a licence of its SKU in any state but
+ * expired, as the reseller's free-text status may be one the bridge does not name (`other`).
+ * An expired one is a licence another service left there, not ours moved.
+ */
+export function isMovedLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstreamId">): boolean {
+  if (h.sku !== held.sku) return false;
+  return held.upstreamId !== undefined ? h.upstreamId === held.upstreamId : h.state !== "expired";
+}
+
+/**
  * Brings `held` back. Where that may bill (Manage2's reactivation fee, CLN's register), it is a
  * charge: the charging rule first, the intent recorded, and after a lost answer the provider's
  * holdings (the licence active at the IP) say whether it happened before it is asked again. So a
