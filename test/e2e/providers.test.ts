@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { manualClock } from "../../src/clock.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
@@ -41,6 +44,15 @@ async function settleWindowPasses(bridge: TestBridge, clock: ReturnType<typeof m
   );
   clock.advance(SETTLE_SECONDS * 1000);
   await runDueJobs(bridge);
+}
+
+/** A copy of the bridge's catalogue without product `productId`, in the bridge's directory; its path. */
+function catalogueWithout(bridge: TestBridge, productId: string): string {
+  const catalogue = JSON.parse(readFileSync(bridge.env.PRODUCTS_FILE!, "utf8")) as { products: Record<string, unknown> };
+  delete catalogue.products[productId];
+  const path = join(bridge.dir, `products-without-${productId}.json`);
+  writeFileSync(path, JSON.stringify(catalogue));
+  return path;
 }
 
 /** The CLN licences held after each event of the timeline, so a test can say the customer always held one. */
@@ -779,6 +791,20 @@ describe("CloudLinux CLN through the bridge", () => {
     await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
     expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
     expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused, then the new product taken out of the catalogue: the job's retry still removes the old licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+    const job = await jobOf(bridge, "change_product", "blocked");
+    bridge.service.reload(loadConfig({ env: { ...bridge.env, PRODUCTS_FILE: catalogueWithout(bridge, "45") }, cwd: process.cwd() }));
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
+    expect(await row(bridge, id)).toMatchObject({ product_id: "45", sku: String(CLN_CLOUDLINUX_PRO), last_error: null });
   });
 
   it("an order that failed without learning whether its register happened, then terminated: the licence at the IP is removed, not billed for a service that is gone", async () => {
