@@ -57,6 +57,10 @@ export function changeIpJob(deps: LifecycleDeps) {
             job,
             ctx,
             { op: `change_ip:${sku}`, from, to },
+            // For Manage2 this finds the service's licence by its id at the new IP, which rests on
+            // XMLtransfer keeping the licence id: inferred from its reason text, not documented,
+            // and no licenseid is answered (docs/providers-research.md, open question 20). Were
+            // it to change, the move would look undone and the job stop at XMLtransfer's refusal.
             async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isMovedLicence(h, held)),
             () => provider.changeIp(held, to),
             NOT_CHARGING,
