@@ -3,7 +3,7 @@ import { JobFailedError } from "../jobs/errors.js";
 import { sameIp } from "../vocabulary/ip-address.js";
 import type { LifecycleDeps } from "./deps.js";
 import { NOT_CHARGING, callOnce } from "./call-once.js";
-import { buyForChange, finishReplacement, heldPartOf, isHeldLicence, recordReplacement, replacedLeft } from "./provider-steps.js";
+import { buyForChange, finishReplacement, heldPartOf, isMovedLicence, recordReplacement, replacedLeft } from "./provider-steps.js";
 import { jobChange, mustGet } from "./service-changes.js";
 import { CHANGE_IP } from "../intake/jobs.js";
 
@@ -18,7 +18,7 @@ export function changeIpJob(deps: LifecycleDeps) {
     if (left) {
       // An earlier attempt bought the new IP's licence and recorded the move (the patch again, in
       // case it stopped in between); the old licence is left to remove.
-      const removed = await finishReplacement(deps.providers.providerFor(svc), left);
+      const removed = await finishReplacement(deps, deps.providers.providerFor(svc), job, ctx, left);
       await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ip: to, last_error: null }, history: [{ action: "ip changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
       return;
     }
@@ -57,8 +57,11 @@ export function changeIpJob(deps: LifecycleDeps) {
             job,
             ctx,
             { op: `change_ip:${sku}`, from, to },
-            // The licence moved keeps its state (a reseller's suspended one stays suspended).
-            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isHeldLicence(h, held, svc.status === "suspended" ? "suspended" : "active")),
+            // For Manage2 this finds the service's licence by its id at the new IP, which rests on
+            // XMLtransfer keeping the licence id: inferred from its reason text, not documented,
+            // and no licenseid is answered (docs/providers-research.md, open question 20). Were
+            // it to change, the move would look undone and the job stop at XMLtransfer's refusal.
+            async () => (await provider.holdingsAt(to, { skus: [sku] })).some((h) => isMovedLicence(h, held)),
             () => provider.changeIp(held, to),
             NOT_CHARGING,
           );

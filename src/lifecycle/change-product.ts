@@ -26,17 +26,18 @@ export function changeProductJob(deps: LifecycleDeps) {
     const product = deps.catalog.product(product_id);
     const provider = deps.providers.providerFor(svc);
     if (provider.capabilities.changeProduct !== "litespeed-core") {
-      if (!product || product.kind !== "licence" || product.provider !== provider.name) {
-        throw new JobFailedError(`product ${product_id} is not a ${provider.label} licence in the catalogue any more`);
-      }
+      const isLicence = product?.kind === "licence" && product.provider === provider.name;
       const left = replacedLeft(job);
       if (left) {
         // An earlier attempt registered the new type and recorded the change (the patch again, in
-        // case it stopped in between); the old licence is left to remove.
-        const removed = await finishReplacement(provider, left);
-        await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ...productPatch(product), upstream_id: null, last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
+        // case it stopped in between); the old licence is left to remove, and is removed even
+        // if the product has left the catalogue since: it is billed.
+        const removed = await finishReplacement(deps, provider, job, ctx, left);
+        const patch = isLicence ? { ...productPatch(product), upstream_id: null } : {};
+        await deps.store.services.change(jobChange(job, svc.service_id, { patch: { ...patch, last_error: null }, history: [{ action: "product changed", detail: `the licence it replaced: ${removed}` }], outcome: ["applied", null] }));
         return;
       }
+      if (!isLicence) throw new JobFailedError(`product ${product_id} is not a ${provider.label} licence in the catalogue any more`);
       if (svc.status === "terminated") throw new JobFailedError("the service is terminated; its product is not changed", "service_terminated");
       const detail = await changeAtProvider(deps, provider, job, ctx, svc, product);
       await deps.store.services.change(

@@ -33,6 +33,18 @@ export function isHeldLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstream
 }
 
 /**
+ * Whether `h`, listed at the new IP after a change of IP whose answer was lost, is the licence
+ * `held` moved: where the service records the provider's own id, that licence, in any state (a
+ * move keeps it); where it records none (the reseller, CLN), a licence of its SKU in any state but
+ * expired, as the reseller's free-text status may be one the bridge does not name (`other`).
+ * An expired one is a licence another service left there, not ours moved.
+ */
+export function isMovedLicence(h: Holding, held: Pick<HeldPart, "sku" | "upstreamId">): boolean {
+  if (h.sku !== held.sku) return false;
+  return held.upstreamId !== undefined ? h.upstreamId === held.upstreamId : h.state !== "expired";
+}
+
+/**
  * Brings `held` back. Where that may bill (Manage2's reactivation fee, CLN's register), it is a
  * charge: the charging rule first, the intent recorded, and after a lost answer the provider's
  * holdings (the licence active at the IP) say whether it happened before it is asked again. So a
@@ -60,7 +72,7 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     await checkCharge(deps, job, purpose);
     const unfinished = await bringBack();
     // Still unfinished: the intent stays as it is, for the next retry.
-    if (unfinished) throw unfinished;
+    if (unfinished) throw heldUnfinished(provider, held, unfinished);
     return { confirmedEarlier: true };
   }
   const r = await callOnce(
@@ -75,9 +87,23 @@ export async function unsuspendOnce(deps: LifecycleDeps, provider: LicenceProvid
     const intent: UnsuspendIntent = { ...((job.intent as Intent | null) ?? { op: "" }), unfinished: op };
     await ctx.recordIntent(intent, { durable: true });
     job.intent = intent;
-    throw r.value;
+    throw heldUnfinished(provider, held, r.value);
   }
   return { confirmedEarlier: r.confirmedEarlier };
+}
+
+/**
+ * A licence brought back but not moved blocks its job, whatever the move's error would do alone
+ * (a refusal that ends a job failed): a failed job is not unfinished, so a suspension after it
+ * would be taken as done already and leave the licence billed. Blocked, it holds the service's
+ * queue: a suspension or termination waits behind it, and its retry is skipped for them.
+ */
+function heldUnfinished(provider: LicenceProvider, held: HeldPart, err: Error): JobBlockedError {
+  return new JobBlockedError(
+    `${provider.label} brought the licence at ${held.ip} back, active and billed, but could not finish: ${err.message}. ` +
+      `Sort that out with ${provider.label}, then retry this job (it buys nothing again)`,
+    "upstream_refused",
+  );
 }
 
 /** An unsuspension's intent once the licence is back: `unfinished` names the step whose provider left the rest to do. */
@@ -148,14 +174,35 @@ export async function recordReplacement(
   await ctx.recordIntent(intent, { durable: true });
   job.intent = intent;
   await deps.store.services.change(jobChange(job, job.serviceId!, { patch: change.patch, history: [change.history] }));
-  return finishReplacement(provider, replaced);
+  return finishReplacement(deps, provider, job, ctx, replaced);
 }
 
 /**
  * Removes the licences a change replaced; one already gone (a repeat after a lost answer) is
- * removed already, so the removal needs no intent of its own. What was removed, in words.
+ * removed already, so the removal needs no intent of its own. One that another service of the
+ * bridge holds now (its order met the licence still there while this removal was refused, and
+ * CLN's register answered it already held) is that service's: it is left, the service's history
+ * says so, and it is no longer among what is left to remove. What was removed, in words.
  */
-export async function finishReplacement(provider: LicenceProvider, replaced: HeldPart[]): Promise<string> {
-  for (const held of replaced) await provider.terminate(held);
-  return `${replaced.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}`;
+export async function finishReplacement(deps: LifecycleDeps, provider: LicenceProvider, job: StepJob, ctx: JobContext, replaced: HeldPart[]): Promise<string> {
+  const removed: HeldPart[] = [];
+  let left = replaced;
+  for (const held of replaced) {
+    const [holder] = await deps.store.services.holdingLicence(provider.name, held.ip, held.sku, job.serviceId!);
+    if (holder) {
+      left = left.filter((h) => h !== held);
+      const intent: ReplacingIntent = { ...((job.intent as Intent | null) ?? { op: "" }), replaced: left };
+      await ctx.recordIntent(intent, { durable: true });
+      job.intent = intent;
+      await deps.store.services.change(
+        jobChange(job, job.serviceId!, {
+          history: [{ action: "licence left", detail: `${held.sku} at ${held.ip} not removed: service ${holder.service_id} holds it now; the licence is that service's` }],
+        }),
+      );
+      continue;
+    }
+    await provider.terminate(held);
+    removed.push(held);
+  }
+  return removed.length ? `${removed.map((h) => `${h.sku} at ${h.ip}`).join(", ")} removed at ${provider.label}` : `nothing removed at ${provider.label}`;
 }

@@ -95,6 +95,22 @@ describe("lifecycle: status events", () => {
     expect(sb.sandbox.ledger()).toHaveLength(1);
   });
 
+  it("asks the reseller nothing to suspend again or terminate a suspended service: its native suspension holds the licence", async () => {
+    const { sb, bridge } = pair();
+    const id = await orderActive(bridge, { ip: "203.0.113.33" });
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    const before = sb.sandbox.requests().length;
+
+    expect((await bridge.send(serviceEvent("service.suspended", id))).status).toBeLessThan(300);
+    await bridge.send(serviceEvent("service.terminated", id));
+    await waitStatus(bridge, id, "terminated");
+    await untilIdle(bridge);
+
+    expect(sb.sandbox.requests().slice(before)).toEqual([]);
+    expect(sb.sandbox.licenses().find((l) => l.type === "cpanel")?.status).toBe("suspended");
+  });
+
   // Contract §2: terminated means "suspend, then never renew it again". A licence the reseller
   // no longer has at that IP leaves nothing to suspend, and the service ends terminated all the
   // same: not active, not renewed, its address free for another service.

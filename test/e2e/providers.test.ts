@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { manualClock } from "../../src/clock.js";
 import { addMonths } from "../../src/lifecycle/record.js";
 import { CPANEL_INSTALL_COMMAND } from "../../src/vocabulary/manage2-products.js";
@@ -20,6 +23,7 @@ import { CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO, CLN_IMUNIFY_30, CLN_IMUNIFY_SINGLE,
 
 const IP = "203.0.113.40";
 const NEW_IP = "203.0.113.41";
+const OTHER_IP = "203.0.113.42";
 const SETTLE_SECONDS = 30;
 
 const row = async (bridge: TestBridge, id: string) => (await bridge.service.services.get(id))!;
@@ -40,6 +44,15 @@ async function settleWindowPasses(bridge: TestBridge, clock: ReturnType<typeof m
   );
   clock.advance(SETTLE_SECONDS * 1000);
   await runDueJobs(bridge);
+}
+
+/** A copy of the bridge's catalogue without product `productId`, in the bridge's directory; its path. */
+function catalogueWithout(bridge: TestBridge, productId: string): string {
+  const catalogue = JSON.parse(readFileSync(bridge.env.PRODUCTS_FILE!, "utf8")) as { products: Record<string, unknown> };
+  delete catalogue.products[productId];
+  const path = join(bridge.dir, `products-without-${productId}.json`);
+  writeFileSync(path, JSON.stringify(catalogue));
+  return path;
 }
 
 /** The CLN licences held after each event of the timeline, so a test can say the customer always held one. */
@@ -322,6 +335,29 @@ describe("cPanel Manage2 through the bridge", () => {
     expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, packageid: MANAGE2_PRO, status: 1 }]);
     expect(sbs.manage2.requests().filter((r) => r.op === "XMLlicenseReActivate")).toHaveLength(1);
     expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+  });
+
+  it("an unsuspension that reactivated the licence but whose transfer Manage2 refused as already held blocks (not failed), and a suspension after it expires the licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "40", IP);
+    const licenseid = sbs.manage2.licenses()[0]!.licenseid;
+    await bridge.send(serviceEvent("service.suspended", id));
+    await waitStatus(bridge, id, "suspended");
+    await bridge.send(serviceEvent("service.ip_changed", id, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    await waitForBridge(bridge, async () => (await row(bridge, id)).ip === NEW_IP);
+    sbs.manage2.answerNext({ fn: "XMLtransfer", refuse: `IP ${NEW_IP} already has a license` });
+    await bridge.send(serviceEvent("service.unsuspended", id));
+
+    const unsuspend = await jobOf(bridge, "unsuspend", "blocked");
+    expect(unsuspend.lastError).toContain(`IP ${NEW_IP} already has a license`);
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 1 }]);
+
+    expect((await bridge.send(serviceEvent("service.suspended", id))).status).toBe(202);
+    expect((await bridge.admin(`/admin/jobs/${unsuspend.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "suspend" })).some((j) => j.state === "succeeded" && j.createdAt > unsuspend.createdAt));
+    expect(sbs.manage2.licenses()).toMatchObject([{ licenseid, status: 2 }]);
+    expect(sbs.manage2.ledger().map((c) => c.op)).toEqual(["add", "reactivate"]);
+    expect((await row(bridge, id)).status).toBe("suspended");
   });
 
   it("a status 0 answer to the add is an error carrying Manage2's reason, never a purchase", async () => {
@@ -665,6 +701,53 @@ describe("CloudLinux CLN through the bridge", () => {
     expect(await row(bridge, id)).toMatchObject({ ip: NEW_IP, last_error: null });
   });
 
+  it("IP changed, the old licence's removal refused: an order of the same CLN type at the old IP is refused as in use by the changed service until its retry removes the licence", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", a, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    const job = await jobOf(bridge, "change_ip", "blocked");
+
+    const refused = await bridge.send(createdEvent({ product_id: "41", ip: IP }));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: "ip_in_use", errors: { "service.ip": [expect.stringContaining(`held by service ${a}`)] } });
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    const b = await orderActiveOf(bridge, "41", IP);
+    expect(await row(bridge, b)).toMatchObject({ ip: IP, status: "active" });
+    expect(sbs.cln.ledger().map((p) => p.ip)).toEqual([IP, NEW_IP, IP]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused: an order of the old type at the IP is refused as in use by the changed service", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", a, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+    await jobOf(bridge, "change_product", "blocked");
+
+    const refused = await bridge.send(createdEvent({ product_id: "41", ip: IP }));
+    expect(refused.body).toMatchObject({ code: "ip_in_use", errors: { "service.ip": [expect.stringContaining(`held by service ${a}`)] } });
+    expect(sbs.cln.ledger()).toHaveLength(2);
+  });
+
+  it("IP changed, the old licence's removal refused, and another service now holds the old IP's licence (as a bridge before the one-licence check counted pending removals may have left it): the retry leaves that service's licence, recording it as that service's", async () => {
+    const { sbs, bridge } = await start();
+    const a = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.ip_changed", a, { service: { ip: IP }, changes: { ip: NEW_IP } }));
+    const job = await jobOf(bridge, "change_ip", "blocked");
+    const b = await orderActiveOf(bridge, "41", OTHER_IP);
+    await bridge.service.services.change({ serviceId: b, patch: { ip: IP } });
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_ip" })).find((j) => j.id === job.id && j.state === "succeeded"));
+
+    expect(sbs.cln.licenses()).toContainEqual(expect.objectContaining({ ip: IP, type: CLN_CLOUDLINUX }));
+    expect(sbs.cln.requests().filter((r) => r.op === "remove")).toHaveLength(1);
+    expect(await historyOf(bridge, a)).toContainEqual(expect.stringContaining(`${CLN_CLOUDLINUX} at ${IP} not removed: service ${b} holds it now`));
+  });
+
   it("product changed within Imunify360: CLN's convert in place, nothing bought", async () => {
     const { sbs, bridge } = await start();
     const id = await orderActiveOf(bridge, "42", IP);
@@ -708,6 +791,20 @@ describe("CloudLinux CLN through the bridge", () => {
     await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
     expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
     expect(sbs.cln.ledger().map((p) => p.type)).toEqual([CLN_CLOUDLINUX, CLN_CLOUDLINUX_PRO]);
+  });
+
+  it("product changed by a register of the new type, the old type's removal refused, then the new product taken out of the catalogue: the job's retry still removes the old licence", async () => {
+    const { sbs, bridge } = await start();
+    const id = await orderActiveOf(bridge, "41", IP);
+    sbs.cln.failNextRemove("Removing IP licenses is not allowed for this account");
+    await bridge.send(serviceEvent("service.product_changed", id, { service: { product_id: "41" }, changes: { product_id: "45" } }));
+    const job = await jobOf(bridge, "change_product", "blocked");
+    bridge.service.reload(loadConfig({ env: { ...bridge.env, PRODUCTS_FILE: catalogueWithout(bridge, "45") }, cwd: process.cwd() }));
+
+    expect((await bridge.admin(`/admin/jobs/${job.id}/retry`, { method: "POST" })).status).toBe(202);
+    await waitForBridge(bridge, async () => (await bridge.service.queue.list({ kind: "change_product" })).find((j) => j.id === job.id && j.state === "succeeded"));
+    expect(sbs.cln.licenses()).toMatchObject([{ ip: IP, type: CLN_CLOUDLINUX_PRO }]);
+    expect(await row(bridge, id)).toMatchObject({ product_id: "45", sku: String(CLN_CLOUDLINUX_PRO), last_error: null });
   });
 
   it("an order that failed without learning whether its register happened, then terminated: the licence at the IP is removed, not billed for a service that is gone", async () => {

@@ -159,6 +159,20 @@ describeEachStore("licence providers in the store on $name", {}, ({ store }) => 
     });
   });
 
+  describe("the services holding a provider's licence of a SKU at an IP", () => {
+    it("are the live services of that provider, SKU and IP other than the one asking, by service id", async () => {
+      await order(newService("c2", "203.0.113.1", cln));
+      await order(newService("c1", "203.0.113.1", { ...cln, sku: "1002" }));
+      await order(newService("c3", "203.0.113.2", cln));
+      await order(newService("c4", "203.0.113.1", cln));
+      await store.services.change({ serviceId: "c4", patch: { status: "terminated" } });
+      await order(newService("m1", "203.0.113.1", { ...manage2, sku: "1" }));
+
+      expect((await store.services.holdingLicence("cln", "203.0.113.1", "1", "a")).map((h) => h.service_id)).toEqual(["c2"]);
+      expect(await store.services.holdingLicence("cln", "203.0.113.1", "1", "c2")).toEqual([]);
+    });
+  });
+
   describe("the licence listing by provider", () => {
     /** Three providers' licences, interleaved by service id, in several statuses. */
     const book = async () => {

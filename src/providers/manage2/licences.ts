@@ -1,4 +1,4 @@
-import { ResellerError, UnexpectedAnswerError } from "../../reseller/errors.js";
+import { ForbiddenError, ResellerError } from "../../reseller/errors.js";
 import type { ProviderCapabilities } from "../port.js";
 import { sameIp } from "../../vocabulary/ip-address.js";
 import type { Manage2License } from "./answers.js";
@@ -135,13 +135,19 @@ export function createManage2Licences(client: Manage2Client, options: Manage2Lic
     const { answer, ...said } = outcome;
     // `result` "OK" is the licence expired, "" that it did not, at `status` 1 all the same (the
     // Expire page); the legacy layout puts its words in `result`. Anything but "OK" is read back:
-    // a licence still active is still billed, so the expiry is not done and is asked again.
+    // a licence still active is still billed, so the expiry is not done. Manage2 said plainly it
+    // did not expire it: asking again would burn the job's attempts on the same answer, so the
+    // job waits for a person (a forbidden call's disposition), with Manage2's words.
     if (answer !== undefined && answer.result !== "OK" && (await find(licenseid, { includeExpired: false }))?.status === "active") {
-      throw new UnexpectedAnswerError({
+      const words = answer.reason?.trim();
+      throw new ForbiddenError({
         operation: "manage2.XMLlicenseExpire",
         status: 200,
         raw: answer.raw,
-        message: `manage2.XMLlicenseExpire: Manage2 answered success but licence ${licenseid} did not expire (result "${answer.result ?? ""}"); it is still active`,
+        ...(words ? { upstreamMessage: words } : {}),
+        message:
+          `manage2.XMLlicenseExpire: Manage2 answered status 1${words ? ` ("${words}")` : ""} with result "${answer.result ?? ""}": licence ${licenseid} did not expire; it is still active and billed. ` +
+          "Expire it in Manage2 or ask cPanel why not, then retry the job",
         mayHaveTakenEffect: false,
       });
     }

@@ -80,6 +80,12 @@ export interface ServiceOps {
    * it left, to be reactivated by that id, so an order there must not take it (issue 36).
    */
   byLicenceId(provider: ProviderName, upstreamId: string): Promise<ServiceRow[]>;
+  /**
+   * The services other than `except`, every status but terminated, whose row says they hold
+   * `provider`'s licence of `sku` at `ip`, by service id. A change removing the licence it
+   * replaced asks first: one another service uses now is that service's, not to be removed.
+   */
+  holdingLicence(provider: ProviderName, ip: string, sku: string, except: string): Promise<ServiceRow[]>;
   /** The service's received events and what came of them, oldest first: all of them (tests); the admin API pages `historyPage`. */
   history(serviceId: string): Promise<HistoryRow[]>;
   /** One page of the service's history, newest first (its events and what came of them). */

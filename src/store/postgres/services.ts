@@ -6,6 +6,7 @@ import type { AuditDraft } from "../ports/audit.js";
 import type { HistoryRow, OperatorJobRequest, OperatorJobResult, ServiceOps } from "../ports/services.js";
 import type { NewHistory, NewService, ServiceChange, ServicePatch } from "../ports/writes.js";
 import type { ServiceRow } from "../service-row.js";
+import { REMOVAL_PENDING_STATES, asRemovalHolder, type RemovingRow } from "../removal-holders.js";
 import { queueLock, type PgDb, type Tx } from "./database.js";
 import type { PgJobs } from "./jobs.js";
 import type { PgListings } from "./listings.js";
@@ -88,8 +89,26 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     );
   };
 
-  /** Services other than `except` that hold `ip` now, or will once a queued IP change is applied. */
-  const holders = async (t: Pick<Tx, "q">, ip: string, except: string) =>
+  /**
+   * Services other than `except` that hold `ip` now, or will once a queued IP change is applied,
+   * or have still to remove a licence their change replaced there (removal-holders.ts).
+   */
+  const holders = async (t: Pick<Tx, "q">, ip: string, except: string): Promise<ServiceRow[]> => [
+    ...(await holding(t, ip, except)),
+    ...(await removing(t, ip, except)).map((r) => asRemovalHolder(r, ip)),
+  ];
+  /** Services other than `except` whose change has still to remove a licence it replaced at `ip`. */
+  const removing = async (t: Pick<Tx, "q">, ip: string, except: string) =>
+    t.q<RemovingRow>(
+      `SELECT s.*, r.value ->> 'sku' AS removing_sku
+       FROM jobs j JOIN services s ON s.service_id = j.service_id
+       CROSS JOIN LATERAL jsonb_array_elements(j.intent::jsonb -> 'replaced') AS r(value)
+       WHERE j.kind IN ('change_ip', 'change_product') AND j.state IN ${REMOVAL_PENDING_STATES} AND j.intent IS NOT NULL
+         AND r.value ->> 'ip' = $1 AND s.service_id <> $2 AND s.status <> 'terminated'
+       ORDER BY s.service_id`,
+      [ip, except],
+    );
+  const holding = async (t: Pick<Tx, "q">, ip: string, except: string) =>
     t.q<ServiceRow>(
       `SELECT * FROM services WHERE ip = $1 AND service_id <> $2 AND status <> 'terminated'
        UNION
@@ -129,6 +148,12 @@ export function pgServices(db: PgDb, jobs: PgJobs, listings: PgListings, audit: 
     },
     async byLicenceId(provider, upstreamId) {
       return listings.licenceHolders(provider, upstreamId);
+    },
+    async holdingLicence(provider, ip, sku, except) {
+      return db.q<ServiceRow>(
+        "SELECT * FROM services WHERE ip = $1 AND provider = $2 AND sku = $3 AND service_id <> $4 AND status <> 'terminated' ORDER BY service_id",
+        [ip, provider, sku, except],
+      );
     },
     async historyPage(id, page) {
       return listings.history(id, page);

@@ -6,6 +6,7 @@ import type { AuditDraft } from "../ports/audit.js";
 import type { HistoryRow, OperatorJobRequest, OperatorJobResult, ServiceOps } from "../ports/services.js";
 import type { NewHistory, NewService, ServiceChange, ServicePatch } from "../ports/writes.js";
 import type { ServiceRow } from "../service-row.js";
+import { REMOVAL_PENDING_STATES, asRemovalHolder, type RemovingRow } from "../removal-holders.js";
 import type { Db } from "./database.js";
 import type { SqliteJobs } from "./jobs.js";
 import type { SqliteListings } from "./listings.js";
@@ -31,13 +32,21 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
          SELECT 1 AS src, id, service_id, at, event_id, job_id, action, detail FROM history WHERE service_id = @id)
        ORDER BY at, src, id`,
     ),
-    // Services other than @except that hold @ip now, or will once a queued IP change is applied.
+    // Services other than @except that hold @ip now, or will once a queued IP change is applied
+    // (with `removing`, the holders the one-licence rule counts: removal-holders.ts).
     holders: db.prepare(
       `SELECT * FROM services WHERE ip = @ip AND service_id <> @except AND status <> 'terminated'
        UNION
        SELECT s.* FROM jobs j JOIN services s ON s.service_id = j.service_id
        WHERE j.kind = 'change_ip' AND j.state IN ('queued', 'running', 'blocked')
          AND json_extract(j.payload, '$.ip') = @ip AND s.service_id <> @except AND s.status <> 'terminated'`,
+    ),
+    // Services other than @except whose change has still to remove a licence it replaced at @ip.
+    removing: db.prepare(
+      `SELECT s.*, json_extract(r.value, '$.sku') AS removing_sku
+       FROM jobs j JOIN services s ON s.service_id = j.service_id, json_each(j.intent, '$.replaced') r
+       WHERE j.kind IN ('change_ip', 'change_product') AND j.state IN ${REMOVAL_PENDING_STATES} AND j.intent IS NOT NULL
+         AND json_extract(r.value, '$.ip') = @ip AND s.service_id <> @except AND s.status <> 'terminated'`,
     ),
     byStatus: db.prepare("SELECT * FROM services WHERE status = ? ORDER BY service_id LIMIT ?"),
     all: db.prepare("SELECT * FROM services ORDER BY service_id LIMIT ?"),
@@ -56,6 +65,13 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
          customer_email, customer_name, expires_at, paid_until, order_event_id, license_key, provider, sku, upstream_id, created_at, updated_at)
        VALUES (@service_id, @product_id, @kind, @type, @bundle, @variant, @ip, @billing_cycle, @months, @status,
          @customer_email, @customer_name, @expires_at, @paid_until, @order_event_id, @license_key, @provider, @sku, @upstream_id, @now, @now)`,
+    ));
+
+  // Prepared on first use too: it names provider and sku.
+  let holdingLicenceStatement: ReturnType<Db["prepare"]> | undefined;
+  const holdingLicence = () =>
+    (holdingLicenceStatement ??= db.prepare(
+      "SELECT * FROM services WHERE ip = @ip AND provider = @provider AND sku = @sku AND service_id <> @except AND status <> 'terminated' ORDER BY service_id",
     ));
 
   const get = (id: string) => s.get.get(id) as ServiceRow | undefined;
@@ -169,6 +185,9 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     async byLicenceId(provider, upstreamId) {
       return listings.licenceHolders(provider, upstreamId);
     },
+    async holdingLicence(provider, ip, sku, except) {
+      return holdingLicence().all({ provider, ip, sku, except }) as ServiceRow[];
+    },
     async historyPage(id, page) {
       return listings.history(id, page);
     },
@@ -204,7 +223,10 @@ export function sqliteServices(db: Db, clock: Clock, jobs: SqliteJobs, listings:
     insertSync: insert,
     updateSync: update,
     addHistorySync: addHistory,
-    holdersSync: (ip: string, except: string) => s.holders.all({ ip, except }) as ServiceRow[],
+    holdersSync: (ip: string, except: string): ServiceRow[] => [
+      ...(s.holders.all({ ip, except }) as ServiceRow[]),
+      ...(s.removing.all({ ip, except }) as RemovingRow[]).map((r) => asRemovalHolder(r, ip)),
+    ],
   });
 }
 

@@ -111,13 +111,14 @@ describe("Manage2 licences in the port's words", () => {
     expect(h().sandbox.timeline().map((e) => e.event)).toEqual(["added", "expired"]);
   });
 
-  it("an expiry answered status 1 with result \"\" (the licence did not expire) is no success: retried, the licence still active", async () => {
+  it("an expiry answered status 1 with result \"\" (the licence did not expire) is no success: it blocks for a person with Manage2's words, the licence still active", async () => {
     const { licenseid } = await licences().acquire({ ip: IP, sku: { packageid: ADMIN }, intent: "a" });
     h().sandbox.answerNext({ fn: "XMLlicenseExpire", notExpired: true });
     h().sandbox.answerNext({ fn: "XMLlicenseExpire", notExpired: true });
 
-    expect(await rejection(licences().suspend(licenseid))).toMatchObject({ disposition: "retry", mayHaveTakenEffect: false });
-    expect(await rejection(licences().terminate(licenseid))).toMatchObject({ disposition: "retry", mayHaveTakenEffect: false });
+    const notExpired = { disposition: "block", errorCode: "upstream_refused", mayHaveTakenEffect: false, upstreamMessage: "OK", message: expect.stringContaining(`licence ${licenseid} did not expire`) };
+    expect(await rejection(licences().suspend(licenseid))).toMatchObject(notExpired);
+    expect(await rejection(licences().terminate(licenseid))).toMatchObject(notExpired);
     expect(h().sandbox.licenses()).toMatchObject([{ licenseid, status: 1 }]);
 
     expect(await licences().terminate(licenseid)).toMatchObject({ already: false });
