@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type SandboxContext } from "./context.js";
@@ -10,6 +8,7 @@ import { type Charge, type SandboxLicense, SandboxState } from "./state.js";
 import { v1Routes } from "./v1-routes.js";
 import { v2Routes } from "./v2-routes.js";
 import { DEFAULT_SANDBOX_TOKENS, MAIN_RESELLER_ID, type SandboxTokens } from "../vocabulary/sandbox-identity.js";
+import { listenOn } from "./listen.js";
 
 export type { Charge, Faults, RecordedRequest, SandboxLicense, SandboxTokens };
 
@@ -92,31 +91,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       faults.set(f);
     },
     reset,
-    listen: (port = 0, host = "127.0.0.1") => listen(app, port, host),
+    listen: (port = 0, host = "127.0.0.1") => listenOn(app, port, host).then((s) => ({ ...s, apiUrl: `${s.url}/api/v1`, legacyUrl: s.url })),
   };
-}
-
-function listen(app: Express, port: number, host: string): Promise<RunningSandbox> {
-  const server = http.createServer(app);
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      const { port: actualPort } = server.address() as AddressInfo;
-      const url = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
-      resolve({
-        url,
-        apiUrl: `${url}/api/v1`,
-        legacyUrl: url,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            // Idle keep-alive sockets would otherwise hold close() open for seconds.
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
 }
 
 function internalError(logger: Logger): ErrorRequestHandler {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Request, RequestHandler, Response } from "express";
 import { z } from "zod";
 import type { Via } from "./state.js";
+import { definedOnly } from "./defined-only.js";
 
 export interface Faults {
   /** Added before every API request (v1 and v2, not /_sandbox). */
@@ -174,6 +175,3 @@ function parseJson(text: string): unknown {
   }
 }
 
-function definedOnly(patch: Partial<Faults> | undefined): Partial<Faults> {
-  return Object.fromEntries(Object.entries(patch ?? {}).filter(([, v]) => v !== undefined)) as Partial<Faults>;
-}

@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import { silentLogger, type Logger } from "../../log/logger.js";
 import {
@@ -15,6 +13,8 @@ import { clnControlRoutes, type ClnSandboxControls } from "./control-routes.js";
 import { clnRoutes } from "./routes.js";
 import { ClnState } from "./state.js";
 import { CLN_MESSAGES, ClnWriter, DEFAULT_QUIRKS, type ClnQuirks } from "./wire.js";
+import { definedOnly } from "../defined-only.js";
+import { listenOn } from "../listen.js";
 
 export type { ClnHolding, ClnInvoiceLine, ClnPurchase, ClnTimelineEntry } from "./state.js";
 export type { ClnQuirks } from "./wire.js";
@@ -104,7 +104,7 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
       registerFailures = [];
       removeFailures = [];
     },
-    listen: (port = 0, host = "127.0.0.1") => listen(sandbox.app, port, host),
+    listen: (port = 0, host = "127.0.0.1") => listenOn(sandbox.app, port, host).then((s) => ({ ...s, apiUrl: `${s.url}/api/ipl` })),
   };
 
   const app = sandbox.app;
@@ -131,28 +131,6 @@ export function createClnSandbox(options: ClnSandboxOptions = {}): ClnSandbox {
   return sandbox;
 }
 
-function listen(app: Express, port: number, host: string): Promise<RunningClnSandbox> {
-  const server = http.createServer(app);
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      const { port: actualPort } = server.address() as AddressInfo;
-      const url = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
-      resolve({
-        url,
-        apiUrl: `${url}/api/ipl`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            // Idle keep-alive sockets would otherwise hold close() open for seconds.
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
-}
-
 function internalError(logger: Logger, writer: ClnWriter): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     logger.error({ err: error, path: req.path }, "CLN sandbox handler failed");
@@ -161,6 +139,3 @@ function internalError(logger: Logger, writer: ClnWriter): ErrorRequestHandler {
   };
 }
 
-function definedOnly<T extends object>(patch: Partial<T> | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(patch ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

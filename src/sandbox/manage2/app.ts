@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import { type Logger, silentLogger } from "../../log/logger.js";
 import { canonicalIp } from "../../vocabulary/ip-address.js";
@@ -22,6 +20,8 @@ import {
   type Manage2TimelineEvent,
 } from "./state.js";
 import { DEFAULT_DIALECT, type Manage2Dialect } from "./wire.js";
+import { definedOnly } from "../defined-only.js";
+import { listenOn } from "../listen.js";
 
 export type { Manage2Charge, Manage2Dialect, Manage2Function, Manage2Invoice, Manage2SandboxGroup, Manage2SandboxLicense, Manage2SandboxPackage, Manage2TimelineEvent, NextAnswer };
 
@@ -180,29 +180,8 @@ export function createManage2Sandbox(options: Manage2SandboxOptions = {}): Manag
       if (!result.ok) throw new Error(`manage2 sandbox: ${result.reason}`);
     },
     reset,
-    listen: (port = 0, host = "127.0.0.1") => listen(app, port, host),
+    listen: (port = 0, host = "127.0.0.1") => listenOn(app, port, host),
   };
-}
-
-function listen(app: Express, port: number, host: string): Promise<RunningManage2Sandbox> {
-  const server = http.createServer(app);
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      const { port: actualPort } = server.address() as AddressInfo;
-      const url = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
-      resolve({
-        url,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            // Idle keep-alive sockets would otherwise hold close() open for seconds.
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
 }
 
 function internalError(logger: Logger): ErrorRequestHandler {
@@ -214,6 +193,3 @@ function internalError(logger: Logger): ErrorRequestHandler {
   };
 }
 
-function definedOnly<T extends object>(patch: Partial<T> | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(patch ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
