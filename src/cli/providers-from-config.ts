@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Config } from "../config/load.js";
 import { sandboxPointerOf } from "../compose/provider-connections.js";
+import { readSandboxPointer } from "../compose/sandbox-pointer.js";
 import { createClnClient, createClnProvider } from "../providers/cln/index.js";
 import { createManage2Client, createManage2Provider } from "../providers/manage2/index.js";
 import type { LicenceProvider } from "../providers/port.js";
@@ -44,17 +44,10 @@ const pointerSchema = z.object({ url: z.string() });
 /** Where the running sandbox-mode service's sandbox of `provider` listens, or one line saying there is none. */
 function runningSandbox(config: Config, provider: "manage2" | "cln"): string {
   const pointer = sandboxPointerOf(config, provider);
-  const missing = `sandbox mode and no running service with ${PROVIDER_TITLES[provider]}'s sandbox: start it (npm start) with a catalogue that buys from it`;
-  if (!existsSync(pointer)) throw new CliError(missing);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(pointer, "utf8"));
-  } catch {
-    raw = undefined;
-  }
-  const parsed = pointerSchema.safeParse(raw);
-  if (!parsed.success) throw new CliError(`${pointer} is not what the service writes; restart the service`);
-  return parsed.data.url;
+  const found = readSandboxPointer(pointer, pointerSchema);
+  if (found === "missing") throw new CliError(`sandbox mode and no running service with ${PROVIDER_TITLES[provider]}'s sandbox: start it (npm start) with a catalogue that buys from it`);
+  if (found === "invalid") throw new CliError(`${pointer} is not what the service writes; restart the service`);
+  return found.url;
 }
 
 /** Runs a command that reads the lists; a list that cannot be read becomes one line naming its provider (exit code 1). */

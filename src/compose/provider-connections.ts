@@ -1,4 +1,3 @@
-import { rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
@@ -6,6 +5,7 @@ import { createClnClient, type ClnClient } from "../providers/cln/index.js";
 import { createManage2Client, type Manage2Client } from "../providers/manage2/index.js";
 import { createConnectionPool } from "../reseller/connection-pool.js";
 import type { UpstreamObserver } from "../reseller/transport.js";
+import { leaveSandboxPointer } from "./sandbox-pointer.js";
 
 /**
  * Manage2's and CLN's clients, built from configuration: the configured account at its URL, or
@@ -111,7 +111,5 @@ async function connectCln(config: Config, logger: Logger, common: Common, closin
 }
 
 function leavePointer(config: Config, provider: "manage2" | "cln", url: string, closing: (() => unknown)[]): void {
-  const pointer = sandboxPointerOf(config, provider);
-  writeFileSync(pointer, JSON.stringify({ url, pid: process.pid }) + "\n");
-  closing.push(() => rmSync(pointer, { force: true }));
+  closing.push(leaveSandboxPointer(sandboxPointerOf(config, provider), { url }));
 }

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config/load.js";
@@ -12,6 +11,7 @@ import { createV2Client, type V2Client } from "../reseller/v2.js";
 import type { ProviderName } from "../vocabulary/provider-names.js";
 import { DEFAULT_SANDBOX_TOKENS } from "../vocabulary/sandbox-identity.js";
 import { NO_RESELLER } from "./no-reseller.js";
+import { leaveSandboxPointer, readSandboxPointer } from "./sandbox-pointer.js";
 
 /**
  * The one place the reseller clients are built from configuration, for the service and the CLI
@@ -87,18 +87,12 @@ export function resellerEndpoints(config: Config, role: "reseller" | "admin" = "
     return { v1: { url: config.upstream.apiUrl, token }, v2: config.upstream.legacy };
   }
   const pointer = resolve(config.dataDir, "sandbox-upstream.json");
-  if (!existsSync(pointer)) {
+  const found = readSandboxPointer(pointer, pointerSchema);
+  if (found === "missing") {
     throw new NoResellerError("sandbox mode and no running service: start it (npm start), or set RESELLER_API_URL to a reseller (or to `npm run sandbox`)");
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(pointer, "utf8"));
-  } catch {
-    raw = undefined;
-  }
-  const parsed = pointerSchema.safeParse(raw);
-  if (!parsed.success) throw new NoResellerError(`${pointer} is not what the service writes; restart the service`);
-  const { apiUrl, legacyUrl } = parsed.data;
+  if (found === "invalid") throw new NoResellerError(`${pointer} is not what the service writes; restart the service`);
+  const { apiUrl, legacyUrl } = found;
   return {
     v1: { url: apiUrl, token: role === "admin" ? DEFAULT_SANDBOX_TOKENS.admin : DEFAULT_SANDBOX_TOKENS.reseller },
     v2: legacyUrl ? { url: legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy } : null,
@@ -121,8 +115,7 @@ export async function connectReseller(config: Config, logger: Logger, observer?:
     statePath: resolve(config.dataDir, "sandbox-state.json"),
     logger: logger.child({ component: "sandbox" }),
   }).listen(0, "127.0.0.1");
-  const pointer = resolve(config.dataDir, "sandbox-upstream.json");
-  writeFileSync(pointer, JSON.stringify({ apiUrl: sandbox.apiUrl, legacyUrl: sandbox.legacyUrl, pid: process.pid }) + "\n");
+  const removePointer = leaveSandboxPointer(resolve(config.dataDir, "sandbox-upstream.json"), { apiUrl: sandbox.apiUrl, legacyUrl: sandbox.legacyUrl });
   const endpoints: ResellerEndpoints = {
     v1: { url: sandbox.apiUrl, token: DEFAULT_SANDBOX_TOKENS.reseller },
     v2: { url: sandbox.legacyUrl, token: DEFAULT_SANDBOX_TOKENS.legacy },
@@ -131,7 +124,7 @@ export async function connectReseller(config: Config, logger: Logger, observer?:
     ...createResellerClients(endpoints, o),
     sandbox,
     close: async () => {
-      rmSync(pointer, { force: true });
+      removePointer();
       await pool.close();
       await sandbox.close();
     },
