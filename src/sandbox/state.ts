@@ -1,10 +1,9 @@
 import { MAIN_RESELLER_ID } from "../vocabulary/sandbox-identity.js";
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import { CPANEL_COMPANIONS, LITESPEED_VARIANTS, type LitespeedVariant, type ProductType } from "../vocabulary/products.js";
 import { BUNDLES, type BundleId, bundlePrice, licensePrice } from "../vocabulary/sandbox-prices.js";
+import { loadStateFile, saveStateFile } from "./state-file.js";
 
 export type Via = "v1" | "v2";
 export type LicenseStatus = "active" | "suspended";
@@ -176,7 +175,7 @@ export class SandboxState {
   private data: Snapshot;
 
   constructor(private readonly options: SandboxStateOptions) {
-    this.data = loadSnapshot(options.statePath) ?? freshSnapshot(options.openingBalance);
+    this.data = loadStateFile(options.statePath, snapshotSchema, "sandbox", "a sandbox state") ?? freshSnapshot(options.openingBalance);
   }
 
   /** Back to a new sandbox: only the two built-in accounts, opening balance, nothing bought. */
@@ -490,14 +489,9 @@ export class SandboxState {
   }
 
   private persist(): void {
-    const file = this.options.statePath;
-    if (file === undefined) return;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    // Temp file + rename, so a crash mid-write never leaves a half-written state behind.
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(this.data, null, 2));
-    fs.renameSync(temp, file);
+    saveStateFile(this.options.statePath, this.data);
   }
+
 }
 
 function freshSnapshot(openingBalance: number): Snapshot {
@@ -521,21 +515,6 @@ function freshSnapshot(openingBalance: number): Snapshot {
     next_account_id: 2,
     next_charge_seq: 1,
   };
-}
-
-function loadSnapshot(file: string | undefined): Snapshot | undefined {
-  if (file === undefined || !fs.existsSync(file)) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new Error(`sandbox state file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  const parsed = snapshotSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(`sandbox state file ${file} is not a sandbox state: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
 }
 
 function publicLicense({ account_id: _owner, ...license }: OwnedLicense): SandboxLicense {

@@ -1,7 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import { CLN_TYPES, canConvert, clnTypeInfo } from "../../vocabulary/cln-types.js";
+import { loadStateFile, saveStateFile } from "../state-file.js";
 
 /**
  * What the CLN sandbox holds: the IP licences of its accounts, the ledger of purchases and the
@@ -117,7 +116,7 @@ export class ClnState {
   exclusiveProducts: boolean;
 
   constructor(private readonly options: ClnStateOptions) {
-    this.data = loadSnapshot(options.statePath) ?? freshSnapshot();
+    this.data = loadStateFile(options.statePath, snapshotSchema, "CLN sandbox", "a CLN sandbox state") ?? freshSnapshot();
     this.exclusiveProducts = options.exclusiveProducts ?? false;
   }
 
@@ -262,31 +261,13 @@ export class ClnState {
   }
 
   private persist(): void {
-    const file = this.options.statePath;
-    if (file === undefined) return;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    // Temp file + rename, so a crash mid-write never leaves a half-written state behind.
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(this.data, null, 2));
-    fs.renameSync(temp, file);
+    saveStateFile(this.options.statePath, this.data);
   }
+
 }
 
 function freshSnapshot(): Snapshot {
   return { version: 1, holdings: [], purchases: [], timeline: [], next_seq: 1 };
-}
-
-function loadSnapshot(file: string | undefined): Snapshot | undefined {
-  if (file === undefined || !fs.existsSync(file)) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new Error(`CLN sandbox state file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  const parsed = snapshotSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`CLN sandbox state file ${file} is not a CLN sandbox state: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
 }
 
 function publicHolding({ login: _owner, ...holding }: OwnedHolding): ClnHolding {

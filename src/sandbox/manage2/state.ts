@@ -1,7 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import { canonicalIp } from "../../vocabulary/ip-address.js";
+import { loadStateFile, saveStateFile } from "../state-file.js";
 
 /**
  * The Manage2 sandbox's account: packages, groups, licences with ids and statuses (1 active,
@@ -169,7 +168,7 @@ export class Manage2State {
 
   constructor(private readonly options: Manage2StateOptions) {
     if (!options.groups.some((g) => g.id === options.defaultGroupId)) throw new Error(`manage2 sandbox: default group ${options.defaultGroupId} is not one of its groups`);
-    this.data = loadSnapshot(options.statePath) ?? this.fresh();
+    this.data = loadStateFile(options.statePath, snapshotSchema, "manage2 sandbox", "a Manage2 sandbox state") ?? this.fresh();
   }
 
   reset(): void {
@@ -388,14 +387,9 @@ export class Manage2State {
   }
 
   private persist(): void {
-    const file = this.options.statePath;
-    if (file === undefined) return;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    // Temp file + rename, so a crash mid-write never leaves a half-written state behind.
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(this.data, null, 2));
-    fs.renameSync(temp, file);
+    saveStateFile(this.options.statePath, this.data);
   }
+
 }
 
 /** The last invoice at or before `now`: the 15th, 00:00 UTC, of this month or the one before. */
@@ -441,15 +435,3 @@ export function sandboxIp(value: string | undefined): string | undefined {
   return value === undefined ? undefined : canonicalIp(value);
 }
 
-function loadSnapshot(file: string | undefined): Snapshot | undefined {
-  if (file === undefined || !fs.existsSync(file)) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new Error(`manage2 sandbox state file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  const parsed = snapshotSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`manage2 sandbox state file ${file} is not a Manage2 sandbox state: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
-}
