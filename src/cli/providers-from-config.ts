@@ -1,11 +1,10 @@
 import { z } from "zod";
 import type { Config } from "../config/load.js";
 import { sandboxPointerOf } from "../compose/provider-connections.js";
+import { providerRegistry } from "../compose/provider-registry.js";
 import { readSandboxPointer } from "../compose/sandbox-pointer.js";
-import { createClnClient, createClnProvider } from "../providers/cln/index.js";
-import { createManage2Client, createManage2Provider } from "../providers/manage2/index.js";
-import type { LicenceProvider } from "../providers/port.js";
-import { createProviderRegistry } from "../providers/registry.js";
+import { createClnClient } from "../providers/cln/index.js";
+import { createManage2Client } from "../providers/manage2/index.js";
 import { LicenceListError, type ListSources } from "../reconcile/lists.js";
 import { PROVIDER_TITLES } from "../vocabulary/providers.js";
 import type { CliContext } from "./io.js";
@@ -23,20 +22,13 @@ import { upstreamCall, upstreamFromConfig } from "./upstream-from-config.js";
 export function listSourcesFromConfig(config: Config, cli: Pick<CliContext, "io" | "atEnd">): Required<ListSources> {
   const upstream = config.upstream.mode === "none" ? null : upstreamFromConfig(config, cli);
   const common = { timeoutMs: config.RESELLER_TIMEOUT_MS, logger: cliLogger(config, cli.io.stderr, config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL) };
-  const providers: { manage2?: LicenceProvider; cln?: LicenceProvider } = {};
   const m2 = config.providers.manage2;
-  if (m2) {
-    const client = createManage2Client({ baseUrl: m2.mode === "live" ? m2.url : runningSandbox(config, "manage2"), user: m2.user, password: m2.password, ...common });
-    cli.atEnd(() => client.close());
-    providers.manage2 = createManage2Provider(client, { catalog: () => config.catalog, ...(m2.groupId === null ? {} : { groupId: m2.groupId }) });
-  }
   const cln = config.providers.cln;
-  if (cln) {
-    const client = createClnClient({ baseUrl: cln.mode === "live" ? cln.url : runningSandbox(config, "cln"), login: cln.login, secretKey: cln.secretKey, ...common });
-    cli.atEnd(() => client.close());
-    providers.cln = createClnProvider(client, { catalog: () => config.catalog });
-  }
-  return { upstream, providers: createProviderRegistry(providers) };
+  const manage2 = m2 ? createManage2Client({ baseUrl: m2.mode === "live" ? m2.url : runningSandbox(config, "manage2"), user: m2.user, password: m2.password, ...common }) : null;
+  const clnClient = cln ? createClnClient({ baseUrl: cln.mode === "live" ? cln.url : runningSandbox(config, "cln"), login: cln.login, secretKey: cln.secretKey, ...common }) : null;
+  for (const client of [manage2, clnClient]) if (client) cli.atEnd(() => client.close());
+  // The reseller's list is read through `upstream` (compact); the registry serves Manage2's and CLN's.
+  return { upstream, providers: providerRegistry(config, { upstream: null, manage2, cln: clnClient }, () => config.catalog) };
 }
 
 const pointerSchema = z.object({ url: z.string() });

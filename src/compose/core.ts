@@ -12,16 +12,11 @@ import { createMailer, mailJobs, type Mailer } from "../mail/index.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { createSweep, type Sweep } from "../renewals/sweep.js";
 import { createUpstream, type Upstream } from "../reseller/upstream.js";
-import type { Catalog } from "../catalog/catalog.js";
-import { createClnProvider } from "../providers/cln/index.js";
-import { withCallLimit } from "../providers/limit.js";
-import { createManage2Provider } from "../providers/manage2/index.js";
-import { createProviderRegistry, type ProviderRegistry } from "../providers/registry.js";
-import { createResellerProvider } from "../providers/reseller/index.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { Opened, ServiceOptions } from "./options.js";
 import { connectProviders, type ProviderConnections } from "./provider-connections.js";
+import { providerRegistry } from "./provider-registry.js";
 import { connectReseller, observeUpstream, type ResellerClients } from "./reseller-connection.js";
 
 /**
@@ -95,22 +90,6 @@ async function connectUpstream(options: ServiceOptions, metrics: Metrics, opened
 }
 
 /**
- * Every configured provider behind the port: the reseller over its upstream, Manage2 and CLN
- * over their clients, each with WORKER_CONCURRENCY calls in flight of its own (a slow provider
- * does not hold up another's jobs). They read the catalogue of the moment (a reload's).
- */
-function providerRegistry(config: Config, upstream: Upstream | null, connections: ProviderConnections, catalog: () => Catalog): ProviderRegistry {
-  const groupId = config.providers.manage2?.groupId ?? undefined;
-  return createProviderRegistry({
-    ...(upstream ? { reseller: createResellerProvider(upstream) } : {}),
-    ...(connections.manage2
-      ? { manage2: withCallLimit(createManage2Provider(connections.manage2.client, { catalog, ...(groupId === undefined ? {} : { groupId }) }), config.WORKER_CONCURRENCY) }
-      : {}),
-    ...(connections.cln ? { cln: withCallLimit(createClnProvider(connections.cln.client, { catalog }), config.WORKER_CONCURRENCY) } : {}),
-  });
-}
-
-/**
  * The reseller's tokens (rotated in its panel): the next call uses the new one. A token given
  * by a test's own clients (options.reseller) is theirs to set.
  */
@@ -132,7 +111,7 @@ export async function buildCore(options: ServiceOptions, opened: Opened): Promis
   const { reseller, upstream } = await connectUpstream(options, metrics, opened);
   const connections = await connectProviders(config, logger, (provider) => observeUpstream(logger.child({ component: provider }), metrics, provider));
   opened.push(() => connections.close());
-  const providers = providerRegistry(config, upstream, connections, () => lifecycle.catalog);
+  const providers = providerRegistry(config, { upstream, manage2: connections.manage2?.client ?? null, cln: connections.cln?.client ?? null }, () => lifecycle.catalog);
   const lifecycle: LifecycleDeps = { store, providers, catalog: config.catalog, clock, settleMs: config.RESELLER_SETTLE_SECONDS * 1000 };
 
   const sweep = createSweep(store, config.RENEWAL_LEAD_DAYS);
